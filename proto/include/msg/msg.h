@@ -140,7 +140,10 @@ void msg_init_reply(struct msg *m, const struct msg *req, enum msg_status st);
 int msg_encode(const struct msg *m, int is_reply, msgpack_sbuffer *out,
                char err[CN_ERR_LEN]);
 
-/* Decodes a header frame (and the payload frame, or NULL/0 when there was
+/* An error reply to a request whose id or op could not be read carries
+ * id 0 and op 0; msg_decode() accepts op 0 only in such replies.
+ *
+ * Decodes a header frame (and the payload frame, or NULL/0 when there was
  * none) into m. Checks everything: msgpack well-formed and fully consumed, a
  * map, known op, version, every known key's type, lengths against lim,
  * required fields present, a payload exactly where the schema wants one.
