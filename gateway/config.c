@@ -1,0 +1,98 @@
+/* The gateway's settings table: every key, its default, bounds and meaning.
+ * docs/config.md is generated from it (cairn-gateway --help). */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define GW_OFF(f) offsetof(struct gw_config, f)
+#define GW_KIB 1024LL
+#define GW_MIB (1024LL * 1024)
+#define GW_GIB (1024LL * 1024 * 1024)
+
+static const char *const gw_config_log_levels[] = {"debug", "info", "warn", "error", NULL};
+
+const struct cn_config_desc gw_config_table[] = {
+    {"http.port", CN_CONF_INT, GW_OFF(http_port), "8080", 0, 65535, NULL,
+     "TCP port of the S3 HTTP listener (0 = any free port, logged at start)"},
+    {"http.listen", CN_CONF_STRING, GW_OFF(http_listen), "0.0.0.0", 0, 0, NULL,
+     "IPv4 address the HTTP listener binds"},
+    {"http.threads", CN_CONF_INT, GW_OFF(http_threads), "0", 0, 256, NULL,
+     "event-loop threads, each with its own SO_REUSEPORT listener (0 = one per core)"},
+    {"http.keepalive_timeout", CN_CONF_MSEC, GW_OFF(http_keepalive_timeout_ms), "60s", 100,
+     3600000, NULL, "an idle keep-alive connection is closed after this long"},
+    {"http.header_timeout", CN_CONF_MSEC, GW_OFF(http_header_timeout_ms), "15s", 100, 3600000,
+     NULL, "a request head must be complete this long after its first byte (slowloris)"},
+    {"http.body_idle_timeout", CN_CONF_MSEC, GW_OFF(http_body_idle_timeout_ms), "30s", 100,
+     3600000, NULL,
+     "a request or response body that makes no progress this long is cut (idle, not total)"},
+    {"http.max_request_line", CN_CONF_SIZE, GW_OFF(http_max_request_line), "16K", 256,
+     1024 * GW_KIB, NULL, "longest request line (method, target, version); longer gets 414"},
+    {"http.max_headers", CN_CONF_INT, GW_OFF(http_max_headers), "100", 8, 10000, NULL,
+     "most header fields in a request; more gets 400 RequestHeaderSectionTooLarge"},
+    {"http.max_header_bytes", CN_CONF_SIZE, GW_OFF(http_max_header_bytes), "16K", 1024,
+     1024 * GW_KIB, NULL, "largest request head (request line + headers)"},
+    {"http.output_high_water", CN_CONF_SIZE, GW_OFF(http_output_high_water), "4M", 64 * GW_KIB,
+     1024 * GW_MIB, NULL,
+     "bytes queued toward a client above which the gateway stops fetching for it"},
+    {"http.body_buffer", CN_CONF_SIZE, GW_OFF(http_body_buffer), "1M", 16 * GW_KIB, 256 * GW_MIB,
+     NULL, "request-body bytes read ahead of the storage side before reading pauses"},
+    {"storage.nodes", CN_CONF_STRING, GW_OFF(storage_nodes), "tcp://127.0.0.1:7001", 0, 0, NULL,
+     "comma-separated ZeroMQ endpoints of the storage nodes (the ring's members)"},
+    {"storage.request_timeout", CN_CONF_MSEC, GW_OFF(storage_request_timeout_ms), "10s", 10,
+     3600000, NULL, "one request to a storage node fails after this long without a reply"},
+    {"ring.vnodes", CN_CONF_INT, GW_OFF(ring_vnodes), "168", 1, 4096, NULL,
+     "virtual nodes per storage node on the consistent-hash ring"},
+    {"consistency.num_of_replicas", CN_CONF_INT, GW_OFF(consistency_replicas), "0", 0, 16, NULL,
+     "copies of each record (N); 0 = min(3, number of nodes)"},
+    {"consistency.write", CN_CONF_INT, GW_OFF(consistency_write), "0", 0, 16, NULL,
+     "acks a write needs (W); 0 = 2, or 1 when N is 1"},
+    {"s3.region", CN_CONF_STRING, GW_OFF(s3_region), "us-east-1", 0, 0, NULL,
+     "region in SigV4 scopes and GetBucketLocation"},
+    {"s3.domain", CN_CONF_STRING, GW_OFF(s3_domain), "", 0, 0, NULL,
+     "virtual-host domain: Host bucket.DOMAIN addresses bucket (empty = path style only)"},
+    {"s3.credentials_file", CN_CONF_STRING, GW_OFF(s3_credentials), "", 0, 0, NULL,
+     "file of `access_key secret_key owner_id display_name` lines (required)"},
+    {"s3.max_key_len", CN_CONF_INT, GW_OFF(s3_max_key_len), "1024", 1, 1024, NULL,
+     "longest object key in bytes; longer gets KeyTooLongError"},
+    {"s3.max_object_size", CN_CONF_SIZE, GW_OFF(s3_max_object_size), "5G", 0, 5 * 1024 * GW_GIB,
+     NULL, "largest single PUT; larger gets EntityTooLarge"},
+    {"s3.max_keys", CN_CONF_INT, GW_OFF(s3_max_keys), "1000", 1, 10000, NULL,
+     "largest page of a listing (max-keys is capped to it)"},
+    {"s3.clock_skew", CN_CONF_MSEC, GW_OFF(s3_clock_skew_ms), "15m", 1000, 86400000, NULL,
+     "signed requests further than this from the gateway's clock get RequestTimeTooSkewed"},
+    {"large_object.threshold_of_chunk_len", CN_CONF_SIZE, GW_OFF(lo_threshold), "5M", 64 * GW_KIB,
+     1024 * GW_MIB, NULL,
+     "objects up to this size are one record; larger ones are chunked (large-object path)"},
+    {"large_object.chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_chunk_len), "5M", 64 * GW_KIB,
+     1024 * GW_MIB, NULL, "length of each chunk of a large object"},
+    {"large_object.reading_chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_read_len), "512K",
+     4 * GW_KIB, 1024 * GW_MIB, NULL,
+     "slice length a large-object GET asks the nodes for"},
+    {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "2", 1, 256, NULL,
+     "slice requests in flight per large-object GET (read-ahead depth)"},
+    {"large_object.max_chunked_objs", CN_CONF_INT, GW_OFF(lo_max_chunks), "1000", 1, 100000, NULL,
+     "most chunks one object may have"},
+    {"log.level", CN_CONF_ENUM, GW_OFF(log_level), "info", 0, 0, gw_config_log_levels,
+     "least severe log level written (debug, info, warn, error)"},
+    CN_CONFIG_END,
+};
+
+int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
+{
+    if (cfg->consistency_replicas > 0 && cfg->consistency_write > cfg->consistency_replicas) {
+        snprintf(err, CN_ERR_LEN, "consistency.write (%lld) is above "
+                 "consistency.num_of_replicas (%lld)", (long long)cfg->consistency_write,
+                 (long long)cfg->consistency_replicas);
+        return CN_INVAL;
+    }
+    if (cfg->http_max_request_line > cfg->http_max_header_bytes) {
+        snprintf(err, CN_ERR_LEN, "http.max_request_line is above http.max_header_bytes");
+        return CN_INVAL;
+    }
+    if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {
+        snprintf(err, CN_ERR_LEN, "s3.credentials_file is required (anonymous access is refused)");
+        return CN_INVAL;
+    }
+    return CN_OK;
+}

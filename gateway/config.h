@@ -1,0 +1,55 @@
+/* The gateway's settings: one descriptor table (config.c) drives the
+ * gateway.conf file, CAIRN_* environment overrides, --help, --dump-config and
+ * docs/config.md. */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <stdint.h>
+
+#include "cn/config.h"
+
+struct gw_config {
+    /* http */
+    int64_t http_port;
+    char *http_listen;
+    int64_t http_threads;
+    int64_t http_keepalive_timeout_ms;
+    int64_t http_header_timeout_ms;
+    int64_t http_body_idle_timeout_ms;
+    int64_t http_max_request_line;
+    int64_t http_max_headers;
+    int64_t http_max_header_bytes;
+    int64_t http_output_high_water;
+    int64_t http_body_buffer;
+    /* storage */
+    char *storage_nodes;
+    int64_t storage_request_timeout_ms;
+    int64_t ring_vnodes;
+    int64_t consistency_replicas;
+    int64_t consistency_write;
+    /* s3 */
+    char *s3_region;
+    char *s3_domain;
+    char *s3_credentials;
+    int64_t s3_max_key_len;
+    int64_t s3_max_object_size;
+    int64_t s3_max_keys;
+    int64_t s3_clock_skew_ms;
+    /* large objects */
+    int64_t lo_threshold;
+    int64_t lo_chunk_len;
+    int64_t lo_read_len;
+    int64_t lo_read_prefetch;
+    int64_t lo_max_chunks;
+    /* logging */
+    int log_level;
+};
+
+/* The descriptor table (CN_CONFIG_END-terminated). */
+extern const struct cn_config_desc gw_config_table[];
+
+/* Checks the relations between keys that single-key bounds cannot (e.g. a
+ * write quorum above the replica count). Returns CN_OK or CN_INVAL with err. */
+int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN]);
+
+#endif

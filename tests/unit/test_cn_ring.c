@@ -1,0 +1,99 @@
+/* Unit tests of the consistent-hash ring (common/ring.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cn/alloc.h"
+#include "cn/ring.h"
+#include "cn/test.h"
+
+CN_TEST_GLOBALS;
+
+static const char *const test_ring_names[] = {"tcp://127.0.0.1:7001", "tcp://127.0.0.1:7002",
+                                              "tcp://127.0.0.1:7003", "tcp://127.0.0.1:7004"};
+
+static void test_ring_distinct_replicas(void)
+{
+    char err[CN_ERR_LEN];
+    struct cn_ring *r = cn_ring_new(test_ring_names, 4, 168, err);
+    CN_CHECK(r != NULL);
+    CN_CHECK_EQ_INT(cn_ring_validate(r), CN_OK);
+    for (int i = 0; i < 1000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "o/bucket/key-%d", i);
+        uint32_t out[8];
+        CN_CHECK_EQ_INT(cn_ring_lookup(r, key, (size_t)n, 3, out), 3);
+        CN_CHECK(out[0] != out[1] && out[1] != out[2] && out[0] != out[2]);
+        CN_CHECK(out[0] < 4 && out[1] < 4 && out[2] < 4);
+        CN_CHECK_EQ_INT(cn_ring_lookup(r, key, (size_t)n, 8, out), 4);
+    }
+    cn_ring_free(r);
+}
+
+static void test_ring_balance(void)
+{
+    char err[CN_ERR_LEN];
+    struct cn_ring *r = cn_ring_new(test_ring_names, 4, 168, err);
+    int count[4] = {0};
+    for (int i = 0; i < 40000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "k%d", i);
+        uint32_t out[1];
+        cn_ring_lookup(r, key, (size_t)n, 1, out);
+        count[out[0]]++;
+    }
+    for (int i = 0; i < 4; i++)
+        CN_CHECK(count[i] > 7000 && count[i] < 13000); /* 10000 +- 30 % */
+    cn_ring_free(r);
+}
+
+/* Adding a fifth node moves only the keys it takes over (about 1/5). */
+static void test_ring_stability(void)
+{
+    char err[CN_ERR_LEN];
+    const char *five[5] = {test_ring_names[0], test_ring_names[1], test_ring_names[2],
+                           test_ring_names[3], "tcp://127.0.0.1:7005"};
+    struct cn_ring *a = cn_ring_new(test_ring_names, 4, 168, err);
+    struct cn_ring *b = cn_ring_new(five, 5, 168, err);
+    int moved = 0, wrong = 0;
+    for (int i = 0; i < 10000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "k%d", i);
+        uint32_t x, y;
+        cn_ring_lookup(a, key, (size_t)n, 1, &x);
+        cn_ring_lookup(b, key, (size_t)n, 1, &y);
+        if (x != y) {
+            moved++;
+            wrong += y != 4;
+        }
+    }
+    CN_CHECK(moved > 1000 && moved < 3000);
+    CN_CHECK_EQ_INT(wrong, 0);
+    cn_ring_free(a);
+    cn_ring_free(b);
+}
+
+static void test_ring_errors(void)
+{
+    char err[CN_ERR_LEN];
+    const char *dup[2] = {"a", "a"};
+    CN_CHECK(cn_ring_new(dup, 2, 10, err) == NULL);
+    CN_CHECK(strstr(err, "twice") != NULL);
+    CN_CHECK(cn_ring_new(dup, 0, 10, err) == NULL);
+    struct cn_ring *one = cn_ring_new(dup, 1, 1, err);
+    uint32_t out[3];
+    CN_CHECK_EQ_INT(cn_ring_lookup(one, "x", 1, 3, out), 1);
+    CN_CHECK_EQ_INT(out[0], 0);
+    cn_ring_free(one);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct cn_test_case cases[] = {
+        {"distinct_replicas", test_ring_distinct_replicas},
+        {"balance", test_ring_balance},
+        {"stability", test_ring_stability},
+        {"errors", test_ring_errors},
+        {NULL, NULL},
+    };
+    return cn_test_main(cases, argc, argv);
+}
