@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds cairn and runs every test: unit, fuzz-seed replays and integration
+# tests in a warnings-as-errors build, the same under ASan+UBSan, then each
+# libFuzzer target for a short time. Installs missing Debian packages first.
+#
+#   ./tests/run.sh            everything (what CI runs)
+#   ./tests/run.sh --quick    the main build's tests only
+#   CN_FUZZ_SECONDS=N         seconds per fuzz target (default 15; 0 skips)
+#   CN_JOBS=N                 build and test parallelism (default: nproc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+jobs=${CN_JOBS:-$(nproc)}
+fuzz_seconds=${CN_FUZZ_SECONDS:-15}
+start=$(date +%s)
+
+stage() { printf '\n=== %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
+
+stage "dependencies"
+./deploy/install-deps.sh build test
+
+stage "build (warnings are errors)"
+cmake -S . -B build -DCN_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+
+stage "tests"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+if [ "$quick" -eq 1 ]; then
+  stage "done (quick)"
+  exit 0
+fi
+
+stage "sanitizer build (address,undefined)"
+cmake -S . -B build-asan -DCN_WERROR=ON -DCN_SANITIZE=address,undefined \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$jobs"
+
+stage "tests under sanitizers"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+(cd build-asan && ctest --output-on-failure -j"$jobs" -L unit)
+(cd build-asan && ctest --output-on-failure -j1 -L integration -R 'storage|gateway_s3')
+
+if [ "$fuzz_seconds" -gt 0 ]; then
+  stage "fuzz targets, ${fuzz_seconds}s each (libFuzzer)"
+  CC=clang cmake -S . -B build-fuzz -DCN_FUZZ=ON -DCN_SANITIZE=address,undefined \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build-fuzz -j"$jobs"
+  for bin in build-fuzz/fuzz/fuzz_*; do
+    name=$(basename "$bin")
+    corpus="build-fuzz/corpus/$name"
+    mkdir -p "$corpus"
+    echo "--- $name"
+    "$bin" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=0 "$corpus" "tests/fuzz/seeds/$name" 2>&1 | tail -n 2
+  done
+fi
+
+stage "all tests passed"
