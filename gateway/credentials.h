@@ -1,0 +1,53 @@
+/* The gateway's credentials file: who may sign requests. Loaded once at
+ * start (and on reload) into an immutable table that every event-loop thread
+ * reads without locks; sigv4.c looks secrets up in it.
+ *
+ * File format, one entry per line:
+ *     access_key secret_key owner_id display_name
+ * Fields are separated by spaces or tabs; display_name is the rest of the
+ * line (it may contain spaces; trailing white space is trimmed). Blank lines
+ * and lines whose first non-blank character is '#' are skipped. Access keys
+ * are 3..128 characters of [A-Za-z0-9._-+/=]; secrets 1..128 printable
+ * non-space ASCII characters; owner_id 1..64 of [A-Za-z0-9._-]; display_name
+ * 1..64 printable characters. A duplicate access key is an error.
+ * The local cluster's development pair is in deploy/local/credentials.example:
+ *     AKIACAIRNDEV00000000 cairn-dev-secret-key-000000000000000000 cairn-dev cairn */
+#ifndef GW_CREDENTIALS_H
+#define GW_CREDENTIALS_H
+
+#include <stddef.h>
+
+#include "cn/rc.h"
+
+/* One entry; strings NUL-terminated, owned by the table. */
+struct gw_cred {
+    const char *access_key;
+    size_t access_key_len;
+    const char *secret_key;
+    size_t secret_key_len;
+    const char *owner_id;
+    const char *display_name;
+};
+
+struct gw_credentials;
+
+/* Loads a file. Returns CN_OK and a new table in *out (free with
+ * gw_credentials_free()), or CN_IO (cannot read) / CN_INVAL (bad line,
+ * duplicate key, no entry at all) / CN_TOOBIG (file over 16 MiB) with err
+ * naming the file and line; *out is then NULL. */
+int gw_credentials_load_file(const char *path, struct gw_credentials **out,
+                             char err[CN_ERR_LEN]);
+/* Same over a buffer (not NUL-terminated); origin names it in errors. */
+int gw_credentials_load_buf(const char *buf, size_t len, const char *origin,
+                            struct gw_credentials **out, char err[CN_ERR_LEN]);
+/* The entry of an access key (len bytes, not NUL-terminated), or NULL. The
+ * pointer lives as long as the table. */
+const struct gw_cred *gw_credentials_find(const struct gw_credentials *c, const char *ak,
+                                          size_t len);
+size_t gw_credentials_count(const struct gw_credentials *c);
+/* Entry i in access-key order, i < count. */
+const struct gw_cred *gw_credentials_at(const struct gw_credentials *c, size_t i);
+/* Frees the table and every string (secrets are wiped first). NULL is ok. */
+void gw_credentials_free(struct gw_credentials *c);
+
+#endif
