@@ -1,0 +1,200 @@
+/* Compaction: reclaims the space of overwritten and deleted records while the
+ * node serves. For each old container whose dead share is over the
+ * threshold, every record the index still points at is copied (bytes as they
+ * are, CRCs included) into the active container through the writer, which
+ * re-points the key only if it still points at the old place; then the
+ * container is dropped from the index and table and its file unlinked.
+ * Readers holding the container finish on their open fd. */
+#include "store_priv.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cn/alloc.h"
+
+#define SN_COMPACT_INFLIGHT_BYTES (16ull << 20)
+
+/* A relocation in flight, with the record bytes it owns. */
+struct sn_compact_move {
+    struct sn_wreq w;
+    uint8_t *buf;
+};
+
+/* Counts down the relocations of one flush. */
+struct sn_compact_wait {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    size_t pending;
+};
+
+static void sn_compact_done(struct sn_wreq *w, void *arg)
+{
+    struct sn_compact_wait *cw = arg;
+    (void)w;
+    pthread_mutex_lock(&cw->m);
+    if (--cw->pending == 0)
+        pthread_cond_signal(&cw->c);
+    pthread_mutex_unlock(&cw->m);
+}
+
+/* Relocates the moves collected so far (all queued at once, so the writer
+ * takes them as one batch with one sync) and waits for them. */
+static int sn_compact_flush(struct sn_store *s, struct sn_compact_move *mv, size_t *n,
+                            struct sn_compact_result *res, char err[CN_ERR_LEN])
+{
+    struct sn_compact_wait cw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, *n};
+    int rc = CN_OK;
+    for (size_t i = 0; i < *n; i++) {
+        mv[i].w.done_cb = sn_compact_done;
+        mv[i].w.arg = &cw;
+        sn_store_submit(s, &mv[i].w);
+    }
+    pthread_mutex_lock(&cw.m);
+    while (cw.pending > 0)
+        pthread_cond_wait(&cw.c, &cw.m);
+    pthread_mutex_unlock(&cw.m);
+    for (size_t i = 0; i < *n; i++) {
+        if (mv[i].w.rc != CN_OK && rc == CN_OK) {
+            rc = mv[i].w.rc;
+            snprintf(err, CN_ERR_LEN, "%s", mv[i].w.err);
+        }
+        if (mv[i].w.rc == CN_OK && mv[i].w.applied) {
+            res->records_moved++;
+            res->bytes_moved += sn_record_total_len(&mv[i].w.ri);
+        }
+        cn_free(mv[i].buf);
+    }
+    pthread_mutex_destroy(&cw.m);
+    pthread_cond_destroy(&cw.c);
+    *n = 0;
+    return rc;
+}
+
+/* Copies the live records of c into the active container. */
+static int sn_compact_move_live(struct sn_store *s, struct sn_container *c, uint64_t end,
+                                struct sn_compact_result *res, char err[CN_ERR_LEN])
+{
+    struct sn_buf hb = {0};
+    struct sn_record_info ri;
+    struct sn_compact_move mv[64];
+    size_t n = 0;
+    uint64_t bytes = 0, off = SN_CONTAINER_HDR;
+    int rc = CN_OK;
+    for (;;) {
+        rc = sn_container_read_header(c, off, end, &hb, &ri, err);
+        if (rc != CN_OK)
+            break;
+        struct sn_ival cur;
+        char ierr[CN_ERR_LEN];
+        uint64_t total = sn_record_total_len(&ri);
+        if (sn_index_get(s->ix, ri.key, ri.key_len, &cur, ierr) == CN_OK && cur.cid == c->id &&
+            cur.off == off) {
+            struct sn_compact_move *m = &mv[n++];
+            memset(m, 0, sizeof(*m));
+            m->buf = cn_malloc((size_t)total);
+            rc = sn_container_pread(c, m->buf, (size_t)total, off);
+            if (rc == CN_OK)
+                rc = sn_record_parse(m->buf, ri.hdr_len, &m->w.ri, err);
+            if (rc != CN_OK) {
+                snprintf(err, CN_ERR_LEN, "container %08x: record at %llu unreadable", c->id,
+                         (unsigned long long)off);
+                n--;
+                cn_free(m->buf);
+                break;
+            }
+            m->w.op = SN_WOP_RELOCATE;
+            m->w.hdr = m->buf;
+            m->w.data = m->buf + ri.hdr_len;
+            m->w.old_cid = c->id;
+            m->w.old_off = off;
+            bytes += total;
+        }
+        off += total;
+        if (n == CN_ARRAY_LEN(mv) || bytes >= SN_COMPACT_INFLIGHT_BYTES) {
+            if ((rc = sn_compact_flush(s, mv, &n, res, err)) != CN_OK)
+                break;
+            bytes = 0;
+        }
+    }
+    int frc = sn_compact_flush(s, mv, &n, res, err);
+    sn_buf_fini(&hb);
+    if (rc == CN_DONE)
+        rc = frc;
+    return rc;
+}
+
+/* Compacts one container: moves its live records, drops it, unlinks it. */
+static int sn_compact_container(struct sn_store *s, struct sn_container *c,
+                                struct sn_compact_result *res, char err[CN_ERR_LEN])
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t end = c->indexed_upto;
+    pthread_mutex_unlock(&s->lock);
+    int rc = sn_compact_move_live(s, c, end, res, err);
+    if (rc != CN_OK)
+        return rc;
+    struct sn_wreq drop;
+    memset(&drop, 0, sizeof(drop));
+    drop.op = SN_WOP_DROP;
+    drop.old_cid = c->id;
+    if ((rc = sn_store_submit_wait(s, &drop)) != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "%s", drop.err);
+        return rc;
+    }
+    if (unlink(c->path) != 0) {
+        snprintf(err, CN_ERR_LEN, "unlink %s failed", c->path);
+        return CN_IO;
+    }
+    res->containers_reclaimed++;
+    res->bytes_reclaimed += end;
+    atomic_fetch_add(&s->containers_reclaimed, 1);
+    atomic_fetch_add(&s->bytes_reclaimed, end);
+    return CN_OK;
+}
+
+/* The containers to compact, each with a reference; *n of them. */
+static struct sn_container **sn_compact_candidates(struct sn_store *s, uint32_t pct, size_t *n)
+{
+    pthread_mutex_lock(&s->lock);
+    struct sn_container **v = cn_calloc(s->n_cons + 1, sizeof(*v));
+    *n = 0;
+    for (size_t i = 0; i < s->n_cons; i++) {
+        struct sn_container *c = s->cons[i];
+        uint64_t used = c->indexed_upto - SN_CONTAINER_HDR;
+        uint64_t dead = used > c->live_bytes ? used - c->live_bytes : 0;
+        if (c == s->active || (used > 0 && (dead == 0 || dead * 100 < (uint64_t)pct * used)))
+            continue;
+        sn_container_ref(c);
+        v[(*n)++] = c;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return v;
+}
+
+int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compact_result *res,
+                   char err[CN_ERR_LEN])
+{
+    size_t n;
+    int rc = CN_OK;
+    memset(res, 0, sizeof(*res));
+    pthread_mutex_lock(&s->admin);
+    struct sn_container **v =
+        sn_compact_candidates(s, dead_ratio_pct ? dead_ratio_pct : s->o.dead_ratio_pct, &n);
+    for (size_t i = 0; i < n; i++) {
+        char cerr[CN_ERR_LEN];
+        res->containers_scanned++;
+        if (sn_compact_container(s, v[i], res, cerr) != CN_OK) {
+            res->containers_failed++;
+            if (rc == CN_OK) {
+                rc = CN_ERR;
+                snprintf(err, CN_ERR_LEN, "%s", cerr);
+            }
+        }
+        sn_container_unref(v[i]);
+    }
+    cn_free(v);
+    atomic_fetch_add(&s->compactions, 1);
+    pthread_mutex_unlock(&s->admin);
+    return rc;
+}

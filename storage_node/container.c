@@ -1,0 +1,257 @@
+/* Container files (see container.h): creation with a small file header,
+ * positioned reads and appends, and reading record headers in place. */
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cn/alloc.h"
+#include "cn/crc.h"
+
+void sn_buf_reserve(struct sn_buf *b, size_t n)
+{
+    if (b->cap >= n)
+        return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < n)
+        cap *= 2;
+    b->p = cn_realloc(b->p, cap);
+    b->cap = cap;
+}
+
+void sn_buf_fini(struct sn_buf *b)
+{
+    cn_free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+void sn_container_path(const char *dir, uint32_t id, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s/%08x.cnr", dir, id);
+}
+
+int sn_container_parse_name(const char *name, uint32_t *id)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        char ch = name[i];
+        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        if (d < 0)
+            return CN_INVAL;
+        v = v << 4 | (uint32_t)d;
+    }
+    if (strcmp(name + 8, ".cnr") != 0)
+        return CN_INVAL;
+    *id = v;
+    return CN_OK;
+}
+
+static struct sn_container *sn_container_alloc(const char *path, uint32_t id, int fd)
+{
+    struct sn_container *c = cn_calloc(1, sizeof(*c));
+    c->id = id;
+    c->fd = fd;
+    atomic_init(&c->refs, 1);
+    c->path = cn_strdup(path);
+    return c;
+}
+
+static void sn_container_file_header(uint32_t id, uint8_t hdr[SN_CONTAINER_HDR])
+{
+    memcpy(hdr, SN_CONTAINER_MAGIC, 8);
+    sn_put32(hdr + 8, id);
+    sn_put32(hdr + 12, cn_crc32c(0, hdr, 12));
+}
+
+static int sn_container_sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return CN_IO;
+    int rc = fsync(fd) == 0 ? CN_OK : CN_IO;
+    close(fd);
+    return rc;
+}
+
+int sn_container_create(const char *dir, uint32_t id, struct sn_container **out,
+                        char err[CN_ERR_LEN])
+{
+    char path[4096];
+    uint8_t hdr[SN_CONTAINER_HDR];
+    sn_container_path(dir, id, path, sizeof(path));
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, CN_ERR_LEN, "create %s: %s", path, strerror(errno));
+        return CN_IO;
+    }
+    sn_container_file_header(id, hdr);
+    if (pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) || fdatasync(fd) != 0 ||
+        sn_container_sync_dir(dir) != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "init %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(path);
+        return CN_IO;
+    }
+    struct sn_container *c = sn_container_alloc(path, id, fd);
+    c->len = SN_CONTAINER_HDR;
+    c->indexed_upto = SN_CONTAINER_HDR;
+    *out = c;
+    return CN_OK;
+}
+
+int sn_container_open(const char *dir, uint32_t id, struct sn_container **out,
+                      char err[CN_ERR_LEN])
+{
+    char path[4096];
+    uint8_t want[SN_CONTAINER_HDR], got[SN_CONTAINER_HDR];
+    struct stat st;
+    sn_container_path(dir, id, path, sizeof(path));
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, CN_ERR_LEN, "open %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return CN_IO;
+    }
+    sn_container_file_header(id, want);
+    if (pread(fd, got, sizeof(got), 0) != (ssize_t)sizeof(got) ||
+        memcmp(want, got, sizeof(got)) != 0) {
+        snprintf(err, CN_ERR_LEN, "%s: bad container file header", path);
+        close(fd);
+        return CN_CORRUPT;
+    }
+    struct sn_container *c = sn_container_alloc(path, id, fd);
+    c->len = (uint64_t)st.st_size;
+    c->indexed_upto = SN_CONTAINER_HDR;
+    *out = c;
+    return CN_OK;
+}
+
+void sn_container_ref(struct sn_container *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+}
+
+void sn_container_unref(struct sn_container *c)
+{
+    if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    close(c->fd);
+    cn_free(c->path);
+    cn_free(c);
+}
+
+int sn_container_pread(struct sn_container *c, void *buf, size_t len, uint64_t off)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(c->fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return CN_IO;
+        if (n == 0)
+            return CN_CORRUPT;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return CN_OK;
+}
+
+int sn_container_append(struct sn_container *c, struct iovec *iov, int n_iov,
+                        uint64_t total, char err[CN_ERR_LEN])
+{
+    uint64_t off = c->len, done = 0;
+    int i = 0;
+    while (done < total) {
+        int cnt = CN_MIN(n_iov - i, IOV_MAX);
+        ssize_t n = pwritev(c->fd, iov + i, cnt, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            snprintf(err, CN_ERR_LEN, "append to %s: %s", c->path,
+                     n < 0 ? strerror(errno) : "short write");
+            if (ftruncate(c->fd, (off_t)off) != 0) {
+                /* the scan on the next start drops the partial record */
+            }
+            return CN_IO;
+        }
+        done += (uint64_t)n;
+        /* skip the iovecs that were written completely; trim a partial one */
+        size_t left = (size_t)n;
+        while (i < n_iov && left >= iov[i].iov_len)
+            left -= iov[i++].iov_len;
+        if (left > 0) {
+            iov[i].iov_base = (uint8_t *)iov[i].iov_base + left;
+            iov[i].iov_len -= left;
+        }
+    }
+    c->len = off + total;
+    c->unsynced = 1;
+    return CN_OK;
+}
+
+int sn_container_sync(struct sn_container *c, char err[CN_ERR_LEN])
+{
+    if (fdatasync(c->fd) != 0) {
+        snprintf(err, CN_ERR_LEN, "fdatasync %s: %s", c->path, strerror(errno));
+        return CN_IO;
+    }
+    c->unsynced = 0;
+    return CN_OK;
+}
+
+int sn_container_truncate(struct sn_container *c, uint64_t len, char err[CN_ERR_LEN])
+{
+    if (ftruncate(c->fd, (off_t)len) != 0 || fdatasync(c->fd) != 0) {
+        snprintf(err, CN_ERR_LEN, "truncate %s: %s", c->path, strerror(errno));
+        return CN_IO;
+    }
+    c->len = len;
+    return CN_OK;
+}
+
+int sn_container_read_header(struct sn_container *c, uint64_t off, uint64_t end,
+                             struct sn_buf *b, struct sn_record_info *ri,
+                             char err[CN_ERR_LEN])
+{
+    if (off == end)
+        return CN_DONE;
+    if (end < off || end - off < SN_RECORD_FIXED) {
+        snprintf(err, CN_ERR_LEN, "torn record header at %llu", (unsigned long long)off);
+        return CN_CORRUPT;
+    }
+    sn_buf_reserve(b, SN_RECORD_FIXED);
+    int rc = sn_container_pread(c, b->p, SN_RECORD_FIXED, off);
+    if (rc != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "read header at %llu: %s", (unsigned long long)off,
+                 cn_rc_str(rc));
+        return rc;
+    }
+    if ((rc = sn_record_parse_fixed(b->p, SN_RECORD_FIXED, ri, err)) != CN_OK)
+        return CN_CORRUPT;
+    if (end - off < sn_record_total_len(ri)) {
+        snprintf(err, CN_ERR_LEN, "torn record at %llu (needs %llu bytes, %llu left)",
+                 (unsigned long long)off, (unsigned long long)sn_record_total_len(ri),
+                 (unsigned long long)(end - off));
+        return CN_CORRUPT;
+    }
+    sn_buf_reserve(b, ri->hdr_len);
+    rc = sn_container_pread(c, b->p + SN_RECORD_FIXED, ri->hdr_len - SN_RECORD_FIXED,
+                            off + SN_RECORD_FIXED);
+    if (rc != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "read header at %llu: %s", (unsigned long long)off,
+                 cn_rc_str(rc));
+        return rc;
+    }
+    if (sn_record_parse(b->p, ri->hdr_len, ri, err) != CN_OK)
+        return CN_CORRUPT;
+    return CN_OK;
+}

@@ -1,0 +1,82 @@
+/* A container: one append-only data file of records (LeoFS's
+ * obj_containers). The writer thread appends to the active one; readers
+ * pread any; compaction empties old ones and unlinks them. A container is
+ * reference counted so a reader that holds one finishes on its fd even after
+ * compaction unlinked the file. */
+#ifndef SN_CONTAINER_H
+#define SN_CONTAINER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "cn/rc.h"
+#include "record.h"
+
+#define SN_CONTAINER_MAGIC "CAIRNCN1"
+#define SN_CONTAINER_HDR 16u   /* magic[8], u32 id, u32 crc32c of the first 12 */
+
+struct sn_container {
+    uint32_t id;
+    int fd;
+    atomic_int refs;         /* the store's table holds one */
+    uint64_t len;            /* end of the valid records: the append point */
+    /* Accounting, guarded by the store's lock; persisted in the index. */
+    uint64_t indexed_upto;   /* records before this offset are in the index */
+    uint64_t live_bytes;     /* bytes of records the index points at */
+    uint64_t live_records;
+    int meta_dirty;          /* accounting changed since the last index write */
+    int unsynced;            /* appended since the last fdatasync */
+    char *path;
+};
+
+/* A growable buffer for record headers read from disk. */
+struct sn_buf {
+    uint8_t *p;
+    size_t cap;
+};
+void sn_buf_reserve(struct sn_buf *b, size_t n);
+void sn_buf_fini(struct sn_buf *b);
+
+/* "<dir>/<id as 8 hex digits>.cnr" into out. */
+void sn_container_path(const char *dir, uint32_t id, char *out, size_t outlen);
+/* Parses a file name made by sn_container_path(); CN_OK and *id, or CN_INVAL. */
+int sn_container_parse_name(const char *name, uint32_t *id);
+
+/* Creates (O_EXCL) a new empty container file with its file header, synced,
+ * and the directory synced. *out has one reference. */
+int sn_container_create(const char *dir, uint32_t id, struct sn_container **out,
+                        char err[CN_ERR_LEN]);
+/* Opens an existing container, checks its file header; len is the file size.
+ * *out has one reference. */
+int sn_container_open(const char *dir, uint32_t id, struct sn_container **out,
+                      char err[CN_ERR_LEN]);
+
+void sn_container_ref(struct sn_container *c);
+/* Drops a reference; the last one closes the fd and frees c. */
+void sn_container_unref(struct sn_container *c);
+
+/* Reads exactly len bytes at off. CN_IO on an I/O error, CN_CORRUPT when the
+ * file ends first. */
+int sn_container_pread(struct sn_container *c, void *buf, size_t len, uint64_t off);
+
+/* Appends the iovecs (total bytes) at c->len with pwritev and advances len.
+ * Only the writer (or recovery) calls it. On error len is unchanged and the
+ * file is truncated back to it. */
+int sn_container_append(struct sn_container *c, struct iovec *iov, int n_iov,
+                        uint64_t total, char err[CN_ERR_LEN]);
+
+int sn_container_sync(struct sn_container *c, char err[CN_ERR_LEN]);
+/* Cuts the file at len (a torn tail) and syncs it. */
+int sn_container_truncate(struct sn_container *c, uint64_t len, char err[CN_ERR_LEN]);
+
+/* Reads and parses the record header at off (off < end, end is the end of
+ * the bytes to trust) into b; ri points into b. Returns CN_OK, CN_DONE when
+ * off == end, CN_CORRUPT (err says why) for a header that is torn, runs past
+ * end, or fails its checks, CN_IO on a read error. */
+int sn_container_read_header(struct sn_container *c, uint64_t off, uint64_t end,
+                             struct sn_buf *b, struct sn_record_info *ri,
+                             char err[CN_ERR_LEN]);
+
+#endif

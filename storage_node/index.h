@@ -1,0 +1,87 @@
+/* The index: LevelDB (leveldb/c.h) mapping each key to where its newest
+ * record lies, plus the per-container accounting. Keys in LevelDB:
+ *   'k' + object key            -> struct sn_ival (see sn_index_encode_val)
+ *   'c' + container id (u32 BE) -> indexed_upto, live_bytes, live_records
+ *   'f'                         -> format version
+ * LevelDB keeps them sorted bytewise (LIST), has no key size limit and
+ * writes a batch atomically. Thread-safe for readers; one writer. */
+#ifndef SN_INDEX_H
+#define SN_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cn/rc.h"
+#include "record.h"
+
+#define SN_INDEX_FORMAT 1
+
+/* An index value: the location and identity of a key's newest record. */
+struct sn_ival {
+    uint32_t flags;      /* SN_RECORD_FLAG_* */
+    uint32_t cid;        /* container id */
+    uint64_t off;        /* offset of the record header in the container */
+    uint32_t hdr_len;
+    uint64_t data_len;
+    uint64_t ver, ts;
+    uint32_t etag_len;
+    uint8_t etag[SN_RECORD_MAX_ETAG];
+};
+
+#define SN_IVAL_FIXED 44u
+#define SN_IVAL_MAX (SN_IVAL_FIXED + SN_RECORD_MAX_ETAG)
+
+struct sn_index;
+struct sn_index_batch;
+struct sn_index_iter;
+
+/* Opens (creating if missing) the LevelDB at path with a block cache of
+ * cache_bytes. Checks the format key. */
+int sn_index_open(const char *path, size_t cache_bytes, struct sn_index **out,
+                  char err[CN_ERR_LEN]);
+void sn_index_close(struct sn_index *ix);
+
+/* Encodes v into out (SN_IVAL_MAX bytes); returns the length. */
+size_t sn_index_encode_val(const struct sn_ival *v, uint8_t *out);
+/* Decodes a value; CN_CORRUPT when it is not one. */
+int sn_index_decode_val(const uint8_t *p, size_t len, struct sn_ival *v);
+
+/* Is (ts, ver) newer than what v holds? The one ordering of versions. */
+static inline int sn_ival_newer(uint64_t ts, uint64_t ver, const struct sn_ival *v)
+{
+    return ts > v->ts || (ts == v->ts && ver > v->ver);
+}
+
+/* Looks key up: CN_OK and *v, CN_NOTFOUND, or CN_IO/CN_CORRUPT with err. */
+int sn_index_get(struct sn_index *ix, const uint8_t *key, uint32_t klen, struct sn_ival *v,
+                 char err[CN_ERR_LEN]);
+
+/* Reads a container's accounting; CN_NOTFOUND when it has none. */
+int sn_index_get_container(struct sn_index *ix, uint32_t cid, uint64_t *indexed_upto,
+                           uint64_t *live_bytes, uint64_t *live_records);
+
+struct sn_index_batch *sn_index_batch_new(void);
+void sn_index_batch_free(struct sn_index_batch *b);
+void sn_index_batch_clear(struct sn_index_batch *b);
+void sn_index_batch_put(struct sn_index_batch *b, const uint8_t *key, uint32_t klen,
+                        const struct sn_ival *v);
+void sn_index_batch_put_container(struct sn_index_batch *b, uint32_t cid,
+                                  uint64_t indexed_upto, uint64_t live_bytes,
+                                  uint64_t live_records);
+void sn_index_batch_del_container(struct sn_index_batch *b, uint32_t cid);
+/* Applies the batch atomically; sync makes LevelDB fsync its log first. */
+int sn_index_write(struct sn_index *ix, struct sn_index_batch *b, int sync,
+                   char err[CN_ERR_LEN]);
+
+/* Iteration over object keys in bytewise order, on a snapshot. */
+struct sn_index_iter *sn_index_iter_new(struct sn_index *ix);
+void sn_index_iter_free(struct sn_index_iter *it);
+/* Positions at the first object key >= key (klen 0: the first object). */
+void sn_index_iter_seek(struct sn_index_iter *it, const uint8_t *key, uint32_t klen);
+/* The current object: CN_OK with key (valid until the next move) and v,
+ * CN_DONE past the last object, CN_CORRUPT for an undecodable value. */
+int sn_index_iter_get(struct sn_index_iter *it, const uint8_t **key, uint32_t *klen,
+                      struct sn_ival *v);
+void sn_index_iter_next(struct sn_index_iter *it);
+
+#endif

@@ -1,0 +1,106 @@
+/* The on-disk record: one object version (or tombstone) as it sits in a
+ * container file. A fixed 56-byte header, then key, meta, etag and one CRC32C
+ * per 64 KiB block of the data, then the data. The header has its own CRC, so
+ * a reader can verify any block range without reading the whole record. The
+ * layout is documented byte by byte in docs/storage.md. */
+#ifndef SN_RECORD_H
+#define SN_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cn/rc.h"
+
+#define SN_RECORD_MAGIC 0x31524e43u   /* "CNR1" little-endian */
+#define SN_RECORD_FIXED 56u           /* bytes of the fixed header */
+#define SN_RECORD_BLOCK_LOG2 16u      /* 64 KiB blocks */
+#define SN_RECORD_BLOCK (1u << SN_RECORD_BLOCK_LOG2)
+
+/* Hard limits of the format (a node's configured limits are lower). The
+ * parser rejects anything beyond them, so a damaged length never makes a
+ * reader allocate or read gigabytes. */
+#define SN_RECORD_MAX_KEY (64u * 1024)
+#define SN_RECORD_MAX_META (16u * 1024 * 1024)
+#define SN_RECORD_MAX_ETAG 255u
+#define SN_RECORD_MAX_DATA (4ull * 1024 * 1024 * 1024)
+
+#define SN_RECORD_FLAG_TOMBSTONE 0x1u
+
+/* A parsed header. The pointers point into the buffer that was parsed. */
+struct sn_record_info {
+    uint32_t hdr_len;
+    uint32_t key_len, meta_len, etag_len;
+    uint32_t flags;
+    uint32_t block_log2;
+    uint32_t n_blocks;
+    uint64_t data_len, ver, ts;
+    const uint8_t *key, *meta, *etag, *crcs;
+};
+
+/* Bytes of the header of a record with these lengths (fixed part, key, meta,
+ * etag and the block CRCs). */
+uint64_t sn_record_hdr_len(uint32_t key_len, uint32_t meta_len, uint32_t etag_len,
+                           uint64_t data_len);
+
+/* Total bytes on disk of a record described by ri (header + data). */
+static inline uint64_t sn_record_total_len(const struct sn_record_info *ri)
+{
+    return (uint64_t)ri->hdr_len + ri->data_len;
+}
+
+/* Reads the fixed part (buf holds at least len >= SN_RECORD_FIXED bytes):
+ * checks magic, block size and every length against the format limits, and
+ * that hdr_len matches them. Fills the numbers of ri (not the pointers).
+ * Returns CN_AGAIN when len is too short, CN_CORRUPT (err says why) when the
+ * bytes are not a plausible header. */
+int sn_record_parse_fixed(const uint8_t *buf, size_t len, struct sn_record_info *ri,
+                          char err[CN_ERR_LEN]);
+
+/* Parses a whole header (buf holds at least its hdr_len bytes, len tells how
+ * many there are): sn_record_parse_fixed() plus the header CRC. On success
+ * the pointers of ri point into buf. Returns CN_AGAIN when buf is shorter
+ * than the header, CN_CORRUPT when it does not verify. */
+int sn_record_parse(const uint8_t *buf, size_t len, struct sn_record_info *ri,
+                    char err[CN_ERR_LEN]);
+
+/* Writes the header of a record into out (sn_record_hdr_len() bytes, caller
+ * owned): key, meta, etag are copied, the block CRCs computed over data
+ * (data_len bytes; NULL when data_len is 0). */
+void sn_record_encode(uint8_t *out, const uint8_t *key, uint32_t key_len,
+                      const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
+                      uint32_t etag_len, uint32_t flags, uint64_t ver, uint64_t ts,
+                      const uint8_t *data, uint64_t data_len);
+
+/* The stored CRC of block i (i < ri->n_blocks). */
+uint32_t sn_record_block_crc(const struct sn_record_info *ri, uint32_t i);
+
+/* Verifies the blocks first_block .. covering len bytes of data that start at
+ * the beginning of block first_block; len must end at a block boundary or at
+ * the end of the data. Returns CN_OK, or CN_CORRUPT and the failing block in
+ * *bad_block, or CN_INVAL if the range does not fit the record. */
+int sn_record_verify(const struct sn_record_info *ri, uint32_t first_block,
+                     const uint8_t *data, uint64_t len, uint32_t *bad_block);
+
+/* Little-endian helpers shared by the storage node's on-disk formats. */
+static inline uint32_t sn_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t sn_get64(const uint8_t *p)
+{
+    return (uint64_t)sn_get32(p) | (uint64_t)sn_get32(p + 4) << 32;
+}
+static inline void sn_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void sn_put64(uint8_t *p, uint64_t v)
+{
+    sn_put32(p, (uint32_t)v);
+    sn_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+#endif

@@ -1,0 +1,177 @@
+/* The storage engine of a node: containers + index + the group-commit
+ * writer, with reads, listing, compaction and scrub on top. The daemon's
+ * handlers (handler.c) call only this API; unit tests drive it directly. */
+#ifndef SN_STORE_H
+#define SN_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cn/rc.h"
+#include "index.h"
+#include "record.h"
+
+enum sn_sync_mode { SN_SYNC_NONE = 0, SN_SYNC_PERIODIC = 1, SN_SYNC_WRITETHROUGH = 2 };
+
+struct sn_store_opts {
+    const char *data_dir;        /* holds containers/ and index/ */
+    int sync_mode;               /* enum sn_sync_mode */
+    uint64_t sync_interval_ms;   /* for SN_SYNC_PERIODIC */
+    uint64_t max_container_len;  /* roll to a new container past this */
+    uint32_t dead_ratio_pct;     /* compaction candidates: dead share >= this */
+    size_t index_cache;          /* LevelDB block cache bytes */
+    uint32_t max_batch;          /* group commit: most writes per batch */
+    uint64_t max_batch_bytes;    /* group commit: most bytes per batch */
+};
+
+struct sn_store;
+
+/* Sets the defaults (writethrough, 1 GiB containers, 50 %, 8 MiB cache). */
+void sn_store_opts_default(struct sn_store_opts *o);
+
+/* Opens the store under o->data_dir (creating it), recovers (indexes the
+ * records past what the index knows, truncates a torn tail), and starts the
+ * writer thread. On error *out is NULL and err says why. */
+int sn_store_open(const struct sn_store_opts *o, struct sn_store **out, char err[CN_ERR_LEN]);
+
+/* Finishes every queued write (replying to each), syncs all containers and
+ * the index, stops the writer and frees the store. */
+void sn_store_close(struct sn_store *s);
+
+/* ---- writes: queued to the writer thread, completed by callback ---- */
+
+enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_DROP };
+
+struct sn_wreq;
+typedef void (*sn_wreq_done_cb)(struct sn_wreq *w, void *arg);
+
+/* One queued write. The caller owns it and the bytes it points at until
+ * done_cb runs (on the writer thread; it must not block for long). */
+struct sn_wreq {
+    enum sn_wop op;
+    const uint8_t *hdr;          /* the encoded record header */
+    const uint8_t *data;         /* data_len bytes of data */
+    struct sn_record_info ri;    /* parsed hdr (sn_wreq_init fills it) */
+    uint32_t old_cid;            /* RELOCATE: where the record lies now; DROP: cid */
+    uint64_t old_off;
+    /* results */
+    int rc;                      /* CN_OK, or an error with err */
+    int applied;                 /* PUT/DELETE: newer than what was held */
+    uint64_t cur_ver, cur_ts;    /* what the key holds after this write */
+    uint32_t cur_flags;
+    char err[CN_ERR_LEN];
+    sn_wreq_done_cb done_cb;
+    void *arg;
+    struct sn_wreq *next;        /* queue link (writer's) */
+};
+
+/* Prepares w for a PUT or DELETE (tombstone, data_len 0): encodes the record
+ * header into a buffer w owns (freed by sn_wreq_fini) and computes the block
+ * CRCs over data, which the caller keeps alive until completion. Returns
+ * CN_TOOBIG when a length is over the format limits. */
+int sn_wreq_init(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t klen,
+                 const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
+                 uint32_t etag_len, uint64_t ver, uint64_t ts, const uint8_t *data,
+                 uint64_t data_len, char err[CN_ERR_LEN]);
+void sn_wreq_fini(struct sn_wreq *w);
+
+/* Queues w to the writer. done_cb is always called exactly once. */
+void sn_store_submit(struct sn_store *s, struct sn_wreq *w);
+
+/* Submits w and waits for it (tests, compaction). Returns w->rc. */
+int sn_store_submit_wait(struct sn_store *s, struct sn_wreq *w);
+
+/* ---- reads ---- */
+
+/* The result of a read. buf is owned (sn_read_fini frees it); data points
+ * into it. */
+struct sn_read {
+    uint8_t *buf;
+    const uint8_t *data;
+    uint64_t len;               /* bytes at data */
+    uint64_t size;              /* the whole record's data length */
+    uint64_t ver, ts;
+    uint32_t flags;
+    uint32_t crc;               /* crc32c of the len bytes at data */
+    uint8_t etag[SN_RECORD_MAX_ETAG];
+    uint32_t etag_len;
+    uint8_t *meta;              /* owned copy, meta_len bytes */
+    uint32_t meta_len;
+};
+
+#define SN_READ_DATA 0x1   /* read data, not only the header (GET vs HEAD) */
+#define SN_READ_SLICE 0x2  /* off/len select a slice; else the whole record */
+
+/* Reads the newest record of key. Every data block returned (and the
+ * header) is verified first. Returns CN_OK; CN_NOTFOUND (r->flags has
+ * SN_RECORD_FLAG_TOMBSTONE and ver/ts when it is a tombstone); CN_INVAL when
+ * off > size; CN_CORRUPT / CN_IO with err naming the key. Call sn_read_fini
+ * in every case. A slice's len is clipped at the end of the record. */
+int sn_store_read(struct sn_store *s, const uint8_t *key, uint32_t klen, int flags,
+                  uint64_t off, uint64_t len, struct sn_read *r, char err[CN_ERR_LEN]);
+void sn_read_fini(struct sn_read *r);
+
+/* Called for each LIST entry; a non-zero return stops the listing. */
+typedef int (*sn_list_cb)(void *arg, const uint8_t *key, uint32_t klen,
+                          const struct sn_ival *v);
+
+/* Lists keys starting with prefix, strictly after `after`, in bytewise
+ * order, skipping tombstones, at most limit; *more says whether more match. */
+int sn_store_list(struct sn_store *s, const uint8_t *prefix, uint32_t plen,
+                  const uint8_t *after, uint32_t alen, uint32_t limit, sn_list_cb cb,
+                  void *arg, int *more, char err[CN_ERR_LEN]);
+
+/* ---- accounting ---- */
+
+struct sn_store_stats {
+    uint64_t records;           /* keys in the index (tombstones included) */
+    uint64_t bytes_live, bytes_dead, bytes_total;
+    uint64_t containers;
+    uint64_t active_container;
+    uint64_t queue_depth;       /* writes waiting for the writer */
+    uint64_t puts, deletes, stale_writes, relocations;
+    uint64_t batches, syncs;
+    uint64_t reads, corrupt_reads;
+    uint64_t scrubs, scrub_corrupt;
+    uint64_t compactions, containers_reclaimed, bytes_reclaimed;
+    uint64_t recovered_records, torn_tails;
+};
+void sn_store_stats(struct sn_store *s, struct sn_store_stats *st);
+
+/* Writes a printable form of key into out: bytes outside 0x21..0x7e as \xNN,
+ * cut with "..." past outlen. For logs and err strings. */
+void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outlen);
+
+/* ---- compaction (compact.c) ---- */
+
+struct sn_compact_result {
+    uint32_t containers_scanned, containers_reclaimed, containers_failed;
+    uint64_t records_moved, bytes_moved, bytes_reclaimed;
+};
+
+/* Compacts every container (not the active one) whose dead share is at or
+ * over dead_ratio_pct (0: use the store's), while writes and reads go on.
+ * One compaction or scrub at a time (others wait). */
+int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compact_result *res,
+                   char err[CN_ERR_LEN]);
+
+/* ---- scrub (scrub.c) ---- */
+
+struct sn_scrub_result {
+    uint64_t containers, records, bytes;
+    uint64_t corrupt;           /* live records (the index points at them) */
+    uint64_t corrupt_dead;      /* overwritten/deleted records */
+    uint64_t headers_corrupt;   /* unreadable headers (scan of that container stops) */
+    uint64_t elapsed_us;
+};
+
+/* Called for each corrupt live record (from a scrub thread, serialised). */
+typedef void (*sn_scrub_cb)(void *arg, const uint8_t *key, uint32_t klen,
+                            const struct sn_ival *v, const char *why);
+
+/* Re-reads every record of every container and verifies the header and every
+ * block with n_threads reader/checksum threads. */
+int sn_scrub_run(struct sn_store *s, uint32_t n_threads, sn_scrub_cb cb, void *arg,
+                 struct sn_scrub_result *res, char err[CN_ERR_LEN]);
+
+#endif

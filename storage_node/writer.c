@@ -1,0 +1,434 @@
+/* The writer thread: group commit. It takes every queued write at once,
+ * decides which are newer than what the index holds, appends those records to
+ * the active container with one pwritev, syncs once (writethrough), writes
+ * one LevelDB batch, then completes them all. It is the only thread that
+ * appends or changes the index, so its check-then-set is atomic. */
+#include "store_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cn/alloc.h"
+#include "cn/time.h"
+
+/* ---- the index batch with its overlay ---- */
+
+void sn_writer_apply_init(struct sn_apply *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->b = sn_index_batch_new();
+}
+
+void sn_writer_apply_fini(struct sn_apply *a)
+{
+    sn_index_batch_free(a->b);
+    cn_free(a->ents);
+    memset(a, 0, sizeof(*a));
+}
+
+int sn_writer_apply_lookup(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
+                           uint32_t klen, struct sn_ival *cur, char err[CN_ERR_LEN])
+{
+    for (size_t i = a->n; i-- > 0;) {
+        const struct sn_apply_ent *e = &a->ents[i];
+        if (e->klen == klen && memcmp(e->key, key, klen) == 0) {
+            *cur = e->v;
+            return CN_OK;
+        }
+    }
+    return sn_index_get(s->ix, key, klen, cur, err);
+}
+
+static void sn_writer_account(struct sn_store *s, uint32_t cid, int64_t bytes, int64_t recs)
+{
+    struct sn_container *c = sn_store_container_find_locked(s, cid);
+    if (c == NULL)
+        return;   /* a record in a container that is gone: nothing to count */
+    c->live_bytes += (uint64_t)bytes;
+    c->live_records += (uint64_t)recs;
+    c->meta_dirty = 1;
+}
+
+void sn_writer_apply_set(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
+                         uint32_t klen, const struct sn_ival *nv, const struct sn_ival *old)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 64;
+        a->ents = cn_realloc(a->ents, a->cap * sizeof(*a->ents));
+    }
+    a->ents[a->n++] = (struct sn_apply_ent){key, klen, *nv};
+    sn_index_batch_put(a->b, key, klen, nv);
+    pthread_mutex_lock(&s->lock);
+    sn_writer_account(s, nv->cid, (int64_t)(nv->hdr_len + nv->data_len), 1);
+    if (old != NULL)
+        sn_writer_account(s, old->cid, -(int64_t)(old->hdr_len + old->data_len), -1);
+    pthread_mutex_unlock(&s->lock);
+}
+
+int sn_writer_apply_commit(struct sn_store *s, struct sn_apply *a, int sync,
+                           char err[CN_ERR_LEN])
+{
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_cons; i++) {
+        struct sn_container *c = s->cons[i];
+        if (!c->meta_dirty)
+            continue;
+        sn_index_batch_put_container(a->b, c->id, c->indexed_upto, c->live_bytes,
+                                     c->live_records);
+        c->meta_dirty = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    int rc = sn_index_write(s->ix, a->b, sync, err);
+    sn_index_batch_clear(a->b);
+    a->n = 0;
+    return rc;
+}
+
+/* ---- appending a batch ---- */
+
+/* Records of the batch waiting to be appended to the active container. */
+struct sn_writer_pending {
+    struct iovec *iov;
+    int n_iov, cap_iov;
+    uint64_t bytes;
+};
+
+static void sn_writer_pending_add(struct sn_writer_pending *p, const void *ptr, uint64_t len)
+{
+    if (len == 0)
+        return;
+    if (p->n_iov == p->cap_iov) {
+        p->cap_iov = p->cap_iov ? p->cap_iov * 2 : 64;
+        p->iov = cn_realloc(p->iov, (size_t)p->cap_iov * sizeof(*p->iov));
+    }
+    p->iov[p->n_iov++] = (struct iovec){(void *)(uintptr_t)ptr, (size_t)len};
+    p->bytes += len;
+}
+
+/* Appends what is pending to the active container. */
+static int sn_writer_flush(struct sn_store *s, struct sn_writer_pending *p,
+                           char err[CN_ERR_LEN])
+{
+    int rc = CN_OK;
+    if (p->bytes > 0)
+        rc = sn_container_append(s->active, p->iov, p->n_iov, p->bytes, err);
+    if (rc == CN_OK) {
+        pthread_mutex_lock(&s->lock);
+        s->active->indexed_upto = s->active->len;
+        s->active->meta_dirty = 1;
+        pthread_mutex_unlock(&s->lock);
+    }
+    p->n_iov = 0;
+    p->bytes = 0;
+    return rc;
+}
+
+/* Syncs the full active container and starts a new one. */
+static int sn_writer_roll(struct sn_store *s, char err[CN_ERR_LEN])
+{
+    struct sn_container *c = NULL;
+    int rc = sn_container_sync(s->active, err);
+    if (rc == CN_OK)
+        rc = sn_container_create(s->dir_containers, s->next_cid, &c, err);
+    if (rc != CN_OK)
+        return rc;
+    pthread_mutex_lock(&s->lock);
+    s->next_cid++;
+    c->meta_dirty = 1;
+    sn_store_container_add_locked(s, c);
+    s->active = c;
+    pthread_mutex_unlock(&s->lock);
+    return CN_OK;
+}
+
+/* Decides whether w applies, given what the key holds (found: have cur). */
+static int sn_writer_decide(const struct sn_wreq *w, int found, const struct sn_ival *cur)
+{
+    if (w->op == SN_WOP_RELOCATE)
+        return found && cur->cid == w->old_cid && cur->off == w->old_off &&
+               cur->ver == w->ri.ver && cur->ts == w->ri.ts;
+    return !found || sn_ival_newer(w->ri.ts, w->ri.ver, cur);
+}
+
+/* Places one write of the batch: decides, reserves its place in the active
+ * container (rolling first if full), and sets it in the index batch. */
+static int sn_writer_place(struct sn_store *s, struct sn_apply *a, struct sn_writer_pending *p,
+                           struct sn_wreq *w)
+{
+    struct sn_ival cur, nv;
+    int rc = sn_writer_apply_lookup(s, a, w->ri.key, w->ri.key_len, &cur, w->err);
+    if (rc != CN_OK && rc != CN_NOTFOUND)
+        return rc;
+    int found = rc == CN_OK;
+    w->applied = sn_writer_decide(w, found, &cur);
+    if (!w->applied) {
+        if (found) {
+            w->cur_ver = cur.ver;
+            w->cur_ts = cur.ts;
+            w->cur_flags = cur.flags;
+        }
+        return CN_OK;
+    }
+    uint64_t total = sn_record_total_len(&w->ri);
+    uint64_t at = s->active->len + p->bytes;
+    if (at > SN_CONTAINER_HDR && at + total > s->o.max_container_len) {
+        if ((rc = sn_writer_flush(s, p, w->err)) != CN_OK ||
+            (rc = sn_writer_roll(s, w->err)) != CN_OK)
+            return rc;
+        at = s->active->len;
+    }
+    sn_writer_pending_add(p, w->hdr, w->ri.hdr_len);
+    sn_writer_pending_add(p, w->data, w->ri.data_len);
+    sn_store_ival_from(&nv, &w->ri, s->active->id, at);
+    sn_writer_apply_set(s, a, w->ri.key, w->ri.key_len, &nv, found ? &cur : NULL);
+    w->cur_ver = nv.ver;
+    w->cur_ts = nv.ts;
+    w->cur_flags = nv.flags;
+    return CN_OK;
+}
+
+/* Syncs every container with unsynced appends (only the writer appends, so
+ * only it reads `unsynced`; the fdatasync runs outside the table lock so
+ * readers are not held up). */
+static int sn_writer_sync_all(struct sn_store *s, char err[CN_ERR_LEN])
+{
+    struct sn_container *todo[8];
+    size_t n = 0;
+    int rc = CN_OK;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_cons && n < CN_ARRAY_LEN(todo); i++)
+        if (s->cons[i]->unsynced) {
+            todo[n++] = s->cons[i];
+            sn_container_ref(s->cons[i]);
+        }
+    pthread_mutex_unlock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == CN_OK)
+            rc = sn_container_sync(todo[i], err);
+        sn_container_unref(todo[i]);
+    }
+    atomic_fetch_add(&s->syncs, 1);
+    return rc;
+}
+
+/* DROP: the container is empty of live records; forget it in the index
+ * (synced) and in the table. The caller unlinks the file afterwards. */
+static void sn_writer_drop(struct sn_store *s, struct sn_apply *a, struct sn_wreq *w)
+{
+    pthread_mutex_lock(&s->lock);
+    struct sn_container *c = sn_store_container_find_locked(s, w->old_cid);
+    if (c == NULL || c == s->active || c->live_records != 0) {
+        snprintf(w->err, CN_ERR_LEN, "container %08x cannot be dropped", w->old_cid);
+        w->rc = CN_INVAL;
+    } else {
+        sn_index_batch_del_container(a->b, c->id);
+        sn_store_container_remove_locked(s, c->id);
+        w->applied = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Runs one batch (the list at head) and completes every write in it. */
+static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
+{
+    struct sn_apply a;
+    struct sn_writer_pending p = {0};
+    char err[CN_ERR_LEN] = "";
+    int rc = CN_OK, need_sync = s->o.sync_mode == SN_SYNC_WRITETHROUGH, index_sync = 0;
+    sn_writer_apply_init(&a);
+    for (struct sn_wreq *w = head; w != NULL; w = w->next) {
+        w->rc = CN_OK;
+        if (w->op == SN_WOP_DROP) {
+            sn_writer_drop(s, &a, w);
+            index_sync = 1;
+            continue;
+        }
+        if (w->op == SN_WOP_RELOCATE)
+            need_sync = index_sync = 1;
+        if (rc == CN_OK && (w->rc = sn_writer_place(s, &a, &p, w)) != CN_OK) {
+            rc = w->rc;
+            snprintf(err, sizeof(err), "%s", w->err);
+        }
+    }
+    if (rc == CN_OK)
+        rc = sn_writer_flush(s, &p, err);
+    if (rc == CN_OK && need_sync)
+        rc = sn_writer_sync_all(s, err);
+    if (rc == CN_OK)
+        rc = sn_writer_apply_commit(s, &a, index_sync, err);
+    sn_writer_apply_fini(&a);
+    cn_free(p.iov);
+    atomic_fetch_add(&s->batches, 1);
+    for (struct sn_wreq *w = head, *next; w != NULL; w = next) {
+        next = w->next;
+        if (rc != CN_OK && w->rc == CN_OK) {
+            w->rc = rc;
+            snprintf(w->err, CN_ERR_LEN, "%s", err);
+        }
+        if (w->rc == CN_OK && w->op == SN_WOP_PUT)
+            atomic_fetch_add(&s->puts, 1);
+        else if (w->rc == CN_OK && w->op == SN_WOP_DELETE)
+            atomic_fetch_add(&s->deletes, 1);
+        else if (w->rc == CN_OK && w->op == SN_WOP_RELOCATE && w->applied)
+            atomic_fetch_add(&s->relocations, 1);
+        if (w->rc == CN_OK && !w->applied && w->op != SN_WOP_RELOCATE)
+            atomic_fetch_add(&s->stale_writes, 1);
+        w->done_cb(w, w->arg);
+    }
+}
+
+/* Takes up to max_batch writes / max_batch_bytes off the queue. Caller holds
+ * wlock. */
+static struct sn_wreq *sn_writer_take_locked(struct sn_store *s)
+{
+    struct sn_wreq *head = s->q_head, *last = head;
+    uint64_t bytes = sn_record_total_len(&head->ri);
+    uint32_t n = 1;
+    while (last->next != NULL && n < s->o.max_batch &&
+           bytes + sn_record_total_len(&last->next->ri) <= s->o.max_batch_bytes) {
+        last = last->next;
+        bytes += sn_record_total_len(&last->ri);
+        n++;
+    }
+    s->q_head = last->next;
+    if (s->q_head == NULL)
+        s->q_tail = NULL;
+    s->q_len -= n;
+    last->next = NULL;
+    return head;
+}
+
+static void sn_writer_deadline(struct timespec *ts, uint64_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* The periodic policy: sync when the interval has passed since the last. */
+static void sn_writer_periodic(struct sn_store *s, uint64_t *last_sync_us)
+{
+    uint64_t now = cn_time_mono_us();
+    if (s->o.sync_mode != SN_SYNC_PERIODIC ||
+        now - *last_sync_us < s->o.sync_interval_ms * 1000)
+        return;
+    char err[CN_ERR_LEN];
+    if (s->active->unsynced && sn_writer_sync_all(s, err) != CN_OK) {
+        /* the next interval retries; the writes stay readable meanwhile */
+    }
+    *last_sync_us = now;
+}
+
+static void *sn_writer_main(void *arg)
+{
+    struct sn_store *s = arg;
+    uint64_t last_sync = cn_time_mono_us();
+    pthread_mutex_lock(&s->wlock);
+    for (;;) {
+        while (s->q_head == NULL && !s->stopping) {
+            if (s->o.sync_mode == SN_SYNC_PERIODIC) {
+                struct timespec ts;
+                sn_writer_deadline(&ts, s->o.sync_interval_ms);
+                pthread_cond_timedwait(&s->wcond, &s->wlock, &ts);
+                pthread_mutex_unlock(&s->wlock);
+                sn_writer_periodic(s, &last_sync);
+                pthread_mutex_lock(&s->wlock);
+            } else {
+                pthread_cond_wait(&s->wcond, &s->wlock);
+            }
+        }
+        if (s->q_head == NULL && s->stopping)
+            break;
+        struct sn_wreq *batch = sn_writer_take_locked(s);
+        pthread_mutex_unlock(&s->wlock);
+        sn_writer_run_batch(s, batch);
+        sn_writer_periodic(s, &last_sync);
+        pthread_mutex_lock(&s->wlock);
+    }
+    pthread_mutex_unlock(&s->wlock);
+    return NULL;
+}
+
+int sn_writer_start(struct sn_store *s, char err[CN_ERR_LEN])
+{
+    int e = pthread_create(&s->writer, NULL, sn_writer_main, s);
+    if (e != 0) {
+        snprintf(err, CN_ERR_LEN, "writer thread: %s", strerror(e));
+        return CN_ERR;
+    }
+    s->writer_started = 1;
+    return CN_OK;
+}
+
+void sn_writer_stop(struct sn_store *s)
+{
+    if (!s->writer_started)
+        return;
+    pthread_mutex_lock(&s->wlock);
+    s->stopping = 1;
+    pthread_cond_signal(&s->wcond);
+    pthread_mutex_unlock(&s->wlock);
+    pthread_join(s->writer, NULL);
+    s->writer_started = 0;
+}
+
+void sn_store_submit(struct sn_store *s, struct sn_wreq *w)
+{
+    w->next = NULL;
+    w->rc = CN_OK;
+    w->applied = 0;
+    w->err[0] = '\0';
+    pthread_mutex_lock(&s->wlock);
+    if (s->stopping) {
+        pthread_mutex_unlock(&s->wlock);
+        w->rc = CN_ERR;
+        snprintf(w->err, CN_ERR_LEN, "store is shutting down");
+        w->done_cb(w, w->arg);
+        return;
+    }
+    if (s->q_tail != NULL)
+        s->q_tail->next = w;
+    else
+        s->q_head = w;
+    s->q_tail = w;
+    s->q_len++;
+    pthread_cond_signal(&s->wcond);
+    pthread_mutex_unlock(&s->wlock);
+}
+
+struct sn_writer_waiter {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    int done;
+};
+
+static void sn_writer_wait_done(struct sn_wreq *w, void *arg)
+{
+    struct sn_writer_waiter *wt = arg;
+    (void)w;
+    pthread_mutex_lock(&wt->m);
+    wt->done = 1;
+    pthread_cond_signal(&wt->c);
+    pthread_mutex_unlock(&wt->m);
+}
+
+int sn_store_submit_wait(struct sn_store *s, struct sn_wreq *w)
+{
+    struct sn_writer_waiter wt = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    w->done_cb = sn_writer_wait_done;
+    w->arg = &wt;
+    sn_store_submit(s, w);
+    pthread_mutex_lock(&wt.m);
+    while (!wt.done)
+        pthread_cond_wait(&wt.c, &wt.m);
+    pthread_mutex_unlock(&wt.m);
+    pthread_mutex_destroy(&wt.m);
+    pthread_cond_destroy(&wt.c);
+    return w->rc;
+}

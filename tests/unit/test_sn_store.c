@@ -1,0 +1,440 @@
+/* Unit tests of the storage engine: write/read semantics, versions and
+ * tombstones, listing, recovery of an index that lags the containers, torn
+ * tails, corruption on read and in scrub, compaction under concurrent writes,
+ * and group commit. Each case works in its own temporary directory. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cn/alloc.h"
+#include "cn/test.h"
+#include "container.h"
+#include "store.h"
+
+CN_TEST_GLOBALS;
+
+static char test_dir[256];
+
+static struct sn_store *test_sn_open(uint64_t container_len, int sync_mode)
+{
+    struct sn_store_opts o;
+    struct sn_store *s = NULL;
+    char err[CN_ERR_LEN];
+    sn_store_opts_default(&o);
+    o.data_dir = test_dir;
+    o.max_container_len = container_len;
+    o.sync_mode = sync_mode;
+    o.sync_interval_ms = 50;
+    int rc = sn_store_open(&o, &s, err);
+    if (rc != CN_OK)
+        fprintf(stderr, "open: %s\n", err);
+    CN_CHECK_EQ_INT(rc, CN_OK);
+    return s;
+}
+
+static void test_sn_fresh_dir(void)
+{
+    char cmd[512];
+    snprintf(test_dir, sizeof(test_dir), "/tmp/test_sn_store.%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", test_dir);
+    CN_CHECK_EQ_INT(system(cmd), 0);
+}
+
+static void test_sn_fill(uint8_t *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
+static int test_sn_put(struct sn_store *s, const char *key, const uint8_t *data, uint64_t len,
+                       uint64_t ver, uint64_t ts, int *applied)
+{
+    struct sn_wreq w;
+    char err[CN_ERR_LEN];
+    int rc = sn_wreq_init(&w, SN_WOP_PUT, (const uint8_t *)key, (uint32_t)strlen(key), NULL, 0,
+                          (const uint8_t *)"etag", 4, ver, ts, data, len, err);
+    if (rc == CN_OK)
+        rc = sn_store_submit_wait(s, &w);
+    if (applied)
+        *applied = w.applied;
+    sn_wreq_fini(&w);
+    return rc;
+}
+
+static int test_sn_del(struct sn_store *s, const char *key, uint64_t ver, uint64_t ts, int *applied)
+{
+    struct sn_wreq w;
+    char err[CN_ERR_LEN];
+    int rc = sn_wreq_init(&w, SN_WOP_DELETE, (const uint8_t *)key, (uint32_t)strlen(key), NULL,
+                          0, NULL, 0, ver, ts, NULL, 0, err);
+    if (rc == CN_OK)
+        rc = sn_store_submit_wait(s, &w);
+    *applied = w.applied;
+    sn_wreq_fini(&w);
+    return rc;
+}
+
+/* Reads key whole and checks it equals want. */
+static void test_sn_expect(struct sn_store *s, const char *key, const uint8_t *want, uint64_t len)
+{
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    int rc = sn_store_read(s, (const uint8_t *)key, (uint32_t)strlen(key), SN_READ_DATA, 0, 0, &r, err);
+    CN_CHECK_EQ_INT(rc, CN_OK);
+    if (rc == CN_OK) {
+        CN_CHECK_EQ_INT(r.len, len);
+        CN_CHECK(r.len == len && memcmp(r.data, want, len) == 0);
+    }
+    sn_read_fini(&r);
+}
+
+static void test_sn_store_basic(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    uint64_t n = 300000;
+    uint8_t *d = cn_malloc(n);
+    test_sn_fill(d, n, 1);
+    int applied;
+    CN_CHECK_EQ_INT(test_sn_put(s, "a/1", d, n, 1, 100, &applied), CN_OK);
+    CN_CHECK(applied);
+    test_sn_expect(s, "a/1", d, n);
+    /* slices: inside a block, across blocks, clipped at the end, at the end */
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    uint64_t offs[] = {5, 65530, 131072, 299990, 300000};
+    for (size_t i = 0; i < CN_ARRAY_LEN(offs); i++) {
+        CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"a/1", 3, SN_READ_DATA | SN_READ_SLICE,
+                                      offs[i], 70000, &r, err), CN_OK);
+        uint64_t want = CN_MIN(70000, n - offs[i]);
+        CN_CHECK_EQ_INT(r.len, want);
+        CN_CHECK(memcmp(r.data, d + offs[i], want) == 0);
+        CN_CHECK_EQ_INT(r.size, n);
+        sn_read_fini(&r);
+    }
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"a/1", 3, SN_READ_DATA | SN_READ_SLICE,
+                                  n + 1, 10, &r, err), CN_INVAL);
+    sn_read_fini(&r);
+    /* HEAD: no data, etag */
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"a/1", 3, 0, 0, 0, &r, err), CN_OK);
+    CN_CHECK(r.buf == NULL && r.size == n && r.etag_len == 4 && r.ver == 1 && r.ts == 100);
+    sn_read_fini(&r);
+    /* older or equal (ts, ver) is not applied; newer is */
+    CN_CHECK_EQ_INT(test_sn_put(s, "a/1", d, 10, 9, 99, &applied), CN_OK);
+    CN_CHECK(!applied);
+    CN_CHECK_EQ_INT(test_sn_put(s, "a/1", d, 10, 1, 100, &applied), CN_OK);
+    CN_CHECK(!applied);
+    test_sn_expect(s, "a/1", d, n);
+    CN_CHECK_EQ_INT(test_sn_put(s, "a/1", d + 1, 10, 0, 101, &applied), CN_OK);
+    CN_CHECK(applied);
+    test_sn_expect(s, "a/1", d + 1, 10);
+    /* delete: tombstone answers NOT_FOUND with its version */
+    CN_CHECK_EQ_INT(test_sn_del(s, "a/1", 5, 100, &applied), CN_OK);
+    CN_CHECK(!applied);
+    CN_CHECK_EQ_INT(test_sn_del(s, "a/1", 5, 200, &applied), CN_OK);
+    CN_CHECK(applied);
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"a/1", 3, SN_READ_DATA, 0, 0, &r, err), CN_NOTFOUND);
+    CN_CHECK(r.flags == SN_RECORD_FLAG_TOMBSTONE && r.ts == 200 && r.ver == 5);
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"zz", 2, SN_READ_DATA, 0, 0, &r, err), CN_NOTFOUND);
+    CN_CHECK_EQ_INT(r.flags, 0);
+    sn_read_fini(&r);
+    /* empty record */
+    CN_CHECK_EQ_INT(test_sn_put(s, "empty", NULL, 0, 1, 1, &applied), CN_OK);
+    test_sn_expect(s, "empty", d, 0);
+    sn_store_close(s);
+    cn_free(d);
+}
+
+struct test_sn_list_acc {
+    char keys[16][16];
+    int n;
+};
+
+static int test_sn_list_cb(void *arg, const uint8_t *key, uint32_t klen, const struct sn_ival *v)
+{
+    struct test_sn_list_acc *a = arg;
+    (void)v;
+    if (a->n < 16 && klen < 16) {
+        memcpy(a->keys[a->n], key, klen);
+        a->keys[a->n][klen] = '\0';
+    }
+    a->n++;
+    return 0;
+}
+
+static void test_sn_store_list(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 20, SN_SYNC_NONE);
+    const char *keys[] = {"b/3", "a/1", "b/1", "b/2", "b/20", "c", "b/4"};
+    int applied, more;
+    char err[CN_ERR_LEN];
+    for (size_t i = 0; i < CN_ARRAY_LEN(keys); i++)
+        CN_CHECK_EQ_INT(test_sn_put(s, keys[i], (const uint8_t *)"x", 1, 1, 1, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_del(s, "b/2", 2, 2, &applied), CN_OK);
+    struct test_sn_list_acc a = {0};
+    CN_CHECK_EQ_INT(sn_store_list(s, (const uint8_t *)"b/", 2, NULL, 0, 3, test_sn_list_cb, &a, &more, err), CN_OK);
+    CN_CHECK_EQ_INT(a.n, 3);
+    CN_CHECK_EQ_STR(a.keys[0], "b/1");
+    CN_CHECK_EQ_STR(a.keys[1], "b/20");
+    CN_CHECK_EQ_STR(a.keys[2], "b/3");
+    CN_CHECK(more);
+    memset(&a, 0, sizeof(a));
+    CN_CHECK_EQ_INT(sn_store_list(s, (const uint8_t *)"b/", 2, (const uint8_t *)"b/3", 3, 3, test_sn_list_cb, &a, &more, err), CN_OK);
+    CN_CHECK_EQ_INT(a.n, 1);
+    CN_CHECK_EQ_STR(a.keys[0], "b/4");
+    CN_CHECK(!more);
+    memset(&a, 0, sizeof(a));
+    CN_CHECK_EQ_INT(sn_store_list(s, (const uint8_t *)"", 0, (const uint8_t *)"a", 1, 100, test_sn_list_cb, &a, &more, err), CN_OK);
+    CN_CHECK_EQ_INT(a.n, 6);
+    CN_CHECK_EQ_STR(a.keys[0], "a/1");
+    sn_store_close(s);
+}
+
+static char *test_sn_container_file(uint32_t id)
+{
+    static char path[512];
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/containers", test_dir);
+    sn_container_path(dir, id, path, sizeof(path));
+    return path;
+}
+
+/* Records appended to a container behind the index's back (as after a crash
+ * that lost index writes) are indexed on open; a torn one is cut off. */
+static void test_sn_store_recovery(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 30, SN_SYNC_WRITETHROUGH);
+    uint8_t d[100000];
+    int applied;
+    test_sn_fill(d, sizeof(d), 3);
+    CN_CHECK_EQ_INT(test_sn_put(s, "k1", d, sizeof(d), 1, 1, &applied), CN_OK);
+    sn_store_close(s);
+    /* append a complete record for k2, a newer k1, then half a record */
+    const char *path = test_sn_container_file(1);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    CN_CHECK(fd >= 0);
+    for (int i = 0; i < 3; i++) {
+        const char *key = i == 1 ? "k1" : i == 0 ? "k2" : "k3";
+        uint64_t hl = sn_record_hdr_len(2, 0, 0, 5000);
+        uint8_t *hdr = cn_malloc(hl);
+        sn_record_encode(hdr, (const uint8_t *)key, 2, NULL, 0, NULL, 0, 0, 1, 10 + (uint64_t)i, d + i, 5000);
+        CN_CHECK(write(fd, hdr, hl) == (ssize_t)hl);
+        CN_CHECK(write(fd, d + i, i == 2 ? 1000 : 5000) == (i == 2 ? 1000 : 5000));
+        cn_free(hdr);
+    }
+    close(fd);
+    struct stat st0, st1;
+    stat(path, &st0);
+    s = test_sn_open(1 << 30, SN_SYNC_WRITETHROUGH);
+    stat(path, &st1);
+    test_sn_expect(s, "k1", d + 1, 5000);
+    test_sn_expect(s, "k2", d, 5000);
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"k3", 2, SN_READ_DATA, 0, 0, &r, err), CN_NOTFOUND);
+    sn_read_fini(&r);
+    CN_CHECK(st1.st_size < st0.st_size);
+    struct sn_store_stats ss;
+    sn_store_stats(s, &ss);
+    CN_CHECK_EQ_INT(ss.recovered_records, 2);
+    CN_CHECK_EQ_INT(ss.torn_tails, 1);
+    CN_CHECK_EQ_INT(ss.records, 2);
+    /* writes continue after the cut */
+    CN_CHECK_EQ_INT(test_sn_put(s, "k3", d, 10, 1, 1, &applied), CN_OK);
+    sn_store_close(s);
+    s = test_sn_open(1 << 30, SN_SYNC_WRITETHROUGH);
+    test_sn_expect(s, "k3", d, 10);
+    sn_store_stats(s, &ss);
+    CN_CHECK_EQ_INT(ss.recovered_records, 0);
+    sn_store_close(s);
+}
+
+struct test_sn_scrub_acc {
+    int n;
+    char key[64];
+};
+
+static void test_sn_scrub_cb(void *arg, const uint8_t *key, uint32_t klen,
+                             const struct sn_ival *v, const char *why)
+{
+    struct test_sn_scrub_acc *a = arg;
+    (void)v;
+    (void)why;
+    if (klen < sizeof(a->key)) {
+        memcpy(a->key, key, klen);
+        a->key[klen] = '\0';
+    }
+    a->n++;
+}
+
+static void test_sn_store_corrupt(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 30, SN_SYNC_WRITETHROUGH);
+    static uint8_t d[3 << 20];
+    int applied;
+    test_sn_fill(d, sizeof(d), 5);
+    CN_CHECK_EQ_INT(test_sn_put(s, "good", d, 1000, 1, 1, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_put(s, "bad", d, sizeof(d), 1, 1, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_put(s, "good2", d, 1000, 1, 1, &applied), CN_OK);
+    /* flip a byte in the middle of "bad"'s data (the 2nd MiB) */
+    uint64_t bad_at = SN_CONTAINER_HDR + sn_record_hdr_len(4, 0, 4, 1000) + 1000 +
+                      sn_record_hdr_len(3, 0, 4, sizeof(d)) + (2u << 20) + 77;
+    int fd = open(test_sn_container_file(1), O_RDWR);
+    uint8_t b;
+    CN_CHECK(pread(fd, &b, 1, (off_t)bad_at) == 1);
+    b ^= 0x40;
+    CN_CHECK(pwrite(fd, &b, 1, (off_t)bad_at) == 1);
+    close(fd);
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"bad", 3, SN_READ_DATA, 0, 0, &r, err), CN_CORRUPT);
+    CN_CHECK(strstr(err, "'bad'") != NULL);
+    sn_read_fini(&r);
+    /* a slice away from the damage still reads; one over it does not */
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"bad", 3, SN_READ_DATA | SN_READ_SLICE, 0, 1 << 20, &r, err), CN_OK);
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"bad", 3, SN_READ_DATA | SN_READ_SLICE, (2u << 20) + 50, 100, &r, err), CN_CORRUPT);
+    sn_read_fini(&r);
+    test_sn_expect(s, "good2", d, 1000);
+    for (uint32_t threads = 1; threads <= 4; threads *= 4) {
+        struct test_sn_scrub_acc a = {0};
+        struct sn_scrub_result res;
+        CN_CHECK_EQ_INT(sn_scrub_run(s, threads, test_sn_scrub_cb, &a, &res, err), CN_OK);
+        CN_CHECK_EQ_INT(a.n, 1);
+        CN_CHECK_EQ_STR(a.key, "bad");
+        CN_CHECK_EQ_INT(res.corrupt, 1);
+        CN_CHECK_EQ_INT(res.records, 3);
+        CN_CHECK_EQ_INT(res.bytes, sizeof(d) + 2000);
+    }
+    /* overwriting the damaged record makes it dead: the scrub no longer reports it */
+    CN_CHECK_EQ_INT(test_sn_put(s, "bad", d, 10, 2, 2, &applied), CN_OK);
+    struct test_sn_scrub_acc a = {0};
+    struct sn_scrub_result res;
+    CN_CHECK_EQ_INT(sn_scrub_run(s, 2, test_sn_scrub_cb, &a, &res, err), CN_OK);
+    CN_CHECK_EQ_INT(a.n, 0);
+    CN_CHECK_EQ_INT(res.corrupt_dead, 1);
+    sn_store_close(s);
+}
+
+struct test_sn_writer_arg {
+    struct sn_store *s;
+    int id;
+    int n;
+    int errors;
+};
+
+static void *test_sn_writer_thread(void *p)
+{
+    struct test_sn_writer_arg *a = p;
+    uint8_t d[3000];
+    for (int i = 0; i < a->n; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "w%d/%d", a->id, i % 20);
+        test_sn_fill(d, sizeof(d), (unsigned)(a->id * 1000 + i));
+        if (test_sn_put(a->s, key, d, sizeof(d), (uint64_t)i, 1, NULL) != CN_OK)
+            a->errors++;
+    }
+    return NULL;
+}
+
+/* Compaction while writers overwrite: everything stays readable, dead space
+ * goes away, containers are unlinked. Also checks that concurrent writers
+ * share syncs (group commit). */
+static void test_sn_store_compact(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(64 * 1024, SN_SYNC_WRITETHROUGH);
+    struct test_sn_writer_arg args[4];
+    pthread_t th[4];
+    char err[CN_ERR_LEN];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 4; i++) {
+            args[i] = (struct test_sn_writer_arg){s, i, 200 + round, 0};
+            pthread_create(&th[i], NULL, test_sn_writer_thread, &args[i]);
+        }
+        struct sn_compact_result cr;
+        int rc = sn_compact_run(s, 30, &cr, err);
+        if (rc != CN_OK)
+            fprintf(stderr, "compact: %s\n", err);
+        CN_CHECK_EQ_INT(rc, CN_OK);
+        for (int i = 0; i < 4; i++) {
+            pthread_join(th[i], NULL);
+            CN_CHECK_EQ_INT(args[i].errors, 0);
+        }
+    }
+    struct sn_store_stats before, after;
+    sn_store_stats(s, &before);
+    CN_CHECK(before.batches < before.puts);  /* group commit shared syncs */
+    struct sn_compact_result cr;
+    CN_CHECK_EQ_INT(sn_compact_run(s, 1, &cr, err), CN_OK);
+    sn_store_stats(s, &after);
+    CN_CHECK(cr.containers_reclaimed > 0);
+    CN_CHECK(after.containers < before.containers);
+    CN_CHECK(after.bytes_dead < before.bytes_dead);
+    CN_CHECK_EQ_INT(after.records, 80);
+    /* each key holds its last write (i = 200 or 201 rounds: seed of the last i for its slot) */
+    for (int w = 0; w < 4; w++)
+        for (int k = 0; k < 20; k++) {
+            int last = 200 + 1 - 1;
+            while (last % 20 != k)
+                last--;
+            char key[32];
+            uint8_t d[3000];
+            snprintf(key, sizeof(key), "w%d/%d", w, k);
+            test_sn_fill(d, sizeof(d), (unsigned)(w * 1000 + last));
+            test_sn_expect(s, key, d, sizeof(d));
+        }
+    struct sn_scrub_result res;
+    CN_CHECK_EQ_INT(sn_scrub_run(s, 3, NULL, NULL, &res, err), CN_OK);
+    CN_CHECK_EQ_INT(res.corrupt + res.corrupt_dead + res.headers_corrupt, 0);
+    sn_store_close(s);
+    /* and after a restart */
+    s = test_sn_open(64 * 1024, SN_SYNC_WRITETHROUGH);
+    sn_store_stats(s, &after);
+    CN_CHECK_EQ_INT(after.records, 80);
+    CN_CHECK_EQ_INT(after.recovered_records, 0);
+    sn_store_close(s);
+}
+
+static void test_sn_store_periodic(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 20, SN_SYNC_PERIODIC);
+    int applied;
+    CN_CHECK_EQ_INT(test_sn_put(s, "p", (const uint8_t *)"abc", 3, 1, 1, &applied), CN_OK);
+    usleep(200 * 1000);
+    struct sn_store_stats st;
+    sn_store_stats(s, &st);
+    CN_CHECK(st.syncs >= 1);
+    test_sn_expect(s, "p", (const uint8_t *)"abc", 3);
+    sn_store_close(s);
+}
+
+static void test_sn_cleanup(void)
+{
+    test_sn_fresh_dir();
+}
+
+static const struct cn_test_case cases[] = {
+    {"basic", test_sn_store_basic},
+    {"list", test_sn_store_list},
+    {"recovery", test_sn_store_recovery},
+    {"corrupt", test_sn_store_corrupt},
+    {"compact", test_sn_store_compact},
+    {"periodic", test_sn_store_periodic},
+    {"cleanup", test_sn_cleanup},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return cn_test_main(cases, argc, argv);
+}
