@@ -1,0 +1,68 @@
+/* The storage node's settings table (see config.h and docs/storage.md). */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "record.h"
+
+static const char *const sn_config_sync_modes[] = {"none", "periodic", "writethrough", NULL};
+static const char *const sn_config_log_levels[] = {"debug", "info", "warn", "error", NULL};
+
+#define SN_OFF(f) offsetof(struct sn_config, f)
+
+const struct cn_config_desc sn_config_table[] = {
+    {"listen", CN_CONF_STRING, SN_OFF(listen), "tcp://127.0.0.1:7001", 0, 0, NULL,
+     "ZeroMQ endpoint the ROUTER socket binds"},
+    {"data_dir", CN_CONF_STRING, SN_OFF(data_dir), "./data", 0, 0, NULL,
+     "directory of the containers/ and index/ of this node"},
+    {"node_id", CN_CONF_STRING, SN_OFF(node_id), "storage_0", 0, 0, NULL,
+     "the node's name in replies (PING, STATS)"},
+    {"io_threads", CN_CONF_INT, SN_OFF(io_threads), "8", 1, 256, NULL,
+     "threads doing disk reads and request work"},
+    {"scrub_threads", CN_CONF_INT, SN_OFF(scrub_threads), "2", 1, 256, NULL,
+     "reader/checksum threads of a scrub"},
+    {"obj_containers.sync_mode", CN_CONF_ENUM, SN_OFF(sync_mode), "writethrough", 0, 0,
+     sn_config_sync_modes,
+     "none: never fdatasync; periodic: every sync_interval; writethrough: before each reply"},
+    {"obj_containers.sync_interval", CN_CONF_MSEC, SN_OFF(sync_interval_ms), "1s", 1, 3600000,
+     NULL, "fdatasync period of the periodic sync_mode"},
+    {"obj_containers.max_container_len", CN_CONF_SIZE, SN_OFF(max_container_len), "1G",
+     1 << 20, 1ll << 40, NULL, "a container file rolls over past this size"},
+    {"compaction.dead_ratio", CN_CONF_INT, SN_OFF(dead_ratio_pct), "50", 1, 100, NULL,
+     "percent of dead bytes at which a container is compacted"},
+    {"compaction.interval", CN_CONF_MSEC, SN_OFF(compaction_interval_ms), "0", 0,
+     86400000ll * 30, NULL, "run compaction this often (0: only on COMPACT)"},
+    {"max_key_len", CN_CONF_SIZE, SN_OFF(max_key_len), "2048", 1, SN_RECORD_MAX_KEY, NULL,
+     "longest key accepted"},
+    {"max_meta_len", CN_CONF_SIZE, SN_OFF(max_meta_len), "64K", 0, SN_RECORD_MAX_META, NULL,
+     "longest meta accepted"},
+    {"max_record_len", CN_CONF_SIZE, SN_OFF(max_record_len), "64M", 0, 1ll << 30, NULL,
+     "largest record (PUT payload) accepted"},
+    {"max_list", CN_CONF_INT, SN_OFF(max_list), "1000", 1, 100000, NULL,
+     "most entries of a LIST reply"},
+    {"max_inflight", CN_CONF_INT, SN_OFF(max_inflight), "1024", 1, 1000000, NULL,
+     "requests accepted but not yet answered; past it the node answers BUSY"},
+    {"group_commit.max_batch", CN_CONF_INT, SN_OFF(max_batch), "512", 1, 65536, NULL,
+     "most writes the writer commits with one sync"},
+    {"index.cache_size", CN_CONF_SIZE, SN_OFF(index_cache), "8M", 0, 1ll << 40, NULL,
+     "LevelDB block cache"},
+    {"log_level", CN_CONF_ENUM, SN_OFF(log_level), "info", 0, 0, sn_config_log_levels,
+     "debug, info, warn or error"},
+    CN_CONFIG_END,
+};
+
+int sn_config_check(const struct sn_config *c, char err[CN_ERR_LEN])
+{
+    if (c->listen[0] == '\0' || c->data_dir[0] == '\0' || c->node_id[0] == '\0') {
+        snprintf(err, CN_ERR_LEN, "listen, data_dir and node_id must not be empty");
+        return CN_INVAL;
+    }
+    if (c->max_record_len > c->max_container_len) {
+        snprintf(err, CN_ERR_LEN,
+                 "max_record_len (%lld) is over obj_containers.max_container_len (%lld)",
+                 (long long)c->max_record_len, (long long)c->max_container_len);
+        return CN_INVAL;
+    }
+    return CN_OK;
+}

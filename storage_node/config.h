@@ -1,0 +1,38 @@
+/* The storage node's settings: one descriptor table (config.c) gives the
+ * defaults, the `key = value` file, CAIRN_* environment overrides, --help and
+ * --dump-config. */
+#ifndef SN_CONFIG_H
+#define SN_CONFIG_H
+
+#include <stdint.h>
+
+#include "cn/config.h"
+
+struct sn_config {
+    char *listen;
+    char *data_dir;
+    char *node_id;
+    int64_t io_threads;
+    int64_t scrub_threads;
+    int sync_mode;                 /* enum sn_sync_mode */
+    int64_t sync_interval_ms;
+    int64_t max_container_len;
+    int64_t dead_ratio_pct;
+    int64_t compaction_interval_ms;
+    int64_t max_key_len;
+    int64_t max_meta_len;
+    int64_t max_record_len;
+    int64_t max_list;
+    int64_t max_inflight;
+    int64_t max_batch;
+    int64_t index_cache;
+    int log_level;                 /* enum cn_log_level */
+};
+
+extern const struct cn_config_desc sn_config_table[];
+
+/* Cross-key checks after loading (each setting alone is range-checked by the
+ * table). Returns CN_OK or CN_INVAL with err naming the keys. */
+int sn_config_check(const struct sn_config *c, char err[CN_ERR_LEN]);
+
+#endif

@@ -1,0 +1,373 @@
+/* Request handlers (see handler.h). They run on I/O threads, except SCRUB and
+ * COMPACT which run on the admin thread; PUT and DELETE are finished by the
+ * writer thread's callback. Every path ends in sn_server_reply*(). */
+#include "handler.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cn/alloc.h"
+#include "cn/crc.h"
+#include "cn/log.h"
+
+enum msg_status sn_handler_status(int rc)
+{
+    switch (rc) {
+    case CN_OK: return MSG_ST_OK;
+    case CN_NOTFOUND: return MSG_ST_NOT_FOUND;
+    case CN_CORRUPT: return MSG_ST_CORRUPT;
+    case CN_INVAL: return MSG_ST_BAD_REQUEST;
+    case CN_TOOBIG: return MSG_ST_TOO_LARGE;
+    case CN_IO: return MSG_ST_IO_ERROR;
+    default: return MSG_ST_INTERNAL;
+    }
+}
+
+static void sn_handler_node(struct sn_job *j, struct msg *rep)
+{
+    const char *node = sn_server_opts(j->srv)->node_id;
+    rep->node.ptr = (const uint8_t *)node;
+    rep->node.len = (uint32_t)strlen(node);
+    MSG_SET(rep, MSG_F_NODE);
+}
+
+static void sn_handler_ping(struct sn_job *j)
+{
+    struct msg rep;
+    msg_init_reply(&rep, &j->req, MSG_ST_OK);
+    sn_handler_node(j, &rep);
+    sn_server_reply(j, &rep, NULL, NULL, 0);
+}
+
+/* ---- PUT and DELETE: prepared here, finished on the writer thread ---- */
+
+static void sn_handler_write_done(struct sn_wreq *w, void *arg)
+{
+    struct sn_job *j = arg;
+    struct msg rep;
+    if (w->rc != CN_OK) {
+        CN_LOGR(CN_LOG_ERROR, j->req.id, "%s failed: %s", msg_op_str(j->req.op), w->err);
+        sn_server_reply_error(j, sn_handler_status(w->rc), w->err);
+        return;
+    }
+    msg_init_reply(&rep, &j->req, MSG_ST_OK);
+    rep.applied = (uint32_t)w->applied;
+    MSG_SET(&rep, MSG_F_APPLIED);
+    sn_server_reply(j, &rep, NULL, NULL, 0);
+}
+
+static void sn_handler_write(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    char err[CN_ERR_LEN];
+    int is_put = q->op == MSG_OP_PUT;
+    if (is_put && cn_crc32c(0, q->payload.ptr, q->payload.len) != q->crc) {
+        sn_server_reply_error(j, MSG_ST_BAD_CHECKSUM, "payload does not match crc");
+        return;
+    }
+    int rc = sn_wreq_init(&j->w, is_put ? SN_WOP_PUT : SN_WOP_DELETE, q->key.ptr, q->key.len,
+                          MSG_HAS(q, MSG_F_META) ? q->meta.ptr : NULL,
+                          MSG_HAS(q, MSG_F_META) ? q->meta.len : 0,
+                          MSG_HAS(q, MSG_F_ETAG) ? q->etag.ptr : NULL,
+                          MSG_HAS(q, MSG_F_ETAG) ? q->etag.len : 0, q->ver, q->ts,
+                          is_put ? q->payload.ptr : NULL, is_put ? q->payload.len : 0, err);
+    if (rc != CN_OK) {
+        sn_server_reply_error(j, sn_handler_status(rc), err);
+        return;
+    }
+    j->w.done_cb = sn_handler_write_done;
+    j->w.arg = j;
+    sn_store_submit(sn_server_store(j->srv), &j->w);
+}
+
+/* ---- GET and HEAD ---- */
+
+static void sn_handler_record_fields(struct msg *rep, const struct sn_read *r)
+{
+    rep->ver = r->ver;
+    rep->ts = r->ts;
+    rep->flags = r->flags;
+    MSG_SET(rep, MSG_F_VER);
+    MSG_SET(rep, MSG_F_TS);
+    MSG_SET(rep, MSG_F_FLAGS);
+}
+
+static void sn_handler_read(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    int get = q->op == MSG_OP_GET;
+    int slice = get && (MSG_HAS(q, MSG_F_OFF) || MSG_HAS(q, MSG_F_LEN));
+    uint64_t off = MSG_HAS(q, MSG_F_OFF) ? q->off : 0;
+    uint64_t len = MSG_HAS(q, MSG_F_LEN) ? q->len : UINT64_MAX;
+    struct sn_read r;
+    struct msg rep;
+    char err[CN_ERR_LEN] = "";
+    int rc = sn_store_read(sn_server_store(j->srv), q->key.ptr, q->key.len,
+                           (get ? SN_READ_DATA : 0) | (slice ? SN_READ_SLICE : 0), off, len, &r,
+                           err);
+    if (rc == CN_NOTFOUND && (r.flags & SN_RECORD_FLAG_TOMBSTONE)) {
+        msg_init_reply(&rep, q, MSG_ST_NOT_FOUND);
+        sn_handler_record_fields(&rep, &r);
+        sn_read_fini(&r);
+        sn_server_reply(j, &rep, NULL, NULL, 0);
+        return;
+    }
+    if (rc != CN_OK) {
+        if (rc == CN_CORRUPT || rc == CN_IO)
+            CN_LOGR(CN_LOG_ERROR, q->id, "%s: %s", msg_op_str(q->op), err);
+        sn_read_fini(&r);
+        sn_server_reply_error(j, sn_handler_status(rc), err);
+        return;
+    }
+    msg_init_reply(&rep, q, MSG_ST_OK);
+    sn_handler_record_fields(&rep, &r);
+    rep.size = r.size;
+    MSG_SET(&rep, MSG_F_SIZE);
+    rep.etag.ptr = r.etag;
+    rep.etag.len = r.etag_len;
+    MSG_SET(&rep, MSG_F_ETAG);
+    rep.meta.ptr = r.meta ? r.meta : (const uint8_t *)"";
+    rep.meta.len = r.meta_len;
+    MSG_SET(&rep, MSG_F_META);
+    if (!get) {
+        sn_server_reply(j, &rep, NULL, NULL, 0);
+        sn_read_fini(&r);
+        return;
+    }
+    rep.off = slice ? off : 0;
+    rep.crc = r.crc;
+    MSG_SET(&rep, MSG_F_OFF);
+    MSG_SET(&rep, MSG_F_CRC);
+    /* the payload goes out without a copy: ZeroMQ frees r.buf when sent */
+    uint8_t *owner = r.buf;
+    r.buf = NULL;
+    sn_server_reply(j, &rep, owner, r.data ? r.data : (const uint8_t *)"", r.len);
+    sn_read_fini(&r);
+}
+
+/* ---- LIST ---- */
+
+struct sn_handler_list {
+    struct msg_entry *ents;
+    uint32_t n;
+};
+
+static int sn_handler_list_cb(void *arg, const uint8_t *key, uint32_t klen,
+                              const struct sn_ival *v)
+{
+    struct sn_handler_list *l = arg;
+    struct msg_entry *e = &l->ents[l->n++];
+    /* key and etag in one owned block: the iterator's bytes do not last */
+    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + 1);
+    memcpy(b, key, klen);
+    memcpy(b + klen, v->etag, v->etag_len);
+    e->key = (struct msg_bytes){b, klen};
+    e->etag = (struct msg_bytes){b + klen, v->etag_len};
+    e->size = v->data_len;
+    e->ts = v->ts;
+    e->ver = v->ver;
+    e->flags = v->flags;
+    return 0;
+}
+
+static void sn_handler_list(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    struct sn_handler_list l = {cn_calloc((size_t)q->limit + 1, sizeof(*l.ents)), 0};
+    struct msg rep;
+    char err[CN_ERR_LEN];
+    int more = 0;
+    int rc = sn_store_list(sn_server_store(j->srv), q->prefix.ptr, q->prefix.len,
+                           MSG_HAS(q, MSG_F_AFTER) ? q->after.ptr : NULL,
+                           MSG_HAS(q, MSG_F_AFTER) ? q->after.len : 0, q->limit,
+                           sn_handler_list_cb, &l, &more, err);
+    if (rc != CN_OK) {
+        sn_server_reply_error(j, sn_handler_status(rc), err);
+    } else {
+        msg_init_reply(&rep, q, MSG_ST_OK);
+        rep.ents = l.ents;
+        rep.n_ents = l.n;
+        rep.more = (uint32_t)more;
+        MSG_SET(&rep, MSG_F_ENTS);
+        MSG_SET(&rep, MSG_F_MORE);
+        sn_server_reply(j, &rep, NULL, NULL, 0);
+    }
+    for (uint32_t i = 0; i < l.n; i++)
+        cn_free((void *)(uintptr_t)l.ents[i].key.ptr);
+    cn_free(l.ents);
+}
+
+/* ---- STATS, SCRUB, COMPACT ---- */
+
+#define SN_HANDLER_MAX_STATS 48
+
+struct sn_handler_stats {
+    struct msg_stat s[SN_HANDLER_MAX_STATS];
+    uint32_t n;
+};
+
+static void sn_handler_stat(struct sn_handler_stats *st, const char *name, uint64_t v)
+{
+    CN_ASSERT(st->n < SN_HANDLER_MAX_STATS);
+    st->s[st->n].name = (struct msg_bytes){(const uint8_t *)name, (uint32_t)strlen(name)};
+    st->s[st->n++].value = v;
+}
+
+static void sn_handler_reply_stats(struct sn_job *j, struct msg *rep, struct sn_handler_stats *st)
+{
+    rep->stats = st->s;
+    rep->n_stats = st->n;
+    MSG_SET(rep, MSG_F_STATS);
+    sn_server_reply(j, rep, NULL, NULL, 0);
+}
+
+static void sn_handler_stats(struct sn_job *j)
+{
+    struct sn_store_stats s;
+    struct sn_server_stats f;
+    struct sn_handler_stats st = {.n = 0};
+    struct msg rep;
+    sn_store_stats(sn_server_store(j->srv), &s);
+    sn_server_stats(j->srv, &f);
+    sn_handler_stat(&st, "records", s.records);
+    sn_handler_stat(&st, "bytes_live", s.bytes_live);
+    sn_handler_stat(&st, "bytes_dead", s.bytes_dead);
+    sn_handler_stat(&st, "bytes_total", s.bytes_total);
+    sn_handler_stat(&st, "containers", s.containers);
+    sn_handler_stat(&st, "active_container", s.active_container);
+    sn_handler_stat(&st, "queue_depth", s.queue_depth);
+    sn_handler_stat(&st, "inflight", f.inflight);
+    sn_handler_stat(&st, "busy", f.busy);
+    sn_handler_stat(&st, "bad_requests", f.bad_requests);
+    static const char *const op_names[MSG_OP_MAX_] = {
+        NULL, "ops_ping", "ops_stats", "ops_put", "ops_get", "ops_head",
+        "ops_delete", "ops_list", "ops_scrub", "ops_compact"};
+    for (int i = 1; i < MSG_OP_MAX_; i++)
+        sn_handler_stat(&st, op_names[i], f.ops[i]);
+    sn_handler_stat(&st, "puts_stored", s.puts);
+    sn_handler_stat(&st, "deletes_stored", s.deletes);
+    sn_handler_stat(&st, "stale_writes", s.stale_writes);
+    sn_handler_stat(&st, "group_commits", s.batches);
+    sn_handler_stat(&st, "syncs", s.syncs);
+    sn_handler_stat(&st, "reads", s.reads);
+    sn_handler_stat(&st, "corrupt_reads", s.corrupt_reads);
+    sn_handler_stat(&st, "corrupt_found", s.corrupt_reads + s.scrub_corrupt);
+    sn_handler_stat(&st, "scrubs", s.scrubs);
+    sn_handler_stat(&st, "scrub_corrupt", s.scrub_corrupt);
+    sn_handler_stat(&st, "compactions", s.compactions);
+    sn_handler_stat(&st, "relocations", s.relocations);
+    sn_handler_stat(&st, "containers_reclaimed", s.containers_reclaimed);
+    sn_handler_stat(&st, "bytes_reclaimed", s.bytes_reclaimed);
+    sn_handler_stat(&st, "recovered_records", s.recovered_records);
+    sn_handler_stat(&st, "torn_tails", s.torn_tails);
+    sn_handler_stat(&st, "mem_used", cn_alloc_used());
+    msg_init_reply(&rep, &j->req, MSG_ST_OK);
+    sn_handler_node(j, &rep);
+    sn_handler_reply_stats(j, &rep, &st);
+}
+
+struct sn_handler_scrub {
+    struct sn_job *job;
+    struct msg_entry *ents;
+    uint32_t n, cap;
+};
+
+static void sn_handler_scrub_cb(void *arg, const uint8_t *key, uint32_t klen,
+                                const struct sn_ival *v, const char *why)
+{
+    struct sn_handler_scrub *sc = arg;
+    char ks[200];
+    sn_store_key_str(key, klen, ks, sizeof(ks));
+    cn_error("scrub: corrupt record '%s' (container %08x offset %llu): %s", ks, v->cid,
+             (unsigned long long)v->off, why);
+    if (sc->n == sc->cap)
+        return;   /* counted in the stats; the list is capped at max_list */
+    struct msg_entry *e = &sc->ents[sc->n++];
+    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + 1);
+    memcpy(b, key, klen);
+    memcpy(b + klen, v->etag, v->etag_len);
+    e->key = (struct msg_bytes){b, klen};
+    e->etag = (struct msg_bytes){b + klen, v->etag_len};
+    e->size = v->data_len;
+    e->ts = v->ts;
+    e->ver = v->ver;
+    e->flags = v->flags;
+}
+
+static void sn_handler_scrub(struct sn_job *j)
+{
+    const struct sn_server_opts *o = sn_server_opts(j->srv);
+    struct sn_handler_scrub sc = {j, cn_calloc(o->limits.max_list + 1, sizeof(*sc.ents)), 0,
+                                  o->limits.max_list};
+    struct sn_scrub_result res;
+    struct sn_handler_stats st = {.n = 0};
+    struct msg rep;
+    char err[CN_ERR_LEN];
+    int rc = sn_scrub_run(sn_server_store(j->srv), o->scrub_threads, sn_handler_scrub_cb, &sc,
+                          &res, err);
+    cn_info("scrub: %llu records, %llu bytes in %llu ms, %llu corrupt",
+            (unsigned long long)res.records, (unsigned long long)res.bytes,
+            (unsigned long long)(res.elapsed_us / 1000), (unsigned long long)res.corrupt);
+    if (rc != CN_OK) {
+        sn_server_reply_error(j, sn_handler_status(rc), err);
+    } else {
+        msg_init_reply(&rep, &j->req, MSG_ST_OK);
+        sn_handler_stat(&st, "containers", res.containers);
+        sn_handler_stat(&st, "records", res.records);
+        sn_handler_stat(&st, "bytes", res.bytes);
+        sn_handler_stat(&st, "corrupt", res.corrupt);
+        sn_handler_stat(&st, "corrupt_dead", res.corrupt_dead);
+        sn_handler_stat(&st, "headers_corrupt", res.headers_corrupt);
+        sn_handler_stat(&st, "elapsed_us", res.elapsed_us);
+        sn_handler_stat(&st, "threads", o->scrub_threads);
+        rep.ents = sc.ents;
+        rep.n_ents = sc.n;
+        MSG_SET(&rep, MSG_F_ENTS);
+        sn_handler_reply_stats(j, &rep, &st);
+    }
+    for (uint32_t i = 0; i < sc.n; i++)
+        cn_free((void *)(uintptr_t)sc.ents[i].key.ptr);
+    cn_free(sc.ents);
+}
+
+static void sn_handler_compact(struct sn_job *j)
+{
+    struct sn_compact_result res;
+    struct sn_handler_stats st = {.n = 0};
+    struct msg rep;
+    char err[CN_ERR_LEN];
+    int rc = sn_compact_run(sn_server_store(j->srv), 0, &res, err);
+    cn_info("compaction: %u containers scanned, %u reclaimed, %llu records moved, %llu bytes freed",
+            res.containers_scanned, res.containers_reclaimed,
+            (unsigned long long)res.records_moved, (unsigned long long)res.bytes_reclaimed);
+    if (rc != CN_OK)
+        cn_warn("compaction: %s", err);
+    msg_init_reply(&rep, &j->req, rc == CN_OK ? MSG_ST_OK : MSG_ST_IO_ERROR);
+    if (rc != CN_OK) {
+        rep.err = (struct msg_bytes){(const uint8_t *)err, (uint32_t)strlen(err)};
+        MSG_SET(&rep, MSG_F_ERR);
+    }
+    sn_handler_stat(&st, "containers_scanned", res.containers_scanned);
+    sn_handler_stat(&st, "containers_reclaimed", res.containers_reclaimed);
+    sn_handler_stat(&st, "containers_failed", res.containers_failed);
+    sn_handler_stat(&st, "records_moved", res.records_moved);
+    sn_handler_stat(&st, "bytes_moved", res.bytes_moved);
+    sn_handler_stat(&st, "bytes_reclaimed", res.bytes_reclaimed);
+    sn_handler_reply_stats(j, &rep, &st);
+}
+
+void sn_handler_run(struct sn_job *j)
+{
+    switch (j->req.op) {
+    case MSG_OP_PING: sn_handler_ping(j); break;
+    case MSG_OP_STATS: sn_handler_stats(j); break;
+    case MSG_OP_PUT:
+    case MSG_OP_DELETE: sn_handler_write(j); break;
+    case MSG_OP_GET:
+    case MSG_OP_HEAD: sn_handler_read(j); break;
+    case MSG_OP_LIST: sn_handler_list(j); break;
+    case MSG_OP_SCRUB: sn_handler_scrub(j); break;
+    case MSG_OP_COMPACT: sn_handler_compact(j); break;
+    default: sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "unknown op"); break;
+    }
+}

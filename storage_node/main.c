@@ -1,0 +1,113 @@
+/* cairn-storage: the storage node daemon. Reads its settings (file,
+ * CAIRN_* environment, --set), opens the store (recovering it), serves the
+ * protocol until SIGTERM/SIGINT, then answers what is in flight, flushes the
+ * queued writes and syncs. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cn/log.h"
+#include "config.h"
+#include "server.h"
+#include "store.h"
+
+static struct sn_server *sn_main_server;
+
+static void sn_main_on_signal(int sig)
+{
+    (void)sig;
+    if (sn_main_server != NULL)
+        sn_server_stop(sn_main_server);
+}
+
+static void sn_main_store_opts(const struct sn_config *c, struct sn_store_opts *o)
+{
+    sn_store_opts_default(o);
+    o->data_dir = c->data_dir;
+    o->sync_mode = c->sync_mode;
+    o->sync_interval_ms = (uint64_t)c->sync_interval_ms;
+    o->max_container_len = (uint64_t)c->max_container_len;
+    o->dead_ratio_pct = (uint32_t)c->dead_ratio_pct;
+    o->index_cache = (size_t)c->index_cache;
+    o->max_batch = (uint32_t)c->max_batch;
+}
+
+static void sn_main_server_opts(const struct sn_config *c, struct sn_server_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->listen = c->listen;
+    o->node_id = c->node_id;
+    o->io_threads = (uint32_t)c->io_threads;
+    o->scrub_threads = (uint32_t)c->scrub_threads;
+    o->max_inflight = (uint32_t)c->max_inflight;
+    o->compaction_interval_ms = (uint64_t)c->compaction_interval_ms;
+    msg_limits_default(&o->limits);
+    o->limits.max_key_len = (uint32_t)c->max_key_len;
+    o->limits.max_meta_len = (uint32_t)c->max_meta_len;
+    o->limits.max_payload_len = (uint64_t)c->max_record_len;
+    o->limits.max_list = (uint32_t)c->max_list;
+}
+
+static int sn_main_serve(const struct sn_config *cfg)
+{
+    struct sn_store_opts so;
+    struct sn_server_opts vo;
+    struct sn_store *store = NULL;
+    struct sn_server *srv = NULL;
+    char err[CN_ERR_LEN];
+    sn_main_store_opts(cfg, &so);
+    sn_main_server_opts(cfg, &vo);
+    if (sn_store_open(&so, &store, err) != CN_OK) {
+        cn_error("cannot open store in %s: %s", cfg->data_dir, err);
+        return 1;
+    }
+    struct sn_store_stats st;
+    sn_store_stats(store, &st);
+    cn_info("store %s: %llu records in %llu containers (%llu recovered, %llu torn tails cut)",
+            cfg->data_dir, (unsigned long long)st.records, (unsigned long long)st.containers,
+            (unsigned long long)st.recovered_records, (unsigned long long)st.torn_tails);
+    if (sn_server_new(&vo, store, &srv, err) != CN_OK) {
+        cn_error("%s", err);
+        sn_store_close(store);
+        return 1;
+    }
+    sn_main_server = srv;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = sn_main_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    cn_info("node %s listening on %s (%lld io threads, sync_mode %d)", cfg->node_id,
+            cfg->listen, (long long)cfg->io_threads, cfg->sync_mode);
+    int rc = sn_server_run(srv, 30000);
+    cn_info("shutting down: flushing queued writes");
+    sn_server_free(srv);
+    sn_main_server = NULL;
+    sn_store_close(store);
+    cn_info("stopped");
+    return rc == CN_OK ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct sn_config cfg;
+    char err[CN_ERR_LEN];
+    memset(&cfg, 0, sizeof(cfg));
+    int rc = cn_config_cli(sn_config_table, &cfg, "cairn-storage", "CAIRN_", argc, argv, err);
+    if (rc == CN_DONE) {
+        cn_config_fini(sn_config_table, &cfg);
+        return 0;
+    }
+    if (rc == CN_OK)
+        rc = sn_config_check(&cfg, err);
+    if (rc != CN_OK) {
+        fprintf(stderr, "cairn-storage: %s\n", err);
+        cn_config_fini(sn_config_table, &cfg);
+        return 2;
+    }
+    cn_log_init("cairn-storage", cfg.log_level);
+    int ret = sn_main_serve(&cfg);
+    cn_config_fini(sn_config_table, &cfg);
+    return ret;
+}

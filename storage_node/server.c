@@ -1,0 +1,472 @@
+/* The ROUTER loop, the I/O thread pool and the reply path (see server.h). */
+#include "server.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+#include "cn/time.h"
+
+/* A job queue served by a set of threads. */
+struct sn_server_queue {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    struct sn_job *head, *tail;
+    int stopping;
+    pthread_t *threads;
+    uint32_t n_threads;
+};
+
+/* A reply ready to go out on the socket. */
+struct sn_server_out {
+    zmq_msg_t rid, hdr, payload;
+    int delim, has_payload;
+    struct sn_server_out *next;
+};
+
+struct sn_server {
+    struct sn_server_opts o;
+    struct sn_store *store;
+    void *zctx, *router;
+    int efd;                          /* replies queued / stop asked */
+    atomic_int stop;
+    struct sn_server_queue io, admin;
+    pthread_mutex_t out_m;
+    struct sn_server_out *out_head, *out_tail;
+    atomic_uint_fast64_t inflight, busy, bad_requests, ops[MSG_OP_MAX_];
+    uint64_t next_compact_us;
+};
+
+static void sn_server_wake(struct sn_server *srv)
+{
+    uint64_t one = 1;
+    ssize_t n = write(srv->efd, &one, sizeof(one));
+    (void)n;
+}
+
+/* ---- job queues ---- */
+
+static void *sn_server_queue_main(void *arg)
+{
+    struct sn_server_queue *q = arg;
+    pthread_mutex_lock(&q->m);
+    for (;;) {
+        while (q->head == NULL && !q->stopping)
+            pthread_cond_wait(&q->c, &q->m);
+        if (q->head == NULL)
+            break;
+        struct sn_job *j = q->head;
+        q->head = j->next;
+        if (q->head == NULL)
+            q->tail = NULL;
+        pthread_mutex_unlock(&q->m);
+        sn_handler_run(j);
+        pthread_mutex_lock(&q->m);
+    }
+    pthread_mutex_unlock(&q->m);
+    return NULL;
+}
+
+static int sn_server_queue_start(struct sn_server_queue *q, uint32_t n, char err[CN_ERR_LEN])
+{
+    pthread_mutex_init(&q->m, NULL);
+    pthread_cond_init(&q->c, NULL);
+    q->threads = cn_calloc(n, sizeof(*q->threads));
+    for (; q->n_threads < n; q->n_threads++)
+        if (pthread_create(&q->threads[q->n_threads], NULL, sn_server_queue_main, q) != 0) {
+            snprintf(err, CN_ERR_LEN, "cannot start threads");
+            return CN_ERR;
+        }
+    return CN_OK;
+}
+
+static void sn_server_queue_push(struct sn_server_queue *q, struct sn_job *j)
+{
+    j->next = NULL;
+    pthread_mutex_lock(&q->m);
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    pthread_cond_signal(&q->c);
+    pthread_mutex_unlock(&q->m);
+}
+
+static void sn_server_queue_stop(struct sn_server_queue *q)
+{
+    if (q->threads == NULL)
+        return;
+    pthread_mutex_lock(&q->m);
+    q->stopping = 1;
+    pthread_cond_broadcast(&q->c);
+    pthread_mutex_unlock(&q->m);
+    for (uint32_t i = 0; i < q->n_threads; i++)
+        pthread_join(q->threads[i], NULL);
+    cn_free(q->threads);
+    q->threads = NULL;
+    pthread_mutex_destroy(&q->m);
+    pthread_cond_destroy(&q->c);
+}
+
+/* ---- replies ---- */
+
+static void sn_server_free_malloc(void *data, void *hint)
+{
+    (void)data;
+    free(hint);
+}
+
+static void sn_server_free_cn(void *data, void *hint)
+{
+    (void)data;
+    cn_free(hint);
+}
+
+static void sn_server_job_free(struct sn_job *j)
+{
+    msg_release(&j->req);
+    sn_wreq_fini(&j->w);
+    zmq_msg_close(&j->rid);
+    zmq_msg_close(&j->hdr);
+    if (j->has_payload)
+        zmq_msg_close(&j->payload);
+    cn_free(j);
+}
+
+/* Sends one reply on the socket (socket thread only). */
+static void sn_server_send_out(struct sn_server *srv, struct sn_server_out *o)
+{
+    int more = ZMQ_SNDMORE;
+    if (zmq_msg_size(&o->rid) == 0) {
+        zmq_msg_close(&o->rid);
+        zmq_msg_close(&o->hdr);
+        if (o->has_payload)
+            zmq_msg_close(&o->payload);
+        cn_free(o);
+        return;
+    }
+    if (zmq_msg_send(&o->rid, srv->router, more) < 0)
+        zmq_msg_close(&o->rid);
+    if (o->delim)
+        zmq_send(srv->router, "", 0, more);
+    if (zmq_msg_send(&o->hdr, srv->router, o->has_payload ? more : 0) < 0)
+        zmq_msg_close(&o->hdr);
+    if (o->has_payload && zmq_msg_send(&o->payload, srv->router, 0) < 0)
+        zmq_msg_close(&o->payload);
+    cn_free(o);
+}
+
+void sn_server_reply(struct sn_job *job, struct msg *rep, void *payload_owner,
+                     const void *payload, size_t payload_len)
+{
+    struct sn_server *srv = job->srv;
+    struct sn_server_out *o = cn_calloc(1, sizeof(*o));
+    msgpack_sbuffer sb;
+    char err[CN_ERR_LEN];
+    msgpack_sbuffer_init(&sb);
+    if (msg_encode(rep, 1, &sb, err) != CN_OK) {
+        CN_LOGR(CN_LOG_ERROR, job->req.id, "cannot encode %s reply: %s", msg_op_str(rep->op), err);
+        msgpack_sbuffer_clear(&sb);
+        struct msg e;
+        msg_init_reply(&e, &job->req, MSG_ST_INTERNAL);
+        CN_ASSERT(msg_encode(&e, 1, &sb, err) == CN_OK);
+        payload = NULL;
+    }
+    zmq_msg_init(&o->rid);
+    zmq_msg_move(&o->rid, &job->rid);
+    o->delim = job->delim;
+    if (sb.size == 0 || zmq_msg_init_data(&o->hdr, sb.data, sb.size, sn_server_free_malloc, sb.data) != 0)
+        CN_ASSERT(0 && "zmq_msg_init_data");
+    if (payload != NULL) {
+        o->has_payload = 1;
+        if (payload_owner != NULL && payload_len > 0)
+            zmq_msg_init_data(&o->payload, (void *)(uintptr_t)payload, payload_len,
+                              sn_server_free_cn, payload_owner);
+        else {
+            zmq_msg_init_size(&o->payload, payload_len);
+            memcpy(zmq_msg_data(&o->payload), payload, payload_len);
+            cn_free(payload_owner);
+        }
+    } else {
+        cn_free(payload_owner);
+    }
+    sn_server_job_free(job);
+    pthread_mutex_lock(&srv->out_m);
+    if (srv->out_tail)
+        srv->out_tail->next = o;
+    else
+        srv->out_head = o;
+    srv->out_tail = o;
+    pthread_mutex_unlock(&srv->out_m);
+    sn_server_wake(srv);
+}
+
+void sn_server_reply_error(struct sn_job *job, enum msg_status st, const char *err)
+{
+    struct msg rep;
+    msg_init_reply(&rep, &job->req, st);
+    if (err != NULL && err[0] != '\0') {
+        rep.err.ptr = (const uint8_t *)err;
+        rep.err.len = (uint32_t)CN_MIN(strlen(err), 1024u);
+        MSG_SET(&rep, MSG_F_ERR);
+    }
+    sn_server_reply(job, &rep, NULL, NULL, 0);
+}
+
+/* Sends every queued reply (socket thread). */
+static void sn_server_drain_out(struct sn_server *srv)
+{
+    uint64_t cnt;
+    ssize_t r = read(srv->efd, &cnt, sizeof(cnt));
+    (void)r;
+    pthread_mutex_lock(&srv->out_m);
+    struct sn_server_out *o = srv->out_head;
+    srv->out_head = srv->out_tail = NULL;
+    pthread_mutex_unlock(&srv->out_m);
+    while (o != NULL) {
+        struct sn_server_out *next = o->next;
+        sn_server_send_out(srv, o);
+        atomic_fetch_sub(&srv->inflight, 1);
+        o = next;
+    }
+}
+
+/* ---- receiving ---- */
+
+static enum msg_status sn_server_decode_status(int rc, const struct msg *m)
+{
+    if (m->st == MSG_ST_BAD_VERSION)
+        return MSG_ST_BAD_VERSION;
+    return rc == CN_TOOBIG ? MSG_ST_TOO_LARGE : MSG_ST_BAD_REQUEST;
+}
+
+/* Reads the frames of one request into j. Returns CN_OK, CN_AGAIN when
+ * nothing was waiting, or CN_INVAL for a message of the wrong shape (err). */
+static int sn_server_recv_frames(struct sn_server *srv, struct sn_job *j, char err[CN_ERR_LEN])
+{
+    zmq_msg_t f[4];
+    int n = 0, more = 1, rc = CN_OK;
+    if (zmq_msg_init(&f[0]) != 0 || zmq_msg_recv(&f[0], srv->router, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&f[0]);
+        return CN_AGAIN;
+    }
+    n = 1;
+    more = zmq_msg_more(&f[0]);
+    while (more) {
+        zmq_msg_t extra;
+        zmq_msg_t *dst = n < 4 ? &f[n] : &extra;
+        zmq_msg_init(dst);
+        zmq_msg_recv(dst, srv->router, 0);
+        more = zmq_msg_more(dst);
+        if (n < 4)
+            n++;
+        else {
+            zmq_msg_close(dst);
+            rc = CN_INVAL;
+        }
+    }
+    zmq_msg_init(&j->rid);
+    zmq_msg_move(&j->rid, &f[0]);
+    zmq_msg_init(&j->hdr);
+    int i = 1;
+    if (i < n && zmq_msg_size(&f[i]) == 0 && n > 2) {
+        j->delim = 1;
+        i++;
+    }
+    if (i < n)
+        zmq_msg_move(&j->hdr, &f[i++]);
+    else
+        rc = CN_INVAL;
+    if (i < n) {
+        zmq_msg_init(&j->payload);
+        zmq_msg_move(&j->payload, &f[i++]);
+        j->has_payload = 1;
+    }
+    if (i < n)
+        rc = CN_INVAL;
+    for (int k = 0; k < n; k++)
+        zmq_msg_close(&f[k]);
+    if (rc != CN_OK)
+        snprintf(err, CN_ERR_LEN, "a request is: [empty delimiter,] header[, payload]");
+    return rc;
+}
+
+static int sn_server_is_admin(uint32_t op)
+{
+    return op == MSG_OP_SCRUB || op == MSG_OP_COMPACT;
+}
+
+/* Takes one request off the socket and dispatches it. CN_AGAIN when there
+ * was none. */
+static int sn_server_accept_one(struct sn_server *srv)
+{
+    struct sn_job *j = cn_calloc(1, sizeof(*j));
+    char err[CN_ERR_LEN] = "";
+    static const uint8_t empty;
+    j->srv = srv;
+    j->t0_us = cn_time_mono_us();
+    int rc = sn_server_recv_frames(srv, j, err);
+    if (rc == CN_AGAIN) {
+        cn_free(j);
+        return CN_AGAIN;
+    }
+    atomic_fetch_add(&srv->inflight, 1);
+    if (rc == CN_OK) {
+        const void *p = NULL;
+        if (j->has_payload)
+            p = zmq_msg_size(&j->payload) ? zmq_msg_data(&j->payload) : &empty;
+        rc = msg_decode(&j->req, 0, zmq_msg_data(&j->hdr), zmq_msg_size(&j->hdr), p,
+                        j->has_payload ? zmq_msg_size(&j->payload) : 0, &srv->o.limits, err);
+    }
+    if (rc != CN_OK) {
+        atomic_fetch_add(&srv->bad_requests, 1);
+        CN_LOGR(CN_LOG_DEBUG, j->req.id, "bad request: %s", err);
+        sn_server_reply_error(j, sn_server_decode_status(rc, &j->req), err);
+        return CN_OK;
+    }
+    if (atomic_load(&srv->inflight) > srv->o.max_inflight) {
+        atomic_fetch_add(&srv->busy, 1);
+        sn_server_reply_error(j, MSG_ST_BUSY, "too many requests in flight");
+        return CN_OK;
+    }
+    atomic_fetch_add(&srv->ops[j->req.op], 1);
+    sn_server_queue_push(sn_server_is_admin(j->req.op) ? &srv->admin : &srv->io, j);
+    return CN_OK;
+}
+
+/* ---- the loop ---- */
+
+struct sn_store *sn_server_store(struct sn_server *srv)
+{
+    return srv->store;
+}
+
+const struct sn_server_opts *sn_server_opts(struct sn_server *srv)
+{
+    return &srv->o;
+}
+
+void sn_server_stats(struct sn_server *srv, struct sn_server_stats *st)
+{
+    st->inflight = atomic_load(&srv->inflight);
+    st->busy = atomic_load(&srv->busy);
+    st->bad_requests = atomic_load(&srv->bad_requests);
+    for (int i = 0; i < MSG_OP_MAX_; i++)
+        st->ops[i] = atomic_load(&srv->ops[i]);
+}
+
+int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
+                  struct sn_server **out, char err[CN_ERR_LEN])
+{
+    struct sn_server *srv = cn_calloc(1, sizeof(*srv));
+    srv->o = *opts;
+    srv->store = store;
+    srv->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    pthread_mutex_init(&srv->out_m, NULL);
+    srv->zctx = zmq_ctx_new();
+    srv->router = zmq_socket(srv->zctx, ZMQ_ROUTER);
+    int hwm = (int)CN_MAX(1000u, 2 * opts->max_inflight), zero = 0;
+    zmq_setsockopt(srv->router, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+    zmq_setsockopt(srv->router, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+    zmq_setsockopt(srv->router, ZMQ_LINGER, &zero, sizeof(zero));
+    if (srv->efd < 0 || zmq_bind(srv->router, opts->listen) != 0) {
+        snprintf(err, CN_ERR_LEN, "bind %s: %s", opts->listen,
+                 srv->efd < 0 ? strerror(errno) : zmq_strerror(zmq_errno()));
+        sn_server_free(srv);
+        return CN_IO;
+    }
+    if (sn_server_queue_start(&srv->io, opts->io_threads, err) != CN_OK ||
+        sn_server_queue_start(&srv->admin, 1, err) != CN_OK) {
+        sn_server_free(srv);
+        return CN_ERR;
+    }
+    if (opts->compaction_interval_ms > 0)
+        srv->next_compact_us = cn_time_mono_us() + opts->compaction_interval_ms * 1000;
+    *out = srv;
+    return CN_OK;
+}
+
+void sn_server_stop(struct sn_server *srv)
+{
+    atomic_store(&srv->stop, 1);
+    sn_server_wake(srv);
+}
+
+/* Queues an internal COMPACT when compaction.interval has passed. */
+static void sn_server_auto_compact(struct sn_server *srv)
+{
+    if (srv->next_compact_us == 0 || cn_time_mono_us() < srv->next_compact_us)
+        return;
+    srv->next_compact_us = cn_time_mono_us() + srv->o.compaction_interval_ms * 1000;
+    /* the work is the admin thread's: hand it a job without a peer (an
+     * empty routing id), whose reply is dropped */
+    struct sn_job *j = cn_calloc(1, sizeof(*j));
+    j->srv = srv;
+    zmq_msg_init(&j->rid);
+    zmq_msg_init(&j->hdr);
+    msg_init_request(&j->req, MSG_OP_COMPACT, 0);
+    atomic_fetch_add(&srv->inflight, 1);
+    sn_server_queue_push(&srv->admin, j);
+}
+
+int sn_server_run(struct sn_server *srv, uint64_t drain_ms)
+{
+    zmq_pollitem_t items[2] = {{srv->router, 0, ZMQ_POLLIN, 0}, {NULL, srv->efd, ZMQ_POLLIN, 0}};
+    uint64_t drain_until = 0;
+    for (;;) {
+        int stopping = atomic_load(&srv->stop);
+        if (stopping && drain_until == 0)
+            drain_until = cn_time_mono_us() + drain_ms * 1000;
+        if (stopping && (atomic_load(&srv->inflight) == 0 || cn_time_mono_us() > drain_until))
+            break;
+        items[0].events = stopping ? 0 : ZMQ_POLLIN;
+        int n = zmq_poll(items, 2, 1000);
+        if (n < 0 && zmq_errno() != EINTR)
+            return CN_ERR;
+        if (items[1].revents & ZMQ_POLLIN)
+            sn_server_drain_out(srv);
+        /* a per-wakeup cap keeps replies flowing under a flood of requests */
+        for (int k = 0; k < 256 && !stopping; k++)
+            if (sn_server_accept_one(srv) == CN_AGAIN)
+                break;
+        if (!stopping)
+            sn_server_auto_compact(srv);
+    }
+    return CN_OK;
+}
+
+void sn_server_free(struct sn_server *srv)
+{
+    if (srv == NULL)
+        return;
+    sn_server_queue_stop(&srv->io);
+    sn_server_queue_stop(&srv->admin);
+    /* replies produced while stopping are dropped with the socket */
+    struct sn_server_out *o = srv->out_head;
+    while (o != NULL) {
+        struct sn_server_out *next = o->next;
+        zmq_msg_close(&o->rid);
+        zmq_msg_close(&o->hdr);
+        if (o->has_payload)
+            zmq_msg_close(&o->payload);
+        cn_free(o);
+        o = next;
+    }
+    if (srv->router)
+        zmq_close(srv->router);
+    if (srv->zctx)
+        zmq_ctx_term(srv->zctx);
+    if (srv->efd >= 0)
+        close(srv->efd);
+    pthread_mutex_destroy(&srv->out_m);
+    cn_free(srv);
+}

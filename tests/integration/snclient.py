@@ -1,0 +1,280 @@
+"""A client of the cairn storage protocol, written from proto/PROTOCOL.md only
+(it proves that page is enough for a second implementation).
+
+Transport: a ZeroMQ DEALER socket; a request is [header] or [header, payload]
+(payload only for PUT); a reply is [header] or, for an OK GET, [header,
+payload]. The header is one msgpack map with str keys. Requests carry v=1, a
+client-chosen 64-bit id and op; replies carry the same id and op plus st.
+Replies may come back in any order: match them by id.
+"""
+import itertools
+import time
+
+import msgpack
+import zmq
+
+VERSION = 1
+
+OPS = {"PING": 1, "STATS": 2, "PUT": 3, "GET": 4, "HEAD": 5, "DELETE": 6,
+       "LIST": 7, "SCRUB": 8, "COMPACT": 9}
+OP_NAMES = {v: k for k, v in OPS.items()}
+
+ST = {"OK": 0, "NOT_FOUND": 1, "BAD_REQUEST": 2, "CORRUPT": 3, "TOO_LARGE": 4,
+      "IO_ERROR": 5, "BUSY": 6, "BAD_VERSION": 7, "BAD_CHECKSUM": 8, "INTERNAL": 9}
+ST_NAMES = {v: k for k, v in ST.items()}
+
+FLAG_TOMBSTONE = 1
+
+# CRC32C (Castagnoli, reflected polynomial 0x82F63B78), as in iSCSI.
+_CRC_TABLE = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+    _CRC_TABLE.append(_c)
+
+
+def crc32c(data, crc=0):
+    """CRC32C of bytes. Pure Python: fine for test-sized payloads."""
+    crc ^= 0xFFFFFFFF
+    table = _CRC_TABLE
+    for b in memoryview(data).cast("B"):
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+class Reply:
+    """A decoded reply: the header map (str keys) and the payload bytes."""
+
+    def __init__(self, header, payload):
+        self.h = header
+        self.payload = payload
+
+    @property
+    def st(self):
+        return self.h.get("st")
+
+    @property
+    def status(self):
+        return ST_NAMES.get(self.st, "?")
+
+    def __getitem__(self, k):
+        return self.h[k]
+
+    def get(self, k, default=None):
+        return self.h.get(k, default)
+
+    def __repr__(self):
+        return "Reply(%r, payload=%s)" % (
+            self.h, None if self.payload is None else "%d bytes" % len(self.payload))
+
+
+class ProtocolError(Exception):
+    pass
+
+
+class Client:
+    """One DEALER connection. send() queues a request and returns its id;
+    recv() returns the next reply (any order); call() does both for one."""
+
+    def __init__(self, endpoint, ctx=None, timeout_ms=10000):
+        self.ctx = ctx or zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(endpoint)
+        self.timeout_ms = timeout_ms
+        self._ids = itertools.count(1)
+        self._early = {}
+
+    def close(self):
+        self.sock.close(0)
+
+    def send_raw(self, frames):
+        """Sends frames as they are (for malformed-request tests)."""
+        self.sock.send_multipart(frames)
+
+    def send(self, op, payload=None, **fields):
+        rid = fields.pop("id", None)
+        if rid is None:
+            rid = next(self._ids)
+        hdr = {"v": fields.pop("v", VERSION), "id": rid, "op": OPS[op] if isinstance(op, str) else op}
+        for k, v in fields.items():
+            if isinstance(v, str) and k in ("key", "prefix", "after", "etag", "meta"):
+                v = v.encode()
+            hdr[k] = v
+        frames = [msgpack.packb(hdr, use_bin_type=True)]
+        if payload is not None:
+            frames.append(bytes(payload))
+        self.sock.send_multipart(frames, copy=False)
+        return rid
+
+    def recv_frames(self, timeout_ms=None):
+        t = self.timeout_ms if timeout_ms is None else timeout_ms
+        if not self.sock.poll(t):
+            raise TimeoutError("no reply within %d ms" % t)
+        return self.sock.recv_multipart()
+
+    def recv(self, timeout_ms=None):
+        frames = self.recv_frames(timeout_ms)
+        if len(frames) not in (1, 2):
+            raise ProtocolError("reply of %d frames" % len(frames))
+        hdr = msgpack.unpackb(frames[0], raw=False, strict_map_key=False)
+        if not isinstance(hdr, dict) or "st" not in hdr or "id" not in hdr:
+            raise ProtocolError("bad reply header %r" % (hdr,))
+        payload = frames[1] if len(frames) == 2 else None
+        r = Reply(hdr, payload)
+        if payload is not None and hdr.get("crc") is not None and crc32c(payload) != hdr["crc"]:
+            raise ProtocolError("reply payload fails its crc")
+        return r
+
+    def recv_id(self, rid, timeout_ms=None):
+        """Waits for the reply to request rid, keeping others for later."""
+        if rid in self._early:
+            return self._early.pop(rid)
+        deadline = time.monotonic() + (self.timeout_ms if timeout_ms is None else timeout_ms) / 1000
+        while True:
+            left = max(1, int((deadline - time.monotonic()) * 1000))
+            r = self.recv(left)
+            if r["id"] == rid:
+                return r
+            self._early[r["id"]] = r
+
+    def call(self, op, payload=None, **fields):
+        return self.recv_id(self.send(op, payload, **fields))
+
+    # ---- conveniences ----
+    def put(self, key, data, ver=1, ts=None, etag=b"", meta=None, crc=None):
+        f = {"key": key, "ver": ver, "ts": ts if ts is not None else int(time.time() * 1e6),
+             "crc": crc32c(data) if crc is None else crc}
+        if etag is not None:
+            f["etag"] = etag
+        if meta is not None:
+            f["meta"] = meta
+        return self.call("PUT", data, **f)
+
+    def get(self, key, off=None, length=None):
+        f = {"key": key}
+        if off is not None:
+            f["off"] = off
+        if length is not None:
+            f["len"] = length
+        return self.call("GET", **f)
+
+    def head(self, key):
+        return self.call("HEAD", key=key)
+
+    def delete(self, key, ver, ts):
+        return self.call("DELETE", key=key, ver=ver, ts=ts)
+
+    def list(self, prefix=b"", after=None, limit=1000):
+        f = {"prefix": prefix, "limit": limit}
+        if after is not None:
+            f["after"] = after
+        return self.call("LIST", **f)
+
+    def stats(self):
+        r = self.call("STATS")
+        return r["stats"] if r.st == 0 else None
+
+
+# ---- test support: start a real cairn-storage on a free loopback port ----
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class StorageNode:
+    """A cairn-storage process with a generated config in a temp dir. Use as
+    a context manager; the process is always stopped and the dir removed."""
+
+    def __init__(self, settings=None, data_dir=None):
+        self.bin = os.path.join(os.environ.get("CAIRN_BIN", "build/bin"), "cairn-storage")
+        self.tmp = tempfile.mkdtemp(prefix="cairn-sn-")
+        self.data_dir = data_dir or os.path.join(self.tmp, "data")
+        self.settings = {"node_id": "sn-test", "data_dir": self.data_dir, "io_threads": 4,
+                         "log_level": "info"}
+        self.settings.update(settings or {})
+        self.proc = None
+        self.log_path = os.path.join(self.tmp, "node.log")
+        self.start()
+
+    def start(self):
+        self.port = free_port()
+        self.endpoint = "tcp://127.0.0.1:%d" % self.port
+        self.settings["listen"] = self.endpoint
+        cfg = os.path.join(self.tmp, "storage.conf")
+        with open(cfg, "w") as f:
+            for k, v in self.settings.items():
+                f.write("%s = %s\n" % (k, v))
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([self.bin, "--config", cfg], stdout=self.log,
+                                     stderr=self.log)
+        c = Client(self.endpoint, timeout_ms=500)
+        deadline = time.monotonic() + 60
+        try:
+            while True:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("cairn-storage exited %d:\n%s" % (self.proc.returncode,
+                                                                         self.log_text()))
+                try:
+                    if c.call("PING").st == 0:
+                        return
+                except TimeoutError:
+                    c.close()
+                    c = Client(self.endpoint, timeout_ms=500)
+                if time.monotonic() > deadline:
+                    raise RuntimeError("cairn-storage did not answer PING:\n" + self.log_text())
+        finally:
+            c.close()
+
+    def client(self, timeout_ms=30000):
+        return Client(self.endpoint, timeout_ms=timeout_ms)
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def stop(self, timeout=60):
+        """SIGTERM and wait; returns the exit code."""
+        if self.proc is None:
+            return None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.proc = None
+        self.log.close()
+        return rc
+
+    def kill9(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            self.log.close()
+
+    def container_files(self):
+        d = os.path.join(self.data_dir, "containers")
+        return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".cnr"))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill9() if exc[0] is not None else self.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return False
