@@ -173,6 +173,10 @@ static int sn_handler_list_cb(void *arg, const uint8_t *key, uint32_t klen,
 static void sn_handler_list(struct sn_job *j)
 {
     const struct msg *q = &j->req;
+    if (q->limit == 0) {
+        sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "limit must be 1 to max_list");
+        return;
+    }
     struct sn_handler_list l = {cn_calloc((size_t)q->limit + 1, sizeof(*l.ents)), 0};
     struct msg rep;
     char err[CN_ERR_LEN];

@@ -178,6 +178,7 @@ void sn_server_reply(struct sn_job *job, struct msg *rep, void *payload_owner,
         msgpack_sbuffer_clear(&sb);
         struct msg e;
         msg_init_reply(&e, &job->req, MSG_ST_INTERNAL);
+        e.op = 0;
         CN_ASSERT(msg_encode(&e, 1, &sb, err) == CN_OK);
         payload = NULL;
     }
@@ -214,6 +215,8 @@ void sn_server_reply_error(struct sn_job *job, enum msg_status st, const char *e
 {
     struct msg rep;
     msg_init_reply(&rep, &job->req, st);
+    if (strcmp(msg_op_str(rep.op), "?") == 0)
+        rep.op = 0;   /* an op the schema does not know cannot be echoed */
     if (err != NULL && err[0] != '\0') {
         rep.err.ptr = (const uint8_t *)err;
         rep.err.len = (uint32_t)CN_MIN(strlen(err), 1024u);
