@@ -1,0 +1,82 @@
+/* Gnuplot script for summary.png (see plot.h). */
+#include "plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int bench_plot_script(const char *dir, const struct bench_settings *s, char err[CN_ERR_LEN])
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/summary.gp", dir);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        snprintf(err, CN_ERR_LEN, "%s: %s", path, strerror(errno));
+        return CN_IO;
+    }
+    size_t panels = s->nops + 1;
+    fprintf(f,
+            "# drawn by cairn-bench; rerun with: gnuplot summary.gp\n"
+            "set terminal png size 1000,%zu\n"
+            "set output 'summary.png'\n"
+            "set datafile separator ','\n"
+            "set grid\n"
+            "set key outside right top\n"
+            "set xlabel 'elapsed (s)'\n"
+            "set yrange [0:*]\n"
+            "set multiplot layout %zu,1\n"
+            "set title 'throughput'\n"
+            "set ylabel 'ops/s'\n"
+            "plot 'summary.csv' skip 1 using 1:($4/$2) with linespoints title 'ok', \\\n"
+            "     '' skip 1 using 1:($5/$2) with linespoints title 'errors'\n",
+            300 * panels, panels);
+    static const char *const names[] = {"mean", "median", "95th", "99th", "99.9th", "max"};
+    for (size_t i = 0; i < s->nops; i++) {
+        fprintf(f, "set title '%s latency'\nset ylabel 'ms'\nplot ", s->ops[i].label);
+        for (int c = 0; c < 6; c++)
+            fprintf(f, "%s'%s_latencies.csv' skip 1 using 1:($%d/1000) with lines title '%s'",
+                    c ? ", \\\n     " : "", s->ops[i].label, 5 + c, names[c]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "unset multiplot\n");
+    if (ferror(f) || fclose(f) != 0) {
+        snprintf(err, CN_ERR_LEN, "%s: write failed", path);
+        return CN_IO;
+    }
+    return CN_OK;
+}
+
+int bench_plot_draw(const char *dir, char err[CN_ERR_LEN])
+{
+    if (access("/usr/bin/gnuplot", X_OK) != 0 && access("/usr/local/bin/gnuplot", X_OK) != 0) {
+        snprintf(err, CN_ERR_LEN, "gnuplot is not installed (apt-get install gnuplot-nox); "
+                 "no summary.png, the script is %s/summary.gp", dir);
+        return CN_NOTFOUND;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, CN_ERR_LEN, "fork: %s", strerror(errno));
+        return CN_ERR;
+    }
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+        }
+        if (chdir(dir) == 0)
+            execlp("gnuplot", "gnuplot", "summary.gp", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, CN_ERR_LEN, "gnuplot failed on %s/summary.gp (status %d)", dir, status);
+        return CN_ERR;
+    }
+    return CN_OK;
+}
