@@ -502,11 +502,11 @@ static int sn_store_recover_record(struct sn_store *s, struct sn_apply *a,
 static int sn_store_recover_commit(struct sn_store *s, struct sn_apply *a,
                                    char err[CN_ERR_LEN])
 {
-    int rc = sn_writer_apply_commit(s, a, 1, err);
+    /* the LevelDB batch holds its own copies of the keys */
     for (size_t i = 0; i < a->n; i++)
         cn_free((void *)(uintptr_t)a->ents[i].key);
     a->n = 0;
-    return rc;
+    return sn_writer_apply_commit(s, a, 1, err);
 }
 
 /* Scans c past indexed_upto: indexes every complete, verified record and
