@@ -79,6 +79,13 @@ void gw_aws_chunked_free(struct gw_aws_chunked *d);
 int gw_aws_chunked_feed(struct gw_aws_chunked *d, const char *in, size_t len, size_t *used,
                         gw_aws_chunked_data_cb cb, void *arg, enum gw_s3_err *err);
 
+/* Call when the HTTP body ended while _feed() still answered CN_AGAIN.
+ * Some clients end a trailer without the final empty line; when every
+ * announced trailer (and its signature) was received this returns CN_DONE,
+ * otherwise CN_INVAL with *err = IncompleteBody. After any other result of
+ * _feed() it returns that result again. */
+int gw_aws_chunked_finish(struct gw_aws_chunked *d, enum gw_s3_err *err);
+
 /* Decoded bytes handed to cb so far. */
 uint64_t gw_aws_chunked_decoded_bytes(const struct gw_aws_chunked *d);
 

@@ -164,8 +164,10 @@ struct gw_sigv4_auth {
 /* Parses an Authorization header value. CN_OK and *out, CN_NOTFOUND when it
  * is not an AWS4-HMAC-SHA256 header at all (other scheme), or CN_INVAL with
  * res->err/message (AuthorizationHeaderMalformed and friends). Checks form
- * only: lengths, characters, five credential parts, service "s3", terminal
- * "aws4_request", signed header names lower-case and sorted, a 64-hex
+ * only: lengths, characters, credential parts (the access key is what
+ * precedes the last four '/'), an 8-digit date, service "s3", terminal
+ * "aws4_request", signed header names non-empty lower-case tokens (in the
+ * order given: the canonical request follows it), a 64-char lower-case hex
  * signature. */
 int gw_sigv4_parse_authorization(const char *value, size_t len, struct gw_sigv4_auth *out,
                                  struct gw_sigv4_result *res);

@@ -1,0 +1,685 @@
+/* XML writer over evbuffer and the expat-based request-body parsers. The
+ * parsers share one SAX frame (gw_xml_sax) that enforces the limits and
+ * tracks, per depth, which known element is open; each body type adds a
+ * start/end pair that checks the structure and collects the values. */
+#include "xml.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <expat.h>
+
+#include "cn/alloc.h"
+#include "cn/rc.h"
+#include "s3_names.h"
+
+/* ---- writer ---------------------------------------------------------- */
+
+int gw_xml_escape(struct evbuffer *out, const char *text, size_t len)
+{
+    size_t run = 0; /* start of the pending run of bytes that need no escape */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        const char *rep = NULL;
+        char num[8];
+        switch (c) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&apos;"; break;
+        default:
+            if (c < 0x20 && c != '\t' && c != '\n') {
+                snprintf(num, sizeof(num), "&#x%X;", c);
+                rep = num;
+            }
+        }
+        if (rep == NULL)
+            continue;
+        if (i > run && evbuffer_add(out, text + run, i - run) != 0)
+            return CN_ERR;
+        if (evbuffer_add(out, rep, strlen(rep)) != 0)
+            return CN_ERR;
+        run = i + 1;
+    }
+    if (len > run && evbuffer_add(out, text + run, len - run) != 0)
+        return CN_ERR;
+    return CN_OK;
+}
+
+void gw_xml_writer_init(struct gw_xml_writer *w, struct evbuffer *out)
+{
+    static const char decl[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    memset(w, 0, sizeof(*w));
+    w->out = out;
+    if (evbuffer_add(out, decl, sizeof(decl) - 1) != 0)
+        w->failed = 1;
+}
+
+void gw_xml_open_ns(struct gw_xml_writer *w, const char *name, const char *xmlns)
+{
+    if (w->failed)
+        return;
+    if (w->depth >= GW_XML_MAX_DEPTH) {
+        w->failed = 1;
+        return;
+    }
+    if (evbuffer_add_printf(w->out, "<%s", name) < 0) {
+        w->failed = 1;
+        return;
+    }
+    if (xmlns != NULL) {
+        if (evbuffer_add(w->out, " xmlns=\"", 8) != 0 ||
+            gw_xml_escape(w->out, xmlns, strlen(xmlns)) != CN_OK ||
+            evbuffer_add(w->out, "\"", 1) != 0) {
+            w->failed = 1;
+            return;
+        }
+    }
+    if (evbuffer_add(w->out, ">", 1) != 0) {
+        w->failed = 1;
+        return;
+    }
+    w->stack[w->depth++] = name;
+}
+
+void gw_xml_open(struct gw_xml_writer *w, const char *name)
+{
+    gw_xml_open_ns(w, name, NULL);
+}
+
+void gw_xml_close(struct gw_xml_writer *w)
+{
+    if (w->failed)
+        return;
+    if (w->depth == 0) {
+        w->failed = 1;
+        return;
+    }
+    const char *name = w->stack[--w->depth];
+    if (evbuffer_add_printf(w->out, "</%s>", name) < 0)
+        w->failed = 1;
+}
+
+void gw_xml_elem(struct gw_xml_writer *w, const char *name, const char *text, size_t len)
+{
+    if (w->failed)
+        return;
+    if (evbuffer_add_printf(w->out, "<%s>", name) < 0 ||
+        gw_xml_escape(w->out, text, len) != CN_OK ||
+        evbuffer_add_printf(w->out, "</%s>", name) < 0)
+        w->failed = 1;
+}
+
+void gw_xml_elem_str(struct gw_xml_writer *w, const char *name, const char *text)
+{
+    gw_xml_elem(w, name, text != NULL ? text : "", text != NULL ? strlen(text) : 0);
+}
+
+void gw_xml_elem_u64(struct gw_xml_writer *w, const char *name, uint64_t v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%" PRIu64, v);
+    gw_xml_elem(w, name, num, (size_t)n);
+}
+
+void gw_xml_elem_i64(struct gw_xml_writer *w, const char *name, int64_t v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%" PRId64, v);
+    gw_xml_elem(w, name, num, (size_t)n);
+}
+
+void gw_xml_elem_bool(struct gw_xml_writer *w, const char *name, int v)
+{
+    gw_xml_elem_str(w, name, v ? "true" : "false");
+}
+
+void gw_xml_elem_time_ms(struct gw_xml_writer *w, const char *name, int64_t ms)
+{
+    char t[GW_S3_NAMES_ISO8601_LEN];
+    gw_s3_names_iso8601_format(ms, t);
+    gw_xml_elem(w, name, t, strlen(t));
+}
+
+void gw_xml_empty(struct gw_xml_writer *w, const char *name)
+{
+    if (w->failed)
+        return;
+    if (evbuffer_add_printf(w->out, "<%s/>", name) < 0)
+        w->failed = 1;
+}
+
+int gw_xml_writer_finish(struct gw_xml_writer *w)
+{
+    return w->failed || w->depth != 0 ? CN_ERR : CN_OK;
+}
+
+/* ---- parser frame ---------------------------------------------------- */
+
+/* The elements the parsers know; everything else is GW_XML_TAG_OTHER. */
+enum gw_xml_tag {
+    GW_XML_TAG_OTHER = 0,
+    GW_XML_TAG_DELETE,
+    GW_XML_TAG_QUIET,
+    GW_XML_TAG_OBJECT,
+    GW_XML_TAG_KEY,
+    GW_XML_TAG_VERSION_ID,
+    GW_XML_TAG_COMPLETE,
+    GW_XML_TAG_PART,
+    GW_XML_TAG_PART_NUMBER,
+    GW_XML_TAG_ETAG,
+    GW_XML_TAG_CK_CRC32,
+    GW_XML_TAG_CK_CRC32C,
+    GW_XML_TAG_CK_CRC64NVME,
+    GW_XML_TAG_CK_SHA1,
+    GW_XML_TAG_CK_SHA256,
+    GW_XML_TAG_CREATE_BUCKET,
+    GW_XML_TAG_LOCATION,
+};
+
+static const char *const gw_xml_tag_names[] = {
+    [GW_XML_TAG_DELETE] = "Delete",
+    [GW_XML_TAG_QUIET] = "Quiet",
+    [GW_XML_TAG_OBJECT] = "Object",
+    [GW_XML_TAG_KEY] = "Key",
+    [GW_XML_TAG_VERSION_ID] = "VersionId",
+    [GW_XML_TAG_COMPLETE] = "CompleteMultipartUpload",
+    [GW_XML_TAG_PART] = "Part",
+    [GW_XML_TAG_PART_NUMBER] = "PartNumber",
+    [GW_XML_TAG_ETAG] = "ETag",
+    [GW_XML_TAG_CK_CRC32] = "ChecksumCRC32",
+    [GW_XML_TAG_CK_CRC32C] = "ChecksumCRC32C",
+    [GW_XML_TAG_CK_CRC64NVME] = "ChecksumCRC64NVME",
+    [GW_XML_TAG_CK_SHA1] = "ChecksumSHA1",
+    [GW_XML_TAG_CK_SHA256] = "ChecksumSHA256",
+    [GW_XML_TAG_CREATE_BUCKET] = "CreateBucketConfiguration",
+    [GW_XML_TAG_LOCATION] = "LocationConstraint",
+};
+
+/* Text of one leaf element; a key is at most 1024 bytes, so 8 KiB leaves
+ * room for the caller to answer KeyTooLongError per key. */
+#define GW_XML_TEXT_MAX 8192
+/* Separator expat puts between a namespace URI and the local name. */
+#define GW_XML_NS_SEP ' '
+
+struct gw_xml_sax;
+typedef void (*gw_xml_start_cb)(struct gw_xml_sax *s, enum gw_xml_tag tag);
+typedef void (*gw_xml_end_cb)(struct gw_xml_sax *s, enum gw_xml_tag tag);
+
+struct gw_xml_sax {
+    XML_Parser parser;
+    int depth;                         /* open elements, root = 1 */
+    size_t n_elems, max_elems;
+    enum gw_s3_err err;                /* first error; stops the parse */
+    enum gw_xml_tag tags[GW_XML_MAX_DEPTH_IN + 1]; /* tags[d] open at depth d */
+    char text[GW_XML_TEXT_MAX];
+    size_t text_len;
+    gw_xml_start_cb start;
+    gw_xml_end_cb end;
+    void *user;
+};
+
+/* Stops the parse with e (the first error wins). */
+static void gw_xml_sax_fail(struct gw_xml_sax *s, enum gw_s3_err e)
+{
+    if (s->err == GW_S3_OK) {
+        s->err = e;
+        XML_StopParser(s->parser, XML_FALSE);
+    }
+}
+
+static enum gw_xml_tag gw_xml_tag_lookup(const char *name)
+{
+    const char *local = strrchr(name, GW_XML_NS_SEP);
+    local = local != NULL ? local + 1 : name;
+    for (size_t i = 1; i < CN_ARRAY_LEN(gw_xml_tag_names); i++)
+        if (strcmp(local, gw_xml_tag_names[i]) == 0)
+            return (enum gw_xml_tag)i;
+    return GW_XML_TAG_OTHER;
+}
+
+static void XMLCALL gw_xml_sax_start(void *arg, const XML_Char *name, const XML_Char **attrs)
+{
+    struct gw_xml_sax *s = arg;
+    (void)attrs;
+    if (s->err != GW_S3_OK)
+        return;
+    if (s->depth >= GW_XML_MAX_DEPTH_IN || ++s->n_elems > s->max_elems) {
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        return;
+    }
+    enum gw_xml_tag tag = gw_xml_tag_lookup(name);
+    s->tags[++s->depth] = tag;
+    s->text_len = 0;
+    s->start(s, tag);
+}
+
+static void XMLCALL gw_xml_sax_end(void *arg, const XML_Char *name)
+{
+    struct gw_xml_sax *s = arg;
+    (void)name;
+    if (s->err != GW_S3_OK)
+        return;
+    s->end(s, s->tags[s->depth]);
+    s->depth--;
+    s->text_len = 0; /* text between siblings is not a value */
+}
+
+static void XMLCALL gw_xml_sax_text(void *arg, const XML_Char *t, int len)
+{
+    struct gw_xml_sax *s = arg;
+    if (s->err != GW_S3_OK || len <= 0)
+        return;
+    if ((size_t)len > sizeof(s->text) - s->text_len) {
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        return;
+    }
+    memcpy(s->text + s->text_len, t, (size_t)len);
+    s->text_len += (size_t)len;
+}
+
+/* A DOCTYPE or an entity declaration: refused outright, so no entity
+ * expansion (billion laughs) and no external fetch can happen. */
+static void XMLCALL gw_xml_sax_doctype(void *arg, const XML_Char *name, const XML_Char *sysid,
+                                       const XML_Char *pubid, int has_internal)
+{
+    (void)name, (void)sysid, (void)pubid, (void)has_internal;
+    gw_xml_sax_fail(arg, GW_S3_MALFORMED_XML);
+}
+
+static void XMLCALL gw_xml_sax_entity(void *arg, const XML_Char *name, int is_param,
+                                      const XML_Char *value, int value_len,
+                                      const XML_Char *base, const XML_Char *sysid,
+                                      const XML_Char *pubid, const XML_Char *notation)
+{
+    (void)name, (void)is_param, (void)value, (void)value_len, (void)base;
+    (void)sysid, (void)pubid, (void)notation;
+    gw_xml_sax_fail(arg, GW_S3_MALFORMED_XML);
+}
+
+/* Runs expat over body with s's callbacks. Returns CN_OK, or CN_INVAL with
+ * s->err set. */
+static int gw_xml_sax_run(struct gw_xml_sax *s, const char *body, size_t len)
+{
+    if (len > INT32_MAX) {
+        s->err = GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED;
+        return CN_INVAL;
+    }
+    s->parser = XML_ParserCreateNS(NULL, GW_XML_NS_SEP);
+    if (s->parser == NULL) {
+        s->err = GW_S3_INTERNAL_ERROR;
+        return CN_INVAL;
+    }
+    XML_SetUserData(s->parser, s);
+    XML_SetElementHandler(s->parser, gw_xml_sax_start, gw_xml_sax_end);
+    XML_SetCharacterDataHandler(s->parser, gw_xml_sax_text);
+    XML_SetStartDoctypeDeclHandler(s->parser, gw_xml_sax_doctype);
+    XML_SetEntityDeclHandler(s->parser, gw_xml_sax_entity);
+    XML_SetParamEntityParsing(s->parser, XML_PARAM_ENTITY_PARSING_NEVER);
+    enum XML_Status st = XML_Parse(s->parser, body, (int)len, XML_TRUE);
+    if (st != XML_STATUS_OK && s->err == GW_S3_OK)
+        s->err = GW_S3_MALFORMED_XML;
+    XML_ParserFree(s->parser);
+    s->parser = NULL;
+    return s->err == GW_S3_OK ? CN_OK : CN_INVAL;
+}
+
+/* The collected text with leading and trailing XML white space removed. */
+static void gw_xml_sax_trimmed(const struct gw_xml_sax *s, const char **p, size_t *len)
+{
+    const char *b = s->text, *e = s->text + s->text_len;
+    while (b < e && (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r'))
+        b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+        e--;
+    *p = b;
+    *len = (size_t)(e - b);
+}
+
+/* The tag open one level above the current element. */
+static enum gw_xml_tag gw_xml_sax_parent(const struct gw_xml_sax *s)
+{
+    return s->depth >= 2 ? s->tags[s->depth - 1] : GW_XML_TAG_OTHER;
+}
+
+/* ---- Delete ---------------------------------------------------------- */
+
+struct gw_xml_delete_state {
+    struct gw_xml_delete *d;
+    size_t cap;
+    int seen_quiet;
+    int n_key, n_version;   /* in the current <Object> */
+};
+
+static void gw_xml_delete_start(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_delete_state *st = s->user;
+    if (s->depth == 1) {
+        if (tag != GW_XML_TAG_DELETE)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        return;
+    }
+    if (s->depth == 2 && tag == GW_XML_TAG_OBJECT) {
+        struct gw_xml_delete *d = st->d;
+        if (d->n_objects == GW_XML_DELETE_MAX_OBJECTS) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        if (d->n_objects == st->cap) {
+            st->cap = st->cap ? st->cap * 2 : 16;
+            d->objects = cn_realloc(d->objects, st->cap * sizeof(*d->objects));
+        }
+        memset(&d->objects[d->n_objects++], 0, sizeof(*d->objects));
+        st->n_key = st->n_version = 0;
+    }
+}
+
+static void gw_xml_delete_end(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_delete_state *st = s->user;
+    struct gw_xml_delete *d = st->d;
+    enum gw_xml_tag parent = gw_xml_sax_parent(s);
+    if (s->depth == 2 && tag == GW_XML_TAG_QUIET) {
+        const char *v;
+        size_t n;
+        gw_xml_sax_trimmed(s, &v, &n);
+        if (st->seen_quiet++ || !((n == 4 && strncasecmp(v, "true", 4) == 0) ||
+                                  (n == 5 && strncasecmp(v, "false", 5) == 0))) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        d->quiet = n == 4;
+    } else if (s->depth == 2 && tag == GW_XML_TAG_OBJECT) {
+        if (st->n_key != 1)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+    } else if (s->depth == 3 && parent == GW_XML_TAG_OBJECT && tag == GW_XML_TAG_KEY) {
+        struct gw_xml_delete_obj *o = &d->objects[d->n_objects - 1];
+        if (st->n_key++) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        o->key = cn_strndup(s->text, s->text_len); /* keys keep their spaces */
+        o->key_len = s->text_len;
+    } else if (s->depth == 3 && parent == GW_XML_TAG_OBJECT && tag == GW_XML_TAG_VERSION_ID) {
+        struct gw_xml_delete_obj *o = &d->objects[d->n_objects - 1];
+        const char *v;
+        size_t n;
+        gw_xml_sax_trimmed(s, &v, &n);
+        if (st->n_version++) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        o->version_id = cn_strndup(v, n);
+        o->version_id_len = n;
+    }
+}
+
+void gw_xml_delete_fini(struct gw_xml_delete *d)
+{
+    for (size_t i = 0; i < d->n_objects; i++) {
+        cn_free(d->objects[i].key);
+        cn_free(d->objects[i].version_id);
+    }
+    cn_free(d->objects);
+    memset(d, 0, sizeof(*d));
+}
+
+int gw_xml_parse_delete(const char *body, size_t len, struct gw_xml_delete *out,
+                        enum gw_s3_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (len > GW_XML_DELETE_MAX_BYTES) {
+        *err = GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED;
+        return CN_TOOBIG;
+    }
+    struct gw_xml_delete_state st = {.d = out};
+    struct gw_xml_sax *s = cn_calloc(1, sizeof(*s));
+    s->max_elems = 4 * GW_XML_DELETE_MAX_OBJECTS + 16;
+    s->start = gw_xml_delete_start;
+    s->end = gw_xml_delete_end;
+    s->user = &st;
+    int rc = gw_xml_sax_run(s, body, len);
+    if (rc == CN_OK && out->n_objects == 0) {
+        s->err = GW_S3_MALFORMED_XML;
+        rc = CN_INVAL;
+    }
+    *err = s->err;
+    cn_free(s);
+    if (rc != CN_OK)
+        gw_xml_delete_fini(out);
+    return rc;
+}
+
+/* ---- CompleteMultipartUpload ----------------------------------------- */
+
+struct gw_xml_complete_state {
+    struct gw_xml_complete *c;
+    size_t cap;
+    int n_number, n_etag;   /* in the current <Part> */
+};
+
+static void gw_xml_complete_start(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_complete_state *st = s->user;
+    if (s->depth == 1) {
+        if (tag != GW_XML_TAG_COMPLETE)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        return;
+    }
+    if (s->depth == 2 && tag == GW_XML_TAG_PART) {
+        struct gw_xml_complete *c = st->c;
+        if (c->n_parts == GW_XML_COMPLETE_MAX_PARTS) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        if (c->n_parts == st->cap) {
+            st->cap = st->cap ? st->cap * 2 : 16;
+            c->parts = cn_realloc(c->parts, st->cap * sizeof(*c->parts));
+        }
+        memset(&c->parts[c->n_parts++], 0, sizeof(*c->parts));
+        st->n_number = st->n_etag = 0;
+    }
+}
+
+/* Decimal part number; 0 when not a plain decimal of at most 9 digits (the
+ * range check comes after, so 0 and 10001 both reach it). */
+static int gw_xml_part_number(const char *v, size_t n, uint32_t *out)
+{
+    if (n == 0 || n > 9)
+        return CN_INVAL;
+    uint32_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return CN_INVAL;
+        x = x * 10 + (uint32_t)(v[i] - '0');
+    }
+    *out = x;
+    return CN_OK;
+}
+
+/* Sets *slot to a copy of the trimmed text; a second value is an error. */
+static void gw_xml_complete_string(struct gw_xml_sax *s, char **slot, size_t *slot_len)
+{
+    const char *v;
+    size_t n;
+    gw_xml_sax_trimmed(s, &v, &n);
+    if (*slot != NULL) {
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        return;
+    }
+    *slot = cn_strndup(v, n);
+    if (slot_len != NULL)
+        *slot_len = n;
+}
+
+static void gw_xml_complete_etag(struct gw_xml_sax *s, struct gw_xml_part *p)
+{
+    const char *v;
+    size_t n;
+    gw_xml_sax_trimmed(s, &v, &n);
+    if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+        v++;
+        n -= 2;
+    }
+    p->etag = cn_strndup(v, n);
+    p->etag_len = n;
+}
+
+static void gw_xml_complete_end_part(struct gw_xml_sax *s, struct gw_xml_complete_state *st)
+{
+    struct gw_xml_complete *c = st->c;
+    if (st->n_number != 1 || st->n_etag != 1) {
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        return;
+    }
+    uint32_t num = c->parts[c->n_parts - 1].part_number;
+    if (num < 1 || num > GW_XML_COMPLETE_MAX_PARTS) {
+        gw_xml_sax_fail(s, GW_S3_INVALID_ARGUMENT);
+        return;
+    }
+    if (c->n_parts > 1 && c->parts[c->n_parts - 2].part_number >= num)
+        gw_xml_sax_fail(s, GW_S3_INVALID_PART_ORDER);
+}
+
+static void gw_xml_complete_end(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_complete_state *st = s->user;
+    if (s->depth == 2 && tag == GW_XML_TAG_PART) {
+        gw_xml_complete_end_part(s, st);
+        return;
+    }
+    if (s->depth != 3 || gw_xml_sax_parent(s) != GW_XML_TAG_PART)
+        return;
+    struct gw_xml_part *p = &st->c->parts[st->c->n_parts - 1];
+    const char *v;
+    size_t n;
+    switch (tag) {
+    case GW_XML_TAG_PART_NUMBER:
+        gw_xml_sax_trimmed(s, &v, &n);
+        if (st->n_number++ || gw_xml_part_number(v, n, &p->part_number) != CN_OK)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        break;
+    case GW_XML_TAG_ETAG:
+        if (st->n_etag++)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        else
+            gw_xml_complete_etag(s, p);
+        break;
+    case GW_XML_TAG_CK_CRC32: gw_xml_complete_string(s, &p->checksum_crc32, NULL); break;
+    case GW_XML_TAG_CK_CRC32C: gw_xml_complete_string(s, &p->checksum_crc32c, NULL); break;
+    case GW_XML_TAG_CK_CRC64NVME: gw_xml_complete_string(s, &p->checksum_crc64nvme, NULL); break;
+    case GW_XML_TAG_CK_SHA1: gw_xml_complete_string(s, &p->checksum_sha1, NULL); break;
+    case GW_XML_TAG_CK_SHA256: gw_xml_complete_string(s, &p->checksum_sha256, NULL); break;
+    default:
+        break;
+    }
+}
+
+void gw_xml_complete_fini(struct gw_xml_complete *c)
+{
+    for (size_t i = 0; i < c->n_parts; i++) {
+        struct gw_xml_part *p = &c->parts[i];
+        cn_free(p->etag);
+        cn_free(p->checksum_crc32);
+        cn_free(p->checksum_crc32c);
+        cn_free(p->checksum_crc64nvme);
+        cn_free(p->checksum_sha1);
+        cn_free(p->checksum_sha256);
+    }
+    cn_free(c->parts);
+    memset(c, 0, sizeof(*c));
+}
+
+int gw_xml_parse_complete(const char *body, size_t len, struct gw_xml_complete *out,
+                          enum gw_s3_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (len > GW_XML_COMPLETE_MAX_BYTES) {
+        *err = GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED;
+        return CN_TOOBIG;
+    }
+    struct gw_xml_complete_state st = {.c = out};
+    struct gw_xml_sax *s = cn_calloc(1, sizeof(*s));
+    s->max_elems = 8 * GW_XML_COMPLETE_MAX_PARTS + 16;
+    s->start = gw_xml_complete_start;
+    s->end = gw_xml_complete_end;
+    s->user = &st;
+    int rc = gw_xml_sax_run(s, body, len);
+    if (rc == CN_OK && out->n_parts == 0) {
+        s->err = GW_S3_MALFORMED_XML;
+        rc = CN_INVAL;
+    }
+    *err = s->err;
+    cn_free(s);
+    if (rc != CN_OK)
+        gw_xml_complete_fini(out);
+    return rc;
+}
+
+/* ---- CreateBucketConfiguration --------------------------------------- */
+
+struct gw_xml_create_state {
+    char *location;
+    int seen;
+};
+
+static void gw_xml_create_start(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    if (s->depth == 1 && tag != GW_XML_TAG_CREATE_BUCKET)
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+}
+
+static void gw_xml_create_end(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_create_state *st = s->user;
+    if (s->depth != 2 || tag != GW_XML_TAG_LOCATION)
+        return;
+    const char *v;
+    size_t n;
+    gw_xml_sax_trimmed(s, &v, &n);
+    if (st->seen++) {
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        return;
+    }
+    if (n > GW_XML_LOCATION_MAX) {
+        gw_xml_sax_fail(s, GW_S3_INVALID_LOCATION_CONSTRAINT);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!isalnum((unsigned char)v[i]) && v[i] != '-' && v[i] != '_') {
+            gw_xml_sax_fail(s, GW_S3_INVALID_LOCATION_CONSTRAINT);
+            return;
+        }
+    }
+    memcpy(st->location, v, n);
+    st->location[n] = '\0';
+}
+
+int gw_xml_parse_create_bucket(const char *body, size_t len,
+                               char location[GW_XML_LOCATION_MAX + 1], enum gw_s3_err *err)
+{
+    location[0] = '\0';
+    *err = GW_S3_OK;
+    if (len == 0)
+        return CN_OK;
+    if (len > GW_XML_CREATE_BUCKET_MAX_BYTES) {
+        *err = GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED;
+        return CN_TOOBIG;
+    }
+    struct gw_xml_create_state st = {.location = location};
+    struct gw_xml_sax *s = cn_calloc(1, sizeof(*s));
+    s->max_elems = 256;
+    s->start = gw_xml_create_start;
+    s->end = gw_xml_create_end;
+    s->user = &st;
+    int rc = gw_xml_sax_run(s, body, len);
+    *err = s->err;
+    cn_free(s);
+    if (rc != CN_OK)
+        location[0] = '\0';
+    return rc;
+}
