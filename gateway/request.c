@@ -1,0 +1,201 @@
+/* The handler-facing side of a request: holds, head lookups, the body
+ * stream and the response writer. The connection state machine is conn.c. */
+#include "request.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/bufferevent.h>
+
+#include "conn.h"
+#include "s3_names.h"
+#include "worker.h"
+
+#include "cn/log.h"
+
+void gw_conn_body_start(struct gw_conn *c);
+
+void gw_req_hold(struct gw_req *r)
+{
+    r->conn->refs++;
+}
+
+int gw_req_release(struct gw_req *r)
+{
+    struct gw_conn *c = r->conn;
+    int alive = !c->dead;
+    gw_conn_unref(c);
+    return alive;
+}
+
+const char *gw_req_header(const struct gw_req *r, const char *name, size_t *len)
+{
+    if (r->http == NULL)
+        return NULL;
+    const struct gw_http_header *h = gw_http_parser_header(r->http, name);
+    if (h == NULL)
+        return NULL;
+    if (len != NULL)
+        *len = h->value_len;
+    return h->value;
+}
+
+const struct gw_req_param *gw_req_param(const struct gw_req *r, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < r->n_params; i++)
+        if (r->params[i].name_len == n && memcmp(r->params[i].name, name, n) == 0)
+            return &r->params[i];
+    return NULL;
+}
+
+void gw_req_body_read(struct gw_req *r, gw_req_cb on_body)
+{
+    r->on_body = on_body;
+    gw_conn_body_start(r->conn);
+}
+
+void gw_req_body_consumed(struct gw_req *r)
+{
+    gw_conn_kick(r->conn);
+}
+
+void gw_req_reply_start(struct gw_req *r, int status)
+{
+    static const struct {
+        int code;
+        const char *text;
+    } reasons[] = {
+        {200, "OK"}, {204, "No Content"}, {206, "Partial Content"},
+        {304, "Not Modified"}, {400, "Bad Request"}, {403, "Forbidden"},
+        {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
+        {411, "Length Required"}, {412, "Precondition Failed"},
+        {416, "Requested Range Not Satisfiable"}, {500, "Internal Server Error"},
+        {501, "Not Implemented"}, {503, "Service Unavailable"},
+    };
+    const char *reason = "Unknown";
+    for (size_t i = 0; i < CN_ARRAY_LEN(reasons); i++)
+        if (reasons[i].code == status)
+            reason = reasons[i].text;
+    r->status = status;
+    evbuffer_drain(r->hdrs, evbuffer_get_length(r->hdrs));
+    char date[GW_S3_NAMES_HTTP_DATE_LEN];
+    gw_s3_names_http_date_format(time(NULL), date);
+    evbuffer_add_printf(r->hdrs,
+                        "HTTP/1.1 %d %s\r\nDate: %s\r\nServer: cairn\r\n"
+                        "x-amz-request-id: %s\r\nx-amz-id-2: %s\r\n",
+                        status, reason, date, r->id_str, r->id_str);
+}
+
+void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len)
+{
+    evbuffer_add_printf(r->hdrs, "%s: ", name);
+    evbuffer_add(r->hdrs, value, len);
+    evbuffer_add(r->hdrs, "\r\n", 2);
+}
+
+void gw_req_reply_headerf(struct gw_req *r, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    evbuffer_add_printf(r->hdrs, "%s: ", name);
+    va_start(ap, fmt);
+    evbuffer_add_vprintf(r->hdrs, fmt, ap);
+    va_end(ap);
+    evbuffer_add(r->hdrs, "\r\n", 2);
+}
+
+void gw_req_reply_send_headers(struct gw_req *r, uint64_t length)
+{
+    struct gw_conn *c = r->conn;
+    CN_ASSERT(!r->headers_sent);
+    r->headers_sent = 1;
+    /* an unread request body makes the connection unusable afterwards */
+    if (!r->body_done || r->body_failed)
+        r->close_after = 1;
+    if (r->status != 304 && r->status != 204)
+        evbuffer_add_printf(r->hdrs, "Content-Length: %llu\r\n", (unsigned long long)length);
+    evbuffer_add_printf(r->hdrs, "Connection: %s\r\n\r\n", r->close_after ? "close" : "keep-alive");
+    if (!c->dead)
+        evbuffer_add_buffer(bufferevent_get_output(c->bev), r->hdrs);
+    else
+        evbuffer_drain(r->hdrs, evbuffer_get_length(r->hdrs));
+}
+
+struct evbuffer *gw_req_reply_body(struct gw_req *r)
+{
+    struct gw_conn *c = r->conn;
+    if (r->head_only || c->dead) {
+        evbuffer_drain(c->sink, evbuffer_get_length(c->sink));
+        return c->sink;
+    }
+    return bufferevent_get_output(c->bev);
+}
+
+int gw_req_output_full(const struct gw_req *r)
+{
+    struct gw_conn *c = r->conn;
+    if (c->dead)
+        return 0;
+    return evbuffer_get_length(bufferevent_get_output(c->bev)) >
+           (size_t)c->worker->cfg->http_output_high_water;
+}
+
+void gw_req_on_drain(struct gw_req *r, gw_req_cb cb)
+{
+    r->on_drain = cb;
+}
+
+void gw_req_reply_end(struct gw_req *r)
+{
+    CN_ASSERT(r->headers_sent && !r->finished);
+    r->finished = 1;
+    CN_LOGR(CN_LOG_INFO, r->id, "%s %.*s -> %d", r->http != NULL ? r->http->method : "-",
+            r->http != NULL ? (int)r->http->target_len : 1,
+            r->http != NULL ? r->http->target : "-", r->status);
+    gw_conn_request_done(r->conn);
+}
+
+void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc)
+{
+    gw_req_reply_start(r, status);
+    gw_req_reply_header(r, "Content-Type", "application/xml", 15);
+    gw_req_reply_send_headers(r, evbuffer_get_length(doc));
+    evbuffer_add_buffer(gw_req_reply_body(r), doc);
+    gw_req_reply_end(r);
+}
+
+void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message)
+{
+    struct gw_s3_error_extra extra[2];
+    size_t n_extra = 0;
+    if (r->bucket_len > 0)
+        extra[n_extra++] = (struct gw_s3_error_extra){"BucketName", r->bucket, r->bucket_len};
+    if (r->key != NULL)
+        extra[n_extra++] = (struct gw_s3_error_extra){"Key", r->key, r->key_len};
+    struct gw_s3_error_doc doc = {
+        .err = err,
+        .message = message,
+        .resource = r->http != NULL ? r->http->path : "",
+        .resource_len = r->http != NULL ? r->http->path_len : 0,
+        .request_id = r->id_str,
+        .host_id = r->id_str,
+        .extra = extra,
+        .n_extra = n_extra,
+    };
+    CN_LOGR(CN_LOG_DEBUG, r->id, "error %s: %s", gw_s3_error_code(err),
+            message != NULL ? message : gw_s3_error_message(err));
+    struct evbuffer *body = evbuffer_new();
+    if (!r->head_only && gw_s3_error_render(&doc, body) != CN_OK)
+        evbuffer_drain(body, evbuffer_get_length(body));
+    gw_req_reply_start(r, gw_s3_error_status(err));
+    if (gw_s3_error_has_body(err))
+        gw_req_reply_header(r, "Content-Type", "application/xml", 15);
+    if (err == GW_S3_SERVICE_UNAVAILABLE || err == GW_S3_SLOW_DOWN)
+        gw_req_reply_header(r, "Retry-After", "1", 1);
+    gw_req_reply_send_headers(r, evbuffer_get_length(body));
+    evbuffer_add_buffer(gw_req_reply_body(r), body);
+    evbuffer_free(body);
+    gw_req_reply_end(r);
+}

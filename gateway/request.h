@@ -1,0 +1,131 @@
+/* One S3 request as the handlers see it: the parsed head, the S3 target
+ * (bucket, decoded key, query parameters), who signed it, the request body
+ * as a stream, and the functions that write the response. A request lives
+ * inside its connection (conn.c); handlers keep it alive across storage
+ * calls with gw_req_hold()/gw_req_release().
+ *
+ * Every handler must end in gw_req_reply_end() or gw_req_error() exactly
+ * once, and only when none of its own callbacks is pending. */
+#ifndef GW_REQUEST_H
+#define GW_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "http_parser.h"
+#include "s3_error.h"
+#include "sigv4.h"
+
+struct gw_conn;
+struct gw_worker;
+struct gw_req;
+
+typedef void (*gw_req_cb)(struct gw_req *r);
+
+/* A query parameter, percent-decoded; value "" when it had none. */
+struct gw_req_param {
+    char *name;
+    size_t name_len;
+    char *value;
+    size_t value_len;
+    int has_value;
+};
+
+struct gw_req {
+    struct gw_conn *conn;
+    struct gw_worker *worker;
+    const struct gw_http_parser *http; /* the head; valid until the request ends */
+    uint64_t id;
+    char id_str[17];
+    uint64_t start_us;
+
+    /* S3 target, filled by the router */
+    char bucket[64];
+    size_t bucket_len;
+    char *key;                 /* decoded, heap, NUL-terminated; NULL: none */
+    size_t key_len;
+    struct gw_req_param *params;
+    size_t n_params;
+    struct gw_sigv4_result auth;
+
+    /* request body, decoded from its HTTP framing */
+    struct evbuffer *body;
+    int body_done;             /* the last byte is in body (or there was none) */
+    int body_failed;           /* broken framing or the client went away */
+    uint64_t body_total;       /* bytes delivered so far */
+    gw_req_cb on_body;
+
+    /* response */
+    struct evbuffer *hdrs;     /* header lines being built */
+    int status;
+    int headers_sent;
+    int finished;
+    int head_only;             /* HEAD: no body bytes reach the client */
+    int close_after;           /* Connection: close */
+    gw_req_cb on_drain;
+
+    /* the handler's own state, freed with h_free when the request ends */
+    void *h;
+    void (*h_free)(void *h);
+    gw_req_cb then;            /* a continuation parked across one call */
+    void *bs;                  /* the body reader's state (s3_body.c) */
+    void (*bs_free)(void *bs);
+};
+
+/* ---- lifetime -------------------------------------------------------- */
+
+/* Keeps the request's memory alive across an asynchronous call. */
+void gw_req_hold(struct gw_req *r);
+/* Drops a hold. Returns 1 if the request can go on, 0 if the client is gone
+ * (then the caller must not touch r again; its memory may be freed). */
+int gw_req_release(struct gw_req *r);
+
+/* ---- the head -------------------------------------------------------- */
+
+/* A header's value (NUL-terminated) or NULL; *len its length. */
+const char *gw_req_header(const struct gw_req *r, const char *name, size_t *len);
+/* A query parameter or NULL. */
+const struct gw_req_param *gw_req_param(const struct gw_req *r, const char *name);
+
+/* ---- the body -------------------------------------------------------- */
+
+/* Starts (or keeps) reading the body: sends 100 Continue when the client
+ * waits for it, then calls on_body (from the loop) whenever bytes were added
+ * to r->body or body_done / body_failed became true. Reading pauses while
+ * r->body holds http.body_buffer bytes: drain it, then call
+ * gw_req_body_consumed(). */
+void gw_req_body_read(struct gw_req *r, gw_req_cb on_body);
+void gw_req_body_consumed(struct gw_req *r);
+
+/* ---- the response ---------------------------------------------------- */
+
+/* Starts a response: status line plus Date, Server, x-amz-request-id and
+ * x-amz-id-2. */
+void gw_req_reply_start(struct gw_req *r, int status);
+/* Adds a header line; value is len bytes (copied). */
+void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len);
+void gw_req_reply_headerf(struct gw_req *r, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Sends the headers with Content-Length: length and Connection. */
+void gw_req_reply_send_headers(struct gw_req *r, uint64_t length);
+/* Where body bytes go (the connection's output; a sink for HEAD). */
+struct evbuffer *gw_req_reply_body(struct gw_req *r);
+/* 1 when the client's output buffer is above http.output_high_water: stop
+ * producing and set on_drain (called once it drains below half). */
+int gw_req_output_full(const struct gw_req *r);
+void gw_req_on_drain(struct gw_req *r, gw_req_cb cb);
+/* Ends the response; the connection moves to the next request (or closes). */
+void gw_req_reply_end(struct gw_req *r);
+
+/* Sends a whole response with body doc (moved out of doc) and Content-Type
+ * application/xml, then ends it. */
+void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc);
+
+/* Answers an S3 error document for err (message NULL: the table's text),
+ * naming the bucket and key when set, and ends the request. When the request
+ * body was not read to its end, the connection is closed after it. */
+void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message);
+
+#endif

@@ -1,0 +1,291 @@
+/* The body reader: r->body (HTTP framing undone) -> [aws-chunked decoder] ->
+ * checksums -> sink. Each on_body wakeup consumes everything buffered, so
+ * the connection resumes reading at once (the sink is bounded by limit). */
+#include "s3_body.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "aws_chunked.h"
+#include "worker.h"
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+
+struct gw_s3_body {
+    struct gw_req *r;
+    size_t limit;
+    enum gw_s3_err too_large;
+    gw_s3_body_cb done;
+    struct evbuffer *data;
+    struct gw_aws_chunked *ac;
+    int ac_done;
+    struct gw_checksum sums;
+    int have_sums;
+    int have_hdr_ck;          /* an x-amz-checksum-* header to verify */
+    enum gw_checksum_algo hdr_algo;
+    const char *hdr_ck;
+    size_t hdr_ck_len;
+    int have_trailer_ck;
+    enum gw_checksum_algo trailer_algo;
+    char trailer_b64[GW_CHECKSUM_B64_MAX];
+    char md5_hex[GW_CHECKSUM_HEX_MAX];
+    int finished;
+};
+
+static void gw_s3_body_free(void *p)
+{
+    struct gw_s3_body *b = p;
+    evbuffer_free(b->data);
+    gw_aws_chunked_free(b->ac);
+    if (b->have_sums)
+        gw_checksum_fini(&b->sums);
+    cn_free(b);
+}
+
+static int gw_s3_body_is_streaming(enum gw_sigv4_payload p)
+{
+    return p == GW_SIGV4_PAYLOAD_STREAMING || p == GW_SIGV4_PAYLOAD_STREAMING_TRAILER ||
+           p == GW_SIGV4_PAYLOAD_STREAMING_UNSIGNED_TRAILER;
+}
+
+/* Parses a decimal header value; -1 when absent or malformed. */
+static int64_t gw_s3_body_header_u64(const struct gw_req *r, const char *name)
+{
+    size_t len;
+    const char *v = gw_req_header(r, name, &len);
+    if (v == NULL || len == 0 || len > 18)
+        return -1;
+    int64_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        n = n * 10 + (v[i] - '0');
+    }
+    return n;
+}
+
+int64_t gw_s3_body_declared_length(const struct gw_req *r)
+{
+    if (gw_s3_body_is_streaming(r->auth.payload))
+        return gw_s3_body_header_u64(r, "x-amz-decoded-content-length");
+    return r->http->content_length;
+}
+
+/* Ends the read once: reports err or hands over the data. */
+static void gw_s3_body_finish(struct gw_s3_body *b, enum gw_s3_err err)
+{
+    if (b->finished)
+        return;
+    b->finished = 1;
+    b->r->on_body = NULL;
+    b->done(b->r, err, err == GW_S3_OK ? b->data : NULL);
+}
+
+/* Sink of decoded bytes (from the decoder or the plain path). */
+static int gw_s3_body_sink(void *arg, const char *data, size_t len)
+{
+    struct gw_s3_body *b = arg;
+    if (evbuffer_get_length(b->data) + len > b->limit)
+        return CN_TOOBIG;
+    gw_checksum_update(&b->sums, data, len);
+    evbuffer_add(b->data, data, len);
+    return CN_OK;
+}
+
+/* Feeds the buffered framed body through the aws-chunked decoder. */
+static enum gw_s3_err gw_s3_body_feed_chunked(struct gw_s3_body *b, struct evbuffer *in)
+{
+    while (evbuffer_get_length(in) > 0) {
+        struct evbuffer_iovec v;
+        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+            break;
+        if (b->ac_done)
+            return GW_S3_INVALID_REQUEST; /* bytes after the final chunk */
+        size_t used = 0;
+        enum gw_s3_err err = GW_S3_OK;
+        int rc = gw_aws_chunked_feed(b->ac, v.iov_base, v.iov_len, &used, gw_s3_body_sink, b,
+                                     &err);
+        evbuffer_drain(in, used);
+        if (rc == CN_DONE)
+            b->ac_done = 1;
+        else if (rc == CN_TOOBIG && err == GW_S3_INTERNAL_ERROR)
+            return b->too_large; /* our sink refused: over the limit */
+        else if (rc != CN_AGAIN)
+            return err != GW_S3_OK ? err : GW_S3_INVALID_REQUEST;
+    }
+    return GW_S3_OK;
+}
+
+/* Feeds plain bytes: checksums over each chain, then a zero-copy move. */
+static enum gw_s3_err gw_s3_body_feed_plain(struct gw_s3_body *b, struct evbuffer *in)
+{
+    size_t len = evbuffer_get_length(in);
+    if (evbuffer_get_length(b->data) + len > b->limit)
+        return b->too_large;
+    struct evbuffer_ptr pos;
+    evbuffer_ptr_set(in, &pos, 0, EVBUFFER_PTR_SET);
+    struct evbuffer_iovec v[16];
+    size_t seen = 0;
+    while (seen < len) {
+        int n = evbuffer_peek(in, -1, seen == 0 ? NULL : &pos, v, 16);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n && i < 16; i++) {
+            gw_checksum_update(&b->sums, v[i].iov_base, v[i].iov_len);
+            seen += v[i].iov_len;
+        }
+        if (evbuffer_ptr_set(in, &pos, seen, EVBUFFER_PTR_SET) != 0)
+            break;
+    }
+    evbuffer_add_buffer(b->data, in);
+    return GW_S3_OK;
+}
+
+/* All bytes are in: the end-of-body checks. */
+static enum gw_s3_err gw_s3_body_verify(struct gw_s3_body *b)
+{
+    struct gw_req *r = b->r;
+    if (b->ac != NULL && !b->ac_done)
+        return GW_S3_INCOMPLETE_BODY;
+    gw_checksum_final(&b->sums);
+    gw_checksum_hex(&b->sums, GW_CHECKSUM_MD5, b->md5_hex);
+    if (r->auth.payload == GW_SIGV4_PAYLOAD_SHA256 &&
+        gw_checksum_verify_hex(&b->sums, GW_CHECKSUM_SHA256, r->auth.payload_hash,
+                               strlen(r->auth.payload_hash)) != CN_OK)
+        return GW_S3_X_AMZ_CONTENT_SHA256_MISMATCH;
+    size_t len;
+    const char *md5 = gw_req_header(r, "content-md5", &len);
+    if (md5 != NULL) {
+        int rc = gw_checksum_verify_base64(&b->sums, GW_CHECKSUM_MD5, md5, len);
+        if (rc != CN_OK)
+            return rc == CN_CORRUPT ? GW_S3_BAD_DIGEST : GW_S3_INVALID_DIGEST;
+    }
+    if (b->have_hdr_ck) {
+        int rc = gw_checksum_verify_base64(&b->sums, b->hdr_algo, b->hdr_ck, b->hdr_ck_len);
+        if (rc != CN_OK)
+            return rc == CN_CORRUPT ? GW_S3_BAD_DIGEST : GW_S3_INVALID_REQUEST;
+    }
+    if (b->ac != NULL && gw_aws_chunked_trailer_checksum(b->ac, &b->trailer_algo,
+                                                         b->trailer_b64) == CN_OK)
+        b->have_trailer_ck = 1;
+    return GW_S3_OK;
+}
+
+static void gw_s3_body_on_body(struct gw_req *r)
+{
+    struct gw_s3_body *b = r->bs;
+    if (b == NULL || b->finished)
+        return;
+    enum gw_s3_err err = b->ac != NULL ? gw_s3_body_feed_chunked(b, r->body)
+                                       : gw_s3_body_feed_plain(b, r->body);
+    evbuffer_drain(r->body, evbuffer_get_length(r->body));
+    if (err == GW_S3_OK && r->body_failed)
+        err = r->body_done ? GW_S3_INCOMPLETE_BODY : GW_S3_REQUEST_TIMEOUT;
+    if (err == GW_S3_OK && r->body_done)
+        err = gw_s3_body_verify(b);
+    if (err != GW_S3_OK || r->body_done) {
+        gw_s3_body_finish(b, err);
+        return;
+    }
+    gw_req_body_consumed(r);
+}
+
+/* Finds an x-amz-checksum-<algo> header (the one to verify). */
+static enum gw_s3_err gw_s3_body_find_checksum_header(struct gw_s3_body *b)
+{
+    const struct gw_http_parser *h = b->r->http;
+    for (uint32_t i = 0; i < h->n_headers; i++) {
+        enum gw_checksum_algo algo;
+        if (gw_checksum_algo_from_header(h->headers[i].name, h->headers[i].name_len, &algo) !=
+            CN_OK)
+            continue;
+        if (b->have_hdr_ck)
+            return GW_S3_INVALID_REQUEST; /* S3: one checksum per request */
+        b->have_hdr_ck = 1;
+        b->hdr_algo = algo;
+        b->hdr_ck = h->headers[i].value;
+        b->hdr_ck_len = h->headers[i].value_len;
+    }
+    return GW_S3_OK;
+}
+
+/* Sets up the decoder and the sums; GW_S3_OK or the error to answer. */
+static enum gw_s3_err gw_s3_body_setup(struct gw_s3_body *b)
+{
+    struct gw_req *r = b->r;
+    enum gw_s3_err err = gw_s3_body_find_checksum_header(b);
+    if (err != GW_S3_OK)
+        return err;
+    int64_t declared = gw_s3_body_declared_length(r);
+    if (declared >= 0 && (uint64_t)declared > b->limit)
+        return b->too_large;
+    size_t md5_len;
+    const char *md5 = gw_req_header(r, "content-md5", &md5_len);
+    unsigned char digest[16];
+    if (md5 != NULL && gw_checksum_content_md5_parse(md5, md5_len, digest) != CN_OK)
+        return GW_S3_INVALID_DIGEST;
+    unsigned want = GW_CHECKSUM_BIT(GW_CHECKSUM_MD5);
+    if (r->auth.payload == GW_SIGV4_PAYLOAD_SHA256)
+        want |= GW_CHECKSUM_BIT(GW_CHECKSUM_SHA256);
+    if (b->have_hdr_ck)
+        want |= GW_CHECKSUM_BIT(b->hdr_algo);
+    if (gw_checksum_init(&b->sums, want) != CN_OK)
+        return GW_S3_INTERNAL_ERROR;
+    b->have_sums = 1;
+    if (!gw_s3_body_is_streaming(r->auth.payload))
+        return GW_S3_OK;
+    size_t tlen = 0;
+    const char *trailer = gw_req_header(r, "x-amz-trailer", &tlen);
+    struct gw_aws_chunked_config cfg = {
+        .mode = r->auth.payload,
+        .auth = &r->auth,
+        .decoded_length = declared,
+        .trailer_names = trailer,
+        .trailer_names_len = tlen,
+    };
+    b->ac = gw_aws_chunked_new(&cfg, &err);
+    return b->ac != NULL ? GW_S3_OK : err;
+}
+
+void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, gw_s3_body_cb done)
+{
+    struct gw_s3_body *b = cn_calloc(1, sizeof(*b));
+    b->r = r;
+    b->limit = limit;
+    b->too_large = too_large;
+    b->done = done;
+    b->data = evbuffer_new();
+    r->bs = b;
+    r->bs_free = gw_s3_body_free;
+    enum gw_s3_err err = gw_s3_body_setup(b);
+    if (err != GW_S3_OK) {
+        gw_s3_body_finish(b, err); /* before 100 Continue: the client sends nothing */
+        return;
+    }
+    gw_req_body_read(r, gw_s3_body_on_body);
+}
+
+const char *gw_s3_body_md5_hex(const struct gw_req *r)
+{
+    const struct gw_s3_body *b = r->bs;
+    return b != NULL ? b->md5_hex : "";
+}
+
+int gw_s3_body_checksum(const struct gw_req *r, enum gw_checksum_algo *algo,
+                        char b64[GW_CHECKSUM_B64_MAX])
+{
+    const struct gw_s3_body *b = r->bs;
+    if (b == NULL)
+        return CN_NOTFOUND;
+    if (b->have_hdr_ck) {
+        *algo = b->hdr_algo;
+        return gw_checksum_base64(&b->sums, b->hdr_algo, b64);
+    }
+    if (b->have_trailer_ck) {
+        *algo = b->trailer_algo;
+        memcpy(b64, b->trailer_b64, GW_CHECKSUM_B64_MAX);
+        return CN_OK;
+    }
+    return CN_NOTFOUND;
+}

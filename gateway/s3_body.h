@@ -1,0 +1,39 @@
+/* Reading an S3 request body: the decoder chain (HTTP framing is already
+ * undone by conn.c; then aws-chunked when the signature says so) into a sink
+ * evbuffer, with the checks S3 makes on the way: size limits before and
+ * during the transfer, x-amz-content-sha256, aws-chunked chunk signatures
+ * and trailer checksums, Content-MD5 and x-amz-checksum-* headers. The
+ * caller gets the body only when every check passed, so nothing is stored
+ * from a body that fails one. */
+#ifndef GW_S3_BODY_H
+#define GW_S3_BODY_H
+
+#include <stddef.h>
+
+#include <event2/buffer.h>
+
+#include "checksum.h"
+#include "request.h"
+
+/* done(r, GW_S3_OK, data) with the whole decoded body, or done(r, err, NULL).
+ * data belongs to the reader (valid until the request ends); the callee may
+ * move its bytes out. */
+typedef void (*gw_s3_body_cb)(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data);
+
+/* Reads the body of r, at most limit decoded bytes (more: too_large, refused
+ * before 100 Continue when the declared length already says so). */
+void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, gw_s3_body_cb done);
+
+/* After a successful read: lower-case hex MD5 of the decoded body. */
+const char *gw_s3_body_md5_hex(const struct gw_req *r);
+
+/* After a successful read: the x-amz-checksum-* the client sent (header or
+ * trailer) and that was verified. CN_OK or CN_NOTFOUND. */
+int gw_s3_body_checksum(const struct gw_req *r, enum gw_checksum_algo *algo,
+                        char b64[GW_CHECKSUM_B64_MAX]);
+
+/* The size the client declares for the decoded body (x-amz-decoded-content-
+ * length for aws-chunked, else Content-Length), or -1 when unknown. */
+int64_t gw_s3_body_declared_length(const struct gw_req *r);
+
+#endif

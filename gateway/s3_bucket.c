@@ -1,0 +1,303 @@
+/* Bucket operations over the "b/<bucket>" records (keys.h). A bucket
+ * record's etag is its owner id (so ListBuckets can filter on LIST entries
+ * alone) and its meta is the region. */
+#include "s3_bucket.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "keys.h"
+#include "s3_body.h"
+#include "worker.h"
+#include "xml.h"
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+#include "cn/time.h"
+
+enum gw_s3_err gw_s3_bucket_store_err(int rc)
+{
+    switch (rc) {
+    case CN_OK: return GW_S3_OK;
+    case CN_TIMEOUT:
+    case CN_IO: return GW_S3_SERVICE_UNAVAILABLE;
+    default: return GW_S3_INTERNAL_ERROR;
+    }
+}
+
+/* ---- existence ------------------------------------------------------- */
+
+static void gw_s3_bucket_on_require(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    gw_req_cb next = r->then;
+    r->then = NULL;
+    if (res->rc == CN_NOTFOUND)
+        gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
+    else if (res->rc != CN_OK)
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+    else
+        next(r);
+}
+
+void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next)
+{
+    char key[GW_KEYS_MAX];
+    size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
+    r->then = next;
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_require, r);
+}
+
+static void gw_s3_bucket_reply_empty(struct gw_req *r, int status)
+{
+    gw_req_reply_start(r, status);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
+/* ---- HeadBucket ------------------------------------------------------ */
+
+static void gw_s3_bucket_head_found(struct gw_req *r)
+{
+    gw_req_reply_start(r, 200);
+    gw_req_reply_header(r, "x-amz-bucket-region", r->worker->cfg->s3_region,
+                        strlen(r->worker->cfg->s3_region));
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
+void gw_s3_bucket_head(struct gw_req *r)
+{
+    gw_s3_bucket_require(r, gw_s3_bucket_head_found);
+}
+
+/* ---- GetBucketLocation ----------------------------------------------- */
+
+static void gw_s3_bucket_location_found(struct gw_req *r)
+{
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    const char *region = r->worker->cfg->s3_region;
+    /* us-east-1 is the empty constraint, as S3 answers */
+    gw_xml_open_ns(&w, "LocationConstraint", GW_XML_S3_NS);
+    if (strcmp(region, "us-east-1") != 0)
+        evbuffer_add(doc, region, strlen(region));
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+void gw_s3_bucket_location(struct gw_req *r)
+{
+    gw_s3_bucket_require(r, gw_s3_bucket_location_found);
+}
+
+/* ---- CreateBucket ---------------------------------------------------- */
+
+static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    gw_req_reply_start(r, 200);
+    gw_req_reply_headerf(r, "Location", "/%s", r->bucket);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
+static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc == CN_OK) {
+        const struct msg *m = &res->reply->m;
+        const char *owner = r->auth.cred->owner_id;
+        int mine = m->etag.len == strlen(owner) && memcmp(m->etag.ptr, owner, m->etag.len) == 0;
+        gw_req_error(r, mine ? GW_S3_BUCKET_ALREADY_OWNED_BY_YOU : GW_S3_BUCKET_ALREADY_EXISTS,
+                     NULL);
+        return;
+    }
+    if (res->rc != CN_NOTFOUND) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    char key[GW_KEYS_MAX];
+    const char *region = r->worker->cfg->s3_region, *owner = r->auth.cred->owner_id;
+    struct gw_store_record rec = {
+        .key = key,
+        .key_len = gw_keys_bucket(key, r->bucket, r->bucket_len),
+        .etag = owner,
+        .etag_len = strlen(owner),
+        .meta = region,
+        .meta_len = strlen(region),
+        .ver = r->id,
+        .ts = cn_time_now_us(),
+    };
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, NULL, gw_s3_bucket_on_created, r);
+}
+
+/* The body (an optional CreateBucketConfiguration) has been read. */
+static void gw_s3_bucket_create_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
+{
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    char location[GW_XML_LOCATION_MAX + 1];
+    size_t len = evbuffer_get_length(data);
+    const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
+    if (gw_xml_parse_create_bucket(body, len, location, &err) != CN_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    const char *region = r->worker->cfg->s3_region;
+    if (location[0] != '\0' && strcmp(location, region) != 0) {
+        gw_req_error(r, GW_S3_ILLEGAL_LOCATION_CONSTRAINT, NULL);
+        return;
+    }
+    char key[GW_KEYS_MAX];
+    size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_create_head, r);
+}
+
+void gw_s3_bucket_create(struct gw_req *r)
+{
+    gw_s3_body_read(r, GW_XML_CREATE_BUCKET_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                    gw_s3_bucket_create_body);
+}
+
+/* ---- DeleteBucket ---------------------------------------------------- */
+
+static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK)
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+    else
+        gw_s3_bucket_reply_empty(r, 204);
+}
+
+static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    if (res->n_ents > 0) {
+        gw_req_error(r, GW_S3_BUCKET_NOT_EMPTY, NULL);
+        return;
+    }
+    char key[GW_KEYS_MAX];
+    size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
+    gw_req_hold(r);
+    gw_store_delete(r->worker->store, key, n, r->id, cn_time_now_us(), gw_s3_bucket_on_deleted,
+                    r);
+}
+
+static void gw_s3_bucket_delete_found(struct gw_req *r)
+{
+    char prefix[GW_KEYS_MAX];
+    size_t n = gw_keys_object_prefix(prefix, r->bucket, r->bucket_len);
+    gw_req_hold(r);
+    gw_store_list(r->worker->store, prefix, n, NULL, 0, 1, gw_s3_bucket_on_delete_list, r);
+}
+
+void gw_s3_bucket_delete(struct gw_req *r)
+{
+    gw_s3_bucket_require(r, gw_s3_bucket_delete_found);
+}
+
+/* ---- ListBuckets ----------------------------------------------------- */
+
+struct gw_s3_bucket_lister {
+    struct evbuffer *doc;
+    struct gw_xml_writer w;
+    char after[GW_KEYS_MAX];
+    size_t after_len;
+};
+
+static void gw_s3_bucket_lister_free(void *p)
+{
+    struct gw_s3_bucket_lister *l = p;
+    evbuffer_free(l->doc);
+    cn_free(l);
+}
+
+static void gw_s3_bucket_list_page(struct gw_req *r);
+
+static void gw_s3_bucket_on_list(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    struct gw_s3_bucket_lister *l = r->h;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    const char *owner = r->auth.cred->owner_id;
+    for (uint32_t i = 0; i < res->n_ents; i++) {
+        const struct gw_store_entry *e = &res->ents[i];
+        if (strcmp(e->etag, owner) != 0 || e->key_len <= 2)
+            continue;
+        gw_xml_open(&l->w, "Bucket");
+        gw_xml_elem(&l->w, "Name", e->key + 2, e->key_len - 2);
+        gw_xml_elem_time_ms(&l->w, "CreationDate", (int64_t)(e->ts / 1000));
+        gw_xml_close(&l->w);
+    }
+    if (res->more && res->n_ents > 0) {
+        const struct gw_store_entry *last = &res->ents[res->n_ents - 1];
+        memcpy(l->after, last->key, last->key_len);
+        l->after_len = last->key_len;
+        gw_s3_bucket_list_page(r);
+        return;
+    }
+    gw_xml_close(&l->w); /* Buckets */
+    gw_xml_open(&l->w, "Owner");
+    gw_xml_elem_str(&l->w, "ID", owner);
+    gw_xml_elem_str(&l->w, "DisplayName", r->auth.cred->display_name);
+    gw_xml_close(&l->w);
+    gw_xml_close(&l->w); /* ListAllMyBucketsResult */
+    if (gw_xml_writer_finish(&l->w) != CN_OK) {
+        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
+        return;
+    }
+    gw_req_reply_xml(r, 200, l->doc);
+}
+
+static void gw_s3_bucket_list_page(struct gw_req *r)
+{
+    struct gw_s3_bucket_lister *l = r->h;
+    gw_req_hold(r);
+    gw_store_list(r->worker->store, "b/", 2, l->after, l->after_len, 1000,
+                  gw_s3_bucket_on_list, r);
+}
+
+void gw_s3_bucket_list_all(struct gw_req *r)
+{
+    struct gw_s3_bucket_lister *l = cn_calloc(1, sizeof(*l));
+    l->doc = evbuffer_new();
+    r->h = l;
+    r->h_free = gw_s3_bucket_lister_free;
+    gw_xml_writer_init(&l->w, l->doc);
+    gw_xml_open_ns(&l->w, "ListAllMyBucketsResult", GW_XML_S3_NS);
+    gw_xml_open(&l->w, "Buckets");
+    gw_s3_bucket_list_page(r);
+}

@@ -1,0 +1,21 @@
+/* Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket,
+ * GetBucketLocation, and the bucket-exists check object handlers run first. */
+#ifndef GW_S3_BUCKET_H
+#define GW_S3_BUCKET_H
+
+#include "request.h"
+
+void gw_s3_bucket_list_all(struct gw_req *r);
+void gw_s3_bucket_create(struct gw_req *r);
+void gw_s3_bucket_head(struct gw_req *r);
+void gw_s3_bucket_delete(struct gw_req *r);
+void gw_s3_bucket_location(struct gw_req *r);
+
+/* Checks that r->bucket exists, then calls next(r); answers NoSuchBucket
+ * (or ServiceUnavailable) itself otherwise. */
+void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next);
+
+/* Maps a store status to the S3 error to answer. */
+enum gw_s3_err gw_s3_bucket_store_err(int rc);
+
+#endif

@@ -1,0 +1,279 @@
+/* S3 routing: addressing (path style, or virtual host under s3.domain),
+ * name checks, query parsing, SigV4, then the operation's handler. Nothing
+ * here touches storage, so a refused request changes no stored data. */
+#include "s3_router.h"
+
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "conn.h"
+#include "s3_bucket.h"
+#include "s3_list.h"
+#include "s3_multidelete.h"
+#include "s3_names.h"
+#include "s3_object.h"
+#include "worker.h"
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+
+#define GW_S3_ROUTER_MAX_PARAMS 64
+
+/* The one unauthenticated endpoint: not a valid bucket name, so it cannot
+ * shadow one. */
+static int gw_s3_router_health(struct gw_req *r)
+{
+    const struct gw_http_parser *h = r->http;
+    if (h->path_len != 14 || memcmp(h->path, "/_cairn/health", 14) != 0)
+        return 0;
+    gw_req_reply_start(r, 200);
+    gw_req_reply_header(r, "Content-Type", "text/plain", 10);
+    gw_req_reply_send_headers(r, 3);
+    evbuffer_add(gw_req_reply_body(r), "ok\n", 3);
+    gw_req_reply_end(r);
+    return 1;
+}
+
+/* Splits the raw query into decoded parameters. */
+static enum gw_s3_err gw_s3_router_parse_query(struct gw_req *r)
+{
+    const char *q = r->http->query, *end = q + r->http->query_len;
+    while (q < end) {
+        const char *amp = memchr(q, '&', (size_t)(end - q));
+        const char *e = amp != NULL ? amp : end;
+        if (e > q) {
+            if (r->n_params == GW_S3_ROUTER_MAX_PARAMS)
+                return GW_S3_INVALID_ARGUMENT;
+            const char *eq = memchr(q, '=', (size_t)(e - q));
+            const char *ne = eq != NULL ? eq : e;
+            if (r->params == NULL)
+                r->params = cn_calloc(GW_S3_ROUTER_MAX_PARAMS, sizeof(*r->params));
+            struct gw_req_param *p = &r->params[r->n_params++];
+            p->name = cn_malloc((size_t)(ne - q) + 1);
+            p->has_value = eq != NULL;
+            size_t vlen = eq != NULL ? (size_t)(e - eq - 1) : 0;
+            p->value = cn_malloc(vlen + 1);
+            if (gw_s3_names_uri_decode(q, (size_t)(ne - q), p->name, &p->name_len, 1) != CN_OK ||
+                gw_s3_names_uri_decode(eq != NULL ? eq + 1 : "", vlen, p->value, &p->value_len,
+                                       1) != CN_OK)
+                return GW_S3_INVALID_ARGUMENT;
+            p->name[p->name_len] = '\0';
+            p->value[p->value_len] = '\0';
+        }
+        q = e + 1;
+    }
+    return GW_S3_OK;
+}
+
+/* The bucket from a virtual-host Host header, if any: *len 0 when none. */
+static const char *gw_s3_router_vhost_bucket(const struct gw_req *r, size_t *len)
+{
+    *len = 0;
+    const char *domain = r->worker->cfg->s3_domain;
+    size_t dlen = domain != NULL ? strlen(domain) : 0, hlen;
+    const char *host = gw_req_header(r, "host", &hlen);
+    if (dlen == 0 || host == NULL)
+        return NULL;
+    const char *colon = memchr(host, ':', hlen);
+    if (colon != NULL)
+        hlen = (size_t)(colon - host);
+    if (hlen <= dlen + 1 || host[hlen - dlen - 1] != '.' ||
+        strncasecmp(host + hlen - dlen, domain, dlen) != 0)
+        return NULL;
+    *len = hlen - dlen - 1;
+    return host;
+}
+
+/* Rejects keys with "." or ".." path segments: clients and proxies
+ * normalise such URLs differently, so these keys would not round trip and
+ * could look like a way out of the bucket. */
+static int gw_s3_router_key_has_dot_segment(const char *k, size_t len)
+{
+    size_t s = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || k[i] == '/') {
+            size_t n = i - s;
+            if ((n == 1 && k[s] == '.') || (n == 2 && k[s] == '.' && k[s + 1] == '.'))
+                return 1;
+            s = i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Fills bucket and key from the addressing. */
+static enum gw_s3_err gw_s3_router_target(struct gw_req *r, const char **why)
+{
+    const char *path = r->http->path;
+    size_t plen = r->http->path_len, blen;
+    const char *vb = gw_s3_router_vhost_bucket(r, &blen);
+    const char *rest;
+    size_t rest_len;
+    if (vb != NULL) {
+        rest = path + 1;
+        rest_len = plen - 1;
+    } else {
+        const char *p = path + 1, *end = path + plen;
+        const char *slash = memchr(p, '/', (size_t)(end - p));
+        vb = p;
+        blen = (size_t)((slash != NULL ? slash : end) - p);
+        rest = slash != NULL ? slash + 1 : end;
+        rest_len = (size_t)(end - rest);
+    }
+    if (blen > 0) {
+        char tmp[256];
+        size_t dlen;
+        if (blen >= sizeof(tmp) || gw_s3_names_uri_decode(vb, blen, tmp, &dlen, 0) != CN_OK ||
+            gw_s3_names_bucket_check(tmp, dlen) != CN_OK) {
+            *why = "The specified bucket is not valid.";
+            return GW_S3_INVALID_BUCKET_NAME;
+        }
+        memcpy(r->bucket, tmp, dlen);
+        r->bucket[dlen] = '\0';
+        r->bucket_len = dlen;
+    }
+    if (rest_len == 0)
+        return GW_S3_OK;
+    if (blen == 0)
+        return GW_S3_INVALID_URI;
+    char *key = cn_malloc(rest_len + 1);
+    size_t klen;
+    if (gw_s3_names_uri_decode(rest, rest_len, key, &klen, 0) != CN_OK) {
+        cn_free(key);
+        return GW_S3_INVALID_URI;
+    }
+    key[klen] = '\0';
+    enum gw_s3_err kerr = GW_S3_OK;
+    if (klen > (size_t)r->worker->cfg->s3_max_key_len) {
+        kerr = GW_S3_KEY_TOO_LONG;
+    } else if (gw_s3_names_key_check(key, klen, &kerr) != CN_OK) {
+        *why = "Object key is not valid UTF-8 or holds a NUL byte.";
+    } else if (gw_s3_router_key_has_dot_segment(key, klen)) {
+        kerr = GW_S3_INVALID_ARGUMENT;
+        *why = "Object key has a '.' or '..' path segment.";
+    }
+    if (kerr != GW_S3_OK) {
+        cn_free(key);
+        return kerr;
+    }
+    r->key = key;
+    r->key_len = klen;
+    return GW_S3_OK;
+}
+
+/* SigV4: refuses anonymous and badly signed requests. */
+static enum gw_s3_err gw_s3_router_auth(struct gw_req *r, const char **why)
+{
+    const struct gw_http_parser *h = r->http;
+    struct gw_sigv4_header hdrs[256];
+    size_t n = CN_MIN(h->n_headers, CN_ARRAY_LEN(hdrs));
+    for (size_t i = 0; i < n; i++)
+        hdrs[i] = (struct gw_sigv4_header){h->headers[i].name, h->headers[i].name_len,
+                                           h->headers[i].value, h->headers[i].value_len};
+    struct gw_sigv4_request sr = {
+        .method = h->method,
+        .method_len = h->method_len,
+        .path = h->path,
+        .path_len = h->path_len,
+        .query = h->query,
+        .query_len = h->query_len,
+        .headers = hdrs,
+        .n_headers = n,
+        .now = time(NULL),
+    };
+    int rc = gw_sigv4_verify(r->worker->sigv4, &sr, &r->auth);
+    if (rc == CN_OK)
+        return GW_S3_OK;
+    if (rc == CN_NOTFOUND) {
+        *why = "Anonymous access is not allowed.";
+        return GW_S3_ACCESS_DENIED;
+    }
+    *why = r->auth.message[0] != '\0' ? r->auth.message : NULL;
+    CN_LOGR(CN_LOG_INFO, r->id, "auth refused: %s %s", gw_s3_error_code(r->auth.err),
+            r->auth.message);
+    return r->auth.err != GW_S3_OK ? r->auth.err : GW_S3_ACCESS_DENIED;
+}
+
+static int gw_s3_router_is(const struct gw_req *r, const char *m)
+{
+    return gw_http_token_eq(r->http->method, r->http->method_len, m);
+}
+
+/* Sub-resources the gateway does not serve yet. */
+static int gw_s3_router_unsupported_sub(const struct gw_req *r)
+{
+    static const char *const subs[] = {
+        "acl", "policy", "cors", "lifecycle", "versioning", "versions", "tagging", "website",
+        "logging", "notification", "replication", "encryption", "uploads", "uploadId",
+        "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
+        "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
+        "publicAccessBlock", "intelligent-tiering", "partNumber",
+    };
+    for (size_t i = 0; i < CN_ARRAY_LEN(subs); i++)
+        if (gw_req_param(r, subs[i]) != NULL)
+            return 1;
+    return 0;
+}
+
+/* Picks the handler of an authenticated request. */
+static void gw_s3_router_route(struct gw_req *r)
+{
+    if (gw_s3_router_unsupported_sub(r)) {
+        /* canned ACLs on PUT are accepted as headers; ?acl GET gives a
+         * fixed owner-full-control answer would be a lie, so: not yet */
+        gw_req_error(r, GW_S3_NOT_IMPLEMENTED, NULL);
+        return;
+    }
+    if (r->bucket_len == 0) {
+        if (gw_s3_router_is(r, "GET"))
+            gw_s3_bucket_list_all(r);
+        else
+            gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
+        return;
+    }
+    if (r->key == NULL) {
+        if (gw_s3_router_is(r, "PUT"))
+            gw_s3_bucket_create(r);
+        else if (gw_s3_router_is(r, "HEAD"))
+            gw_s3_bucket_head(r);
+        else if (gw_s3_router_is(r, "DELETE"))
+            gw_s3_bucket_delete(r);
+        else if (gw_s3_router_is(r, "GET") && gw_req_param(r, "location") != NULL)
+            gw_s3_bucket_location(r);
+        else if (gw_s3_router_is(r, "GET"))
+            gw_s3_list_objects(r);
+        else if (gw_s3_router_is(r, "POST") && gw_req_param(r, "delete") != NULL)
+            gw_s3_multidelete(r);
+        else
+            gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
+        return;
+    }
+    if (gw_s3_router_is(r, "PUT") && gw_req_header(r, "x-amz-copy-source", NULL) != NULL)
+        gw_s3_object_copy(r);
+    else if (gw_s3_router_is(r, "PUT"))
+        gw_s3_object_put(r);
+    else if (gw_s3_router_is(r, "GET") || gw_s3_router_is(r, "HEAD"))
+        gw_s3_object_get(r);
+    else if (gw_s3_router_is(r, "DELETE"))
+        gw_s3_object_delete(r);
+    else
+        gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
+}
+
+void gw_s3_router_dispatch(struct gw_req *r)
+{
+    if (gw_s3_router_health(r))
+        return;
+    const char *why = NULL;
+    enum gw_s3_err err = gw_s3_router_parse_query(r);
+    if (err == GW_S3_OK)
+        err = gw_s3_router_target(r, &why);
+    if (err == GW_S3_OK)
+        err = gw_s3_router_auth(r, &why);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, why);
+        return;
+    }
+    gw_s3_router_route(r);
+}

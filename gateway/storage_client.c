@@ -1,0 +1,364 @@
+/* ZeroMQ DEALER transport to the storage nodes, integrated into libevent.
+ * ZMQ_FD is edge-triggered: it signals when ZMQ_EVENTS may have changed, so
+ * after every wakeup we drain while ZMQ_EVENTS says ZMQ_POLLIN, and after
+ * every send we schedule a drain (a send can consume the edge of a reply that
+ * had already arrived). Callbacks never run from inside send(). */
+#include "storage_client.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+
+#define GW_SC_BUCKETS 4096u /* pending-request hash buckets (power of two) */
+
+struct gw_sc_pending {
+    uint64_t id;
+    uint32_t node;
+    gw_storage_reply_cb cb;
+    void *arg;
+    struct event *timer;
+    struct gw_storage_client *client;
+    struct gw_sc_pending *next;
+};
+
+struct gw_sc_node {
+    void *sock;
+    struct event *ev;
+    struct gw_storage_client *client;
+    uint32_t index;
+};
+
+struct gw_storage_client {
+    struct event_base *base;
+    struct gw_sc_node *nodes;
+    uint32_t n_nodes;
+    struct timeval timeout;
+    uint64_t next_id;
+    struct gw_sc_pending *buckets[GW_SC_BUCKETS];
+    struct msg_limits lim;
+};
+
+static struct gw_sc_pending **gw_storage_client_slot(struct gw_storage_client *c, uint64_t id)
+{
+    struct gw_sc_pending **pp = &c->buckets[id & (GW_SC_BUCKETS - 1)];
+    while (*pp != NULL && (*pp)->id != id)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/* Unlinks and returns the pending request id, or NULL. */
+static struct gw_sc_pending *gw_storage_client_take(struct gw_storage_client *c, uint64_t id)
+{
+    struct gw_sc_pending **pp = gw_storage_client_slot(c, id);
+    struct gw_sc_pending *p = *pp;
+    if (p != NULL)
+        *pp = p->next;
+    return p;
+}
+
+static void gw_storage_client_pending_free(struct gw_sc_pending *p)
+{
+    event_free(p->timer);
+    cn_free(p);
+}
+
+/* Runs the callback of a request that failed without a reply. */
+static void gw_storage_client_fail(struct gw_sc_pending *p, int rc, const char *why)
+{
+    struct gw_storage_reply r;
+    memset(&r, 0, sizeof(r));
+    r.rc = rc;
+    r.node = p->node;
+    snprintf(r.err, sizeof(r.err), "%s", why);
+    gw_storage_reply_cb cb = p->cb;
+    void *arg = p->arg;
+    gw_storage_client_pending_free(p);
+    cb(&r, arg);
+}
+
+static void gw_storage_client_on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_sc_pending *p = arg;
+    struct gw_storage_client *c = p->client;
+    CN_ASSERT(gw_storage_client_take(c, p->id) == p);
+    CN_LOG(CN_LOG_WARN, "storage request %llu to node %u timed out",
+           (unsigned long long)p->id, p->node);
+    gw_storage_client_fail(p, CN_TIMEOUT, "storage node did not answer in time");
+}
+
+/* Handles one received message (frames[0] header, frames[1] payload). */
+static void gw_storage_client_dispatch(struct gw_sc_node *n, struct gw_storage_reply *r)
+{
+    struct gw_storage_client *c = n->client;
+    const void *pl = r->n_frames_ > 1 ? zmq_msg_data(&r->frames_[1]) : NULL;
+    size_t pl_len = r->n_frames_ > 1 ? zmq_msg_size(&r->frames_[1]) : 0;
+    int rc = msg_decode(&r->m, 1, zmq_msg_data(&r->frames_[0]), zmq_msg_size(&r->frames_[0]),
+                        pl, pl_len, &c->lim, r->err);
+    if (!MSG_HAS(&r->m, MSG_F_ID)) {
+        CN_LOG(CN_LOG_WARN, "node %u: reply without id dropped: %s", n->index, r->err);
+        return;
+    }
+    struct gw_sc_pending *p = gw_storage_client_take(c, r->m.id);
+    if (p == NULL) {
+        CN_LOG(CN_LOG_DEBUG, "node %u: late reply %llu dropped", n->index,
+               (unsigned long long)r->m.id);
+        return;
+    }
+    r->rc = rc == CN_OK ? CN_OK : CN_INVAL;
+    r->node = n->index;
+    if (rc != CN_OK)
+        CN_LOG(CN_LOG_WARN, "node %u: bad reply to %llu: %s", n->index,
+               (unsigned long long)r->m.id, r->err);
+    gw_storage_reply_cb cb = p->cb;
+    void *arg = p->arg;
+    gw_storage_client_pending_free(p);
+    cb(r, arg);
+}
+
+/* Receives one multipart message; returns 0 when none was waiting. */
+static int gw_storage_client_recv_one(struct gw_sc_node *n)
+{
+    struct gw_storage_reply r;
+    memset(&r.m, 0, sizeof(r.m));
+    r.n_frames_ = 0;
+    r.err[0] = '\0';
+    int more = 1, extra = 0;
+    while (more) {
+        zmq_msg_t tmp, *f = r.n_frames_ < 2 ? &r.frames_[r.n_frames_] : &tmp;
+        zmq_msg_init(f);
+        if (zmq_msg_recv(f, n->sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(f);
+            if (r.n_frames_ == 0 && errno == EAGAIN)
+                return 0;
+            break;
+        }
+        more = zmq_msg_more(f);
+        if (f == &tmp) {
+            zmq_msg_close(f);
+            extra++;
+        } else {
+            r.n_frames_++;
+        }
+    }
+    if (extra == 0 && r.n_frames_ > 0)
+        gw_storage_client_dispatch(n, &r);
+    else
+        CN_LOG(CN_LOG_WARN, "node %u: malformed reply (%d frames) dropped", n->index,
+               r.n_frames_ + extra);
+    msg_release(&r.m);
+    for (int i = 0; i < r.n_frames_; i++)
+        zmq_msg_close(&r.frames_[i]);
+    return 1;
+}
+
+/* ZMQ_FD wakeup (or a drain scheduled after a send): read while readable.
+ * A cap keeps one busy node from starving the loop; a capped drain
+ * reschedules itself. */
+static void gw_storage_client_on_readable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_sc_node *n = arg;
+    for (int i = 0; i < 256; i++) {
+        int events = 0;
+        size_t len = sizeof(events);
+        if (zmq_getsockopt(n->sock, ZMQ_EVENTS, &events, &len) != 0 || !(events & ZMQ_POLLIN))
+            return;
+        if (!gw_storage_client_recv_one(n))
+            return;
+    }
+    event_active(n->ev, EV_READ, 0);
+}
+
+static int gw_storage_client_node_open(struct gw_storage_client *c, void *zmq_ctx,
+                                       uint32_t i, const char *endpoint, char err[CN_ERR_LEN])
+{
+    struct gw_sc_node *n = &c->nodes[i];
+    n->client = c;
+    n->index = i;
+    n->sock = zmq_socket(zmq_ctx, ZMQ_DEALER);
+    if (n->sock == NULL) {
+        snprintf(err, CN_ERR_LEN, "zmq_socket: %s", zmq_strerror(errno));
+        return CN_ERR;
+    }
+    int zero = 0, hwm = 100000;
+    zmq_setsockopt(n->sock, ZMQ_LINGER, &zero, sizeof(zero));
+    zmq_setsockopt(n->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+    zmq_setsockopt(n->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+    if (zmq_connect(n->sock, endpoint) != 0) {
+        snprintf(err, CN_ERR_LEN, "connect %s: %s", endpoint, zmq_strerror(errno));
+        return CN_ERR;
+    }
+    int fd;
+    size_t len = sizeof(fd);
+    if (zmq_getsockopt(n->sock, ZMQ_FD, &fd, &len) != 0) {
+        snprintf(err, CN_ERR_LEN, "ZMQ_FD: %s", zmq_strerror(errno));
+        return CN_ERR;
+    }
+    n->ev = event_new(c->base, fd, EV_READ | EV_PERSIST, gw_storage_client_on_readable, n);
+    event_add(n->ev, NULL);
+    return CN_OK;
+}
+
+struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *zmq_ctx,
+                                                char *const *endpoints, uint32_t n_nodes,
+                                                int64_t timeout_ms, char err[CN_ERR_LEN])
+{
+    struct gw_storage_client *c = cn_calloc(1, sizeof(*c));
+    c->base = base;
+    c->n_nodes = n_nodes;
+    c->nodes = cn_calloc(n_nodes, sizeof(*c->nodes));
+    c->timeout.tv_sec = timeout_ms / 1000;
+    c->timeout.tv_usec = (timeout_ms % 1000) * 1000;
+    c->next_id = 1;
+    msg_limits_default(&c->lim);
+    for (uint32_t i = 0; i < n_nodes; i++) {
+        if (gw_storage_client_node_open(c, zmq_ctx, i, endpoints[i], err) != CN_OK) {
+            gw_storage_client_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+void gw_storage_client_free(struct gw_storage_client *c)
+{
+    if (c == NULL)
+        return;
+    for (uint32_t b = 0; b < GW_SC_BUCKETS; b++) {
+        while (c->buckets[b] != NULL) {
+            struct gw_sc_pending *p = c->buckets[b];
+            c->buckets[b] = p->next;
+            gw_storage_client_fail(p, CN_IO, "gateway shutting down");
+        }
+    }
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        if (c->nodes[i].ev != NULL)
+            event_free(c->nodes[i].ev);
+        if (c->nodes[i].sock != NULL)
+            zmq_close(c->nodes[i].sock);
+    }
+    cn_free(c->nodes);
+    cn_free(c);
+}
+
+uint32_t gw_storage_client_nodes(const struct gw_storage_client *c)
+{
+    return c->n_nodes;
+}
+
+/* zmq free function for payloads without an owner. */
+static void gw_storage_client_no_free(void *data, void *hint)
+{
+    (void)data;
+    (void)hint;
+}
+
+/* Encodes and sends the frames; returns CN_OK or CN_IO/CN_INVAL with err. */
+static int gw_storage_client_send_frames(struct gw_sc_node *n, const struct msg *req,
+                                         const struct gw_storage_payload *payload,
+                                         char err[CN_ERR_LEN])
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    int rc = msg_encode(req, 0, &sb, err);
+    if (rc == CN_OK) {
+        int flags = ZMQ_DONTWAIT | (payload != NULL ? ZMQ_SNDMORE : 0);
+        if (zmq_send(n->sock, sb.data, sb.size, flags) < 0) {
+            snprintf(err, CN_ERR_LEN, "send to node %u: %s", n->index, zmq_strerror(errno));
+            rc = CN_IO;
+        }
+    }
+    msgpack_sbuffer_destroy(&sb);
+    if (rc != CN_OK || payload == NULL) {
+        if (payload != NULL && payload->free_fn != NULL)
+            payload->free_fn((void *)payload->data, payload->hint);
+        return rc;
+    }
+    zmq_msg_t m;
+    zmq_msg_init_data(&m, (void *)payload->data, payload->len,
+                      payload->free_fn != NULL ? payload->free_fn : gw_storage_client_no_free,
+                      payload->hint);
+    if (zmq_msg_send(&m, n->sock, ZMQ_DONTWAIT) < 0) {
+        /* a DEALER accepts all parts once it took the first */
+        snprintf(err, CN_ERR_LEN, "send payload to node %u: %s", n->index, zmq_strerror(errno));
+        zmq_msg_close(&m);
+        return CN_IO;
+    }
+    return CN_OK;
+}
+
+uint64_t gw_storage_client_send(struct gw_storage_client *c, uint32_t node, struct msg *req,
+                                const struct gw_storage_payload *payload,
+                                gw_storage_reply_cb cb, void *arg)
+{
+    CN_ASSERT(node < c->n_nodes);
+    struct gw_sc_pending *p = cn_calloc(1, sizeof(*p));
+    p->id = c->next_id++;
+    p->node = node;
+    p->cb = cb;
+    p->arg = arg;
+    p->client = c;
+    p->timer = evtimer_new(c->base, gw_storage_client_on_timeout, p);
+    req->v = MSG_VERSION;
+    req->id = p->id;
+    MSG_SET(req, MSG_F_V);
+    MSG_SET(req, MSG_F_ID);
+    struct gw_sc_node *n = &c->nodes[node];
+    char err[CN_ERR_LEN];
+    struct gw_sc_pending **slot = gw_storage_client_slot(c, p->id);
+    p->next = NULL;
+    *slot = p;
+    if (gw_storage_client_send_frames(n, req, payload, err) != CN_OK) {
+        CN_LOG(CN_LOG_WARN, "%s", err);
+        /* fail from the loop, not from inside send: a zero timeout */
+        struct timeval now = {0, 0};
+        evtimer_add(p->timer, &now);
+    } else {
+        evtimer_add(p->timer, &c->timeout);
+    }
+    event_active(n->ev, EV_READ, 0); /* the send may have eaten a ZMQ_FD edge */
+    return p->id;
+}
+
+void gw_storage_client_cancel(struct gw_storage_client *c, uint64_t id)
+{
+    struct gw_sc_pending *p = gw_storage_client_take(c, id);
+    if (p != NULL)
+        gw_storage_client_pending_free(p);
+}
+
+static void gw_storage_client_frame_cleanup(const void *data, size_t len, void *arg)
+{
+    (void)data;
+    (void)len;
+    zmq_msg_t *m = arg;
+    zmq_msg_close(m);
+    cn_free(m);
+}
+
+int gw_storage_reply_move_payload(struct gw_storage_reply *r, struct evbuffer *dst)
+{
+    if (r->n_frames_ < 2)
+        return CN_OK;
+    zmq_msg_t *f = &r->frames_[1];
+    size_t len = zmq_msg_size(f);
+    if (len < 4096)
+        return evbuffer_add(dst, zmq_msg_data(f), len) == 0 ? CN_OK : CN_ERR;
+    zmq_msg_t *held = cn_malloc(sizeof(*held));
+    zmq_msg_init(held);
+    zmq_msg_move(held, f); /* large frames keep their data pointer */
+    r->m.payload.ptr = NULL;
+    r->m.payload.len = 0;
+    if (evbuffer_add_reference(dst, zmq_msg_data(held), len, gw_storage_client_frame_cleanup,
+                               held) != 0) {
+        gw_storage_client_frame_cleanup(NULL, 0, held);
+        return CN_ERR;
+    }
+    return CN_OK;
+}

@@ -1,0 +1,77 @@
+/* The gateway's transport to the storage nodes: per event-loop thread, one
+ * ZeroMQ DEALER per node, woken through ZMQ_FD in libevent. Requests carry
+ * ids; replies (in any order) are matched to pending requests, each with its
+ * own timeout. PUT payloads go out without a copy (zmq_msg_init_data) and
+ * GET payloads reach the client without a copy (evbuffer_add_reference).
+ * Not thread-safe: each worker thread owns its client. */
+#ifndef GW_STORAGE_CLIENT_H
+#define GW_STORAGE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <zmq.h>
+
+#include "msg/msg.h"
+
+struct gw_storage_client;
+
+/* What a reply callback gets. rc is CN_OK when m is a decoded reply (its st
+ * may still be an error), CN_TIMEOUT when no reply came in time, CN_INVAL
+ * when the reply could not be decoded (err says why), CN_IO when sending
+ * failed. m and its borrowed bytes are valid only during the callback. */
+struct gw_storage_reply {
+    int rc;
+    uint32_t node;
+    struct msg m;
+    char err[CN_ERR_LEN];
+    zmq_msg_t frames_[2];
+    int n_frames_;
+};
+
+typedef void (*gw_storage_reply_cb)(struct gw_storage_reply *r, void *arg);
+
+/* A payload to send: bytes that stay valid until free_fn(data, hint) is
+ * called — possibly from a ZeroMQ I/O thread, so free_fn must be
+ * thread-safe. free_fn NULL: the bytes are static or outlive the request. */
+struct gw_storage_payload {
+    const void *data;
+    size_t len;
+    zmq_free_fn *free_fn;
+    void *hint;
+};
+
+/* Creates the client: connects a DEALER to each endpoint. Returns NULL with
+ * err on failure. timeout_ms bounds every request. */
+struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *zmq_ctx,
+                                                char *const *endpoints, uint32_t n_nodes,
+                                                int64_t timeout_ms, char err[CN_ERR_LEN]);
+
+/* Fails every pending request with CN_IO (callbacks run), closes the
+ * sockets, frees the client. */
+void gw_storage_client_free(struct gw_storage_client *c);
+
+uint32_t gw_storage_client_nodes(const struct gw_storage_client *c);
+
+/* Sends req (v and id are set here; req->payload is ignored) to node, with
+ * the payload frame when payload is not NULL (a zmq_msg references the bytes;
+ * to send the same bytes to several nodes pass the same payload each time,
+ * and free_fn runs once per send). cb(reply, arg) runs exactly once, later,
+ * from the event loop — never from inside this call. Returns the request id
+ * (never 0). */
+uint64_t gw_storage_client_send(struct gw_storage_client *c, uint32_t node, struct msg *req,
+                                const struct gw_storage_payload *payload,
+                                gw_storage_reply_cb cb, void *arg);
+
+/* Forgets a pending request: its callback will not run. No-op when the id is
+ * unknown (already answered). */
+void gw_storage_client_cancel(struct gw_storage_client *c, uint64_t id);
+
+/* Moves the reply's payload frame to the end of dst without copying (small
+ * payloads are copied); the frame is freed when dst drains it. r->m.payload
+ * must not be used afterwards. Returns CN_OK or CN_ERR. */
+int gw_storage_reply_move_payload(struct gw_storage_reply *r, struct evbuffer *dst);
+
+#endif
