@@ -194,10 +194,14 @@ static int bench_term_escape(struct bench_term_parser *p)
 static int bench_term_quoted(struct bench_term_parser *p, int q, char **out, size_t *len,
                              size_t *cap)
 {
+    size_t start = p->pos, start_ls = p->line_start;
+    int start_line = p->line;
     bench_term_next(p); /* opening quote */
     for (;;) {
         int c = bench_term_next(p);
         if (c == -1) {
+            /* point at the opening quote: the end of the file says little */
+            p->pos = start, p->line = start_line, p->line_start = start_ls;
             bench_term_fail(p, "unterminated %s", q == '"' ? "string" : "quoted atom");
             return CN_INVAL;
         }
@@ -390,6 +394,7 @@ static struct bench_term *bench_term_number_term(struct bench_term_parser *p)
     } else {
         unsigned long long v = strtoull(digits, &end, base);
         if (*end != '\0' || errno == ERANGE || v > (unsigned long long)INT64_MAX) {
+            p->pos = at;
             bench_term_fail(p, "bad or too large integer '%s'", digits);
             return NULL;
         }
