@@ -1,0 +1,40 @@
+/* cairn-gateway: the S3 HTTP front of a cairn cluster. Reads gateway.conf
+ * (cn_config_cli: --config, --set, CAIRN_* environment, --dump-config,
+ * --help) and runs the server until SIGINT/SIGTERM. */
+#include <stdio.h>
+
+#include "config.h"
+#include "server.h"
+
+#include "cn/log.h"
+
+int main(int argc, char **argv)
+{
+    struct gw_config cfg;
+    char err[CN_ERR_LEN];
+    int rc = cn_config_cli(gw_config_table, &cfg, "cairn-gateway", "CAIRN_", argc, argv, err);
+    if (rc == CN_DONE) {
+        cn_config_fini(gw_config_table, &cfg);
+        return 0;
+    }
+    if (rc != CN_OK) {
+        fprintf(stderr, "cairn-gateway: %s\n", err);
+        return 2;
+    }
+    cn_log_init("cairn-gateway", cfg.log_level);
+    if (gw_config_check(&cfg, err) != CN_OK) {
+        fprintf(stderr, "cairn-gateway: %s\n", err);
+        cn_config_fini(gw_config_table, &cfg);
+        return 2;
+    }
+    struct gw_server *s = gw_server_new(&cfg, err);
+    if (s == NULL) {
+        cn_error("%s", err);
+        cn_config_fini(gw_config_table, &cfg);
+        return 1;
+    }
+    gw_server_run(s);
+    gw_server_free(s);
+    cn_config_fini(gw_config_table, &cfg);
+    return 0;
+}
