@@ -1,0 +1,74 @@
+"""The README's first command: deploy/local/cairn-local brings up a cluster
+(3 nodes + gateway) in a folder, `status` and `env` describe it, the aws cli
+works through the printed environment, `down` stops everything, and `up`
+again finds the data written before."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from snclient import free_port  # noqa: E402
+
+SRC = os.environ.get("CAIRN_SRC", os.getcwd())
+BIN = os.environ.get("CAIRN_BIN", os.path.join(SRC, "build", "bin"))
+LOCAL = os.path.join(SRC, "deploy", "local", "cairn-local")
+
+
+def run(*args, env=None, check=True):
+    p = subprocess.run(list(args), capture_output=True, text=True, env=env, timeout=600)
+    if check and p.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="cairn-local-")
+    gw = free_port()
+    base = free_port()
+    while base + 4 >= 65535 or gw in range(base, base + 5):
+        base = free_port()
+    common = ["--dir", d, "--build", os.path.dirname(BIN)]
+    try:
+        up = run(LOCAL, "up", "-d", "--nodes", "3", "--gateway-port", str(gw),
+                 "--base-port", str(base), *common)
+        assert "node3" in up.stdout and "gateway" in up.stdout, up.stdout
+        st = run(LOCAL, "status", *common)
+        assert st.stdout.count(" up (pid") == 4, st.stdout
+
+        env_out = run(LOCAL, "env", *common).stdout
+        env = dict(os.environ)
+        for line in env_out.splitlines():
+            if line.startswith("export "):
+                k, v = line[len("export "):].split("=", 1)
+                env[k] = v
+        assert env["AWS_ACCESS_KEY_ID"] == "AKIACAIRNDEV00000000"
+        ep = env["AWS_ENDPOINT_URL"]
+        assert ep == "http://127.0.0.1:%d" % gw, ep
+        aws = ["/usr/bin/aws", "--endpoint-url", ep]
+        src = os.path.join(d, "hello.txt")
+        with open(src, "w") as f:
+            f.write("hello from cairn-local\n")
+        run(*aws, "s3", "mb", "s3://local-test", env=env)
+        run(*aws, "s3", "cp", src, "s3://local-test/hello.txt", env=env)
+
+        admin = run(os.path.join(BIN, "cairn-admin"), "--nodes",
+                    ",".join("tcp://127.0.0.1:%d" % (base + i) for i in (1, 2, 3)), "status")
+        assert admin.stdout.count(" up ") == 3, admin.stdout
+
+        run(LOCAL, "down", *common)
+        st = run(LOCAL, "status", *common, check=False)
+        assert st.returncode != 0 and " up (pid" not in st.stdout, st.stdout
+
+        # the data survives a restart of the whole cluster
+        run(LOCAL, "up", "-d", "--nodes", "3", "--gateway-port", str(gw),
+            "--base-port", str(base), *common)
+        got = run(*aws, "s3", "cp", "s3://local-test/hello.txt", "-", env=env).stdout
+        assert got == "hello from cairn-local\n", got
+    finally:
+        run(LOCAL, "down", *common, check=False)
+    print("ok: cairn-local up/status/env/down and restart")
+
+
+if __name__ == "__main__":
+    main()
