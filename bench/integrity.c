@@ -17,6 +17,7 @@ struct bench_integrity_entry {
     uint32_t version;
     uint16_t writers;
     uint8_t state;
+    uint8_t overlap;    /* writes in flight overlapped: the server's order is unknown */
 };
 
 struct bench_integrity {
@@ -75,6 +76,8 @@ void bench_integrity_write_begin(struct bench_integrity *t, int64_t key)
     if (key < 0 || key >= t->limit)
         return;
     pthread_mutex_t *m = bench_integrity_lock(t, key);
+    if (t->e[key].writers > 0)
+        t->e[key].overlap = 1;
     t->e[key].writers++;
     t->e[key].version++;
     pthread_mutex_unlock(m);
@@ -90,9 +93,12 @@ void bench_integrity_write_end(struct bench_integrity *t, int64_t key, int ok, i
     CN_ASSERT(e->writers > 0);
     e->writers--;
     e->version++;
-    if (!ok) {
-        /* a failed write may or may not have landed */
+    if (!ok || e->overlap) {
+        /* a failed write may or may not have landed; of two overlapping
+         * writes the server may have applied either last */
         e->state = BENCH_INTEGRITY_UNKNOWN;
+        if (e->writers == 0)
+            e->overlap = 0;
     } else if (deleted) {
         e->state = BENCH_INTEGRITY_DELETED;
     } else {

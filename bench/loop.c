@@ -93,6 +93,19 @@ static size_t bench_loop_start_due(struct bench_loop *l, uint64_t now, uint64_t 
     return done;
 }
 
+/* recv_rate: resumes the paused transfers whose time has come; returns the
+ * earliest time one still waits for (UINT64_MAX: none). */
+static uint64_t bench_loop_unpause_due(struct bench_loop *l, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < l->nworkers; i++) {
+        uint64_t t = bench_worker_unpause(&l->workers[i], now);
+        if (t != 0 && t < next)
+            next = t;
+    }
+    return next;
+}
+
 void *bench_loop_main(void *arg)
 {
     struct bench_loop *l = arg;
@@ -114,6 +127,8 @@ void *bench_loop_main(void *arg)
         now = cn_time_mono_us();
         if (!sh->s->mode_max || running == 0)
             active -= bench_loop_start_due(l, now, &next);
+        if (sh->s->recv_rate > 0)
+            next = CN_MIN(next, bench_loop_unpause_due(l, now));
         atomic_store_explicit(&l->seen, e, memory_order_release);
         if (active == 0)
             break;

@@ -22,10 +22,12 @@ int bench_plot_script(const char *dir, const struct bench_settings *s, char err[
             "# drawn by cairn-bench; rerun with: gnuplot summary.gp\n"
             "set terminal png size 1000,%zu\n"
             "set output 'summary.png'\n"
+            "set termoption noenhanced\n"
             "set datafile separator ','\n"
             "set grid\n"
             "set key outside right top\n"
             "set xlabel 'elapsed (s)'\n"
+            "set xrange [0:*]\n"
             "set yrange [0:*]\n"
             "set multiplot layout %zu,1\n"
             "set title 'throughput'\n"
@@ -34,11 +36,15 @@ int bench_plot_script(const char *dir, const struct bench_settings *s, char err[
             "     '' skip 1 using 1:($5/$2) with linespoints title 'errors'\n",
             300 * panels, panels);
     static const char *const names[] = {"mean", "median", "95th", "99th", "99.9th", "max"};
+    static const char *const colors[] = {"#1f77b4", "#2ca02c", "#ff7f0e",
+                                         "#d62728", "#9467bd", "#7f7f7f"};
     for (size_t i = 0; i < s->nops; i++) {
         fprintf(f, "set title '%s latency'\nset ylabel 'ms'\nplot ", s->ops[i].label);
         for (int c = 0; c < 6; c++)
-            fprintf(f, "%s'%s_latencies.csv' skip 1 using 1:($%d/1000) with lines title '%s'",
-                    c ? ", \\\n     " : "", s->ops[i].label, 5 + c, names[c]);
+            fprintf(f,
+                    "%s'%s_latencies.csv' skip 1 using 1:($%d/1000) with lines lw 2 "
+                    "lc rgb '%s' title '%s'",
+                    c ? ", \\\n     " : "", s->ops[i].label, 5 + c, colors[c], names[c]);
         fprintf(f, "\n");
     }
     fprintf(f, "unset multiplot\n");

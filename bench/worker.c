@@ -5,19 +5,39 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "cn/alloc.h"
+#include "cn/time.h"
 #include "loop.h"
 
 /* libcurl's largest receive buffer in 7.88: fewer, larger reads for big GETs */
 #define BENCH_WORKER_RECV_BUFFER (512 * 1024)
+
+/* recv_rate: 1 when taking n more bytes now would go over the rate since
+ * the request started (a small allowance lets the first bytes through);
+ * sets when reading may resume. libcurl's own MAX_RECV_SPEED averages over
+ * 3 s windows and let short transfers through at full speed. */
+static int bench_worker_over_rate(struct bench_worker *w, size_t n)
+{
+    uint64_t rate = (uint64_t)w->loop->sh->s->recv_rate;
+    uint64_t allowance = CN_MIN(rate / 20, (uint64_t)65536);
+    uint64_t due = w->received + n > allowance ? w->received + n - allowance : 0;
+    uint64_t at = w->start_us + (uint64_t)((double)due * 1e6 / (double)rate);
+    if (at <= cn_time_mono_us())
+        return 0;
+    w->paused_until_us = at;
+    return 1;
+}
 
 /* Body bytes arriving: count them and feed the integrity check. */
 static size_t bench_worker_on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 {
     struct bench_worker *w = arg;
     size_t n = size * nmemb;
+    if (w->loop->sh->s->recv_rate > 0 && bench_worker_over_rate(w, n))
+        return CURL_WRITEFUNC_PAUSE; /* libcurl keeps the bytes and offers them again */
     w->loop->cur->op[w->op].bytes_in += n;
     if (w->check == 1) {
         EVP_DigestUpdate(w->md5, ptr, n);
@@ -45,6 +65,19 @@ static size_t bench_worker_on_send(char *ptr, size_t size, size_t nmemb, void *a
     w->pos += n;
     w->loop->cur->op[w->op].bytes_out += n;
     return n;
+}
+
+/* recv_rate: a receive buffer of about 1/10 s of the rate (64 KiB..4 MiB). */
+static int bench_worker_on_socket(void *arg, curl_socket_t fd, curlsocktype purpose)
+{
+    struct bench_worker *w = arg;
+    if (purpose == CURLSOCKTYPE_IPCXN) {
+        int64_t want = CN_MAX(CN_MIN(w->loop->sh->s->recv_rate / 10, (int64_t)4 << 20),
+                              (int64_t)65536);
+        int v = (int)want;
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+    }
+    return CURL_SOCKOPT_OK;
 }
 
 void bench_worker_init(struct bench_worker *w, struct bench_loop *loop, int id)
@@ -80,8 +113,15 @@ void bench_worker_init(struct bench_worker *w, struct bench_loop *loop, int id)
     curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, (long)(2 * 1024 * 1024));
     if (s->request_timeout_ms > 0)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)s->request_timeout_ms);
-    if (s->recv_rate > 0)
-        curl_easy_setopt(e, CURLOPT_MAX_RECV_SPEED_LARGE, (curl_off_t)s->recv_rate);
+    if (s->recv_rate > 0) {
+        /* a slow client: small reads, and a small socket buffer so the
+         * server feels the back-pressure instead of the kernel absorbing it */
+        long buf = (long)CN_MAX(CN_MIN(s->recv_rate / 20, (int64_t)BENCH_WORKER_RECV_BUFFER),
+                                (int64_t)16384);
+        curl_easy_setopt(e, CURLOPT_BUFFERSIZE, buf);
+        curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, bench_worker_on_socket);
+        curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, w);
+    }
     for (int i = 0; i < BENCH_WORKER_HEADERS; i++)
         w->hdr_node[i].data = w->hdr[i];
 }
@@ -207,6 +247,7 @@ int bench_worker_start(struct bench_worker *w, uint64_t now_us)
     w->op = bench_worker_pick_op(w);
     w->kind = s->ops[w->op].kind;
     w->received = 0;
+    w->paused_until_us = 0;
     w->pos = 0;
     bench_worker_integrity_begin(w);
 
@@ -260,6 +301,18 @@ int bench_worker_start(struct bench_worker *w, uint64_t now_us)
     CURLMcode mc = curl_multi_add_handle(l->multi, e);
     CN_ASSERT(mc == CURLM_OK);
     return CN_OK;
+}
+
+uint64_t bench_worker_unpause(struct bench_worker *w, uint64_t now_us)
+{
+    if (w->paused_until_us == 0 || w->state != BENCH_WORKER_RUNNING)
+        return 0;
+    if (w->paused_until_us > now_us)
+        return w->paused_until_us;
+    w->paused_until_us = 0;
+    /* may call bench_worker_on_data() at once, which may pause again */
+    curl_easy_pause(w->easy, CURLPAUSE_CONT);
+    return w->paused_until_us;
 }
 
 /* Integrity verdict of a finished GET or range_get; updates the table after

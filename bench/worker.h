@@ -55,6 +55,7 @@ struct bench_worker {
     uint64_t origin;              /* PUT body origin in the value source */
     uint64_t pos;                 /* PUT bytes sent so far */
     uint64_t received;
+    uint64_t paused_until_us;     /* recv_rate: reading resumes then (0: not paused) */
     uint64_t range_off;
     int check;                    /* 0 none, 1 MD5 of the body, 2 compare range */
     int range_same;
@@ -74,6 +75,11 @@ void bench_worker_fini(struct bench_worker *w);
 /* Starts the next request and adds it to the loop's multi handle; when the
  * key generator is exhausted sets the state to DONE and returns CN_DONE. */
 int bench_worker_start(struct bench_worker *w, uint64_t now_us);
+
+/* recv_rate: resumes a paused transfer whose time has come (call from the
+ * loop, outside libcurl callbacks). Returns the time it still waits for, or
+ * 0 when it is not paused any more. */
+uint64_t bench_worker_unpause(struct bench_worker *w, uint64_t now_us);
 
 /* Called by the loop when the request ended (after curl_multi_remove_handle):
  * classifies it, records it and schedules the next one (state WAITING with

@@ -101,9 +101,9 @@ http {{
         for attempt in range(5):
             self.port = free_port()
             conf = self._write_conf(www)
-            self.proc = subprocess.Popen(
-                [NGINX, "-p", self.dir, "-c", conf],
-                stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "stderr.log"), "wb"))
+            with open(os.path.join(self.dir, "stderr.log"), "wb") as err:
+                self.proc = subprocess.Popen([NGINX, "-p", self.dir, "-c", conf],
+                                             stdout=subprocess.DEVNULL, stderr=err)
             if self._wait_ready():
                 return self
             self._stop()
