@@ -134,3 +134,75 @@ int sn_record_verify(const struct sn_record_info *ri, uint32_t first_block,
     }
     return CN_OK;
 }
+
+/* ---- CRC32C combination ----
+ * CRC arithmetic in GF(2)[x] modulo the Castagnoli polynomial, in the
+ * reflected bit order CRC32C uses (bit 31 holds x^0). Appending n zero bytes
+ * to a message multiplies its CRC register by x^(8n); so
+ * crc(A||B) = crc(A) * x^(8 len B) + crc(B) (the pre- and post-inversion
+ * cancel out as in zlib's crc32_combine). */
+
+#define SN_CRC32C_POLY 0x82f63b78u
+
+/* a * b modulo the polynomial. */
+static uint32_t sn_crc32c_mulmod(uint32_t a, uint32_t b)
+{
+    uint32_t prod = 0;
+    for (uint32_t bit = 1u << 31; bit != 0; bit >>= 1) {
+        if (a & bit)
+            prod ^= b;
+        b = (b & 1) ? (b >> 1) ^ SN_CRC32C_POLY : b >> 1;
+    }
+    return prod;
+}
+
+/* x^(8 n) modulo the polynomial, by squaring. */
+static uint32_t sn_crc32c_xpow8n(uint64_t n)
+{
+    uint32_t result = 1u << 31;         /* x^0 */
+    uint32_t sq = 1u << 23;             /* x^8: one zero byte */
+    while (n != 0) {
+        if (n & 1)
+            result = sn_crc32c_mulmod(result, sq);
+        sq = sn_crc32c_mulmod(sq, sq);
+        n >>= 1;
+    }
+    return result;
+}
+
+uint32_t sn_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b)
+{
+    return sn_crc32c_mulmod(sn_crc32c_xpow8n(len_b), crc_a) ^ crc_b;
+}
+
+int sn_record_verify_slice(const struct sn_record_info *ri, uint32_t first_block,
+                           const uint8_t *buf, uint64_t buf_len, uint64_t slice_off,
+                           uint64_t slice_len, uint32_t *slice_crc, uint32_t *bad_block)
+{
+    uint64_t start = (uint64_t)first_block << SN_RECORD_BLOCK_LOG2;
+    if (start > ri->data_len || buf_len > ri->data_len - start ||
+        (start + buf_len != ri->data_len && (buf_len & (SN_RECORD_BLOCK - 1)) != 0) ||
+        slice_off > buf_len || slice_len > buf_len - slice_off)
+        return CN_INVAL;
+    const uint32_t full_shift = sn_crc32c_xpow8n(SN_RECORD_BLOCK);
+    uint64_t s0 = slice_off, s1 = slice_off + slice_len;
+    uint32_t crc = 0, b = first_block;
+    for (uint64_t off = 0; off < buf_len; off += SN_RECORD_BLOCK, b++) {
+        uint64_t n = CN_MIN((uint64_t)SN_RECORD_BLOCK, buf_len - off);
+        uint32_t c = cn_crc32c(0, buf + off, (size_t)n);
+        if (c != sn_record_block_crc(ri, b)) {
+            *bad_block = b;
+            return CN_CORRUPT;
+        }
+        uint64_t lo = CN_MAX(off, s0), hi = CN_MIN(off + n, s1);
+        if (lo >= hi)
+            continue;
+        if (lo == off && hi == off + n)   /* the whole block is in the slice */
+            crc = n == SN_RECORD_BLOCK ? sn_crc32c_mulmod(full_shift, crc) ^ c
+                                       : sn_crc32c_combine(crc, c, n);
+        else
+            crc = cn_crc32c(crc, buf + lo, (size_t)(hi - lo));
+    }
+    *slice_crc = crc;
+    return CN_OK;
+}

@@ -81,6 +81,19 @@ uint32_t sn_record_block_crc(const struct sn_record_info *ri, uint32_t i);
 int sn_record_verify(const struct sn_record_info *ri, uint32_t first_block,
                      const uint8_t *data, uint64_t len, uint32_t *bad_block);
 
+/* Verifies, like sn_record_verify(), the blocks held in buf (buf_len bytes
+ * from the start of block first_block) and, in the same pass, computes the
+ * CRC32C of the slice [slice_off, slice_off + slice_len) of buf: block CRCs
+ * already computed are combined rather than recomputed, so a slice costs
+ * one checksum pass. Returns CN_OK with *slice_crc, CN_CORRUPT with
+ * *bad_block, or CN_INVAL. */
+int sn_record_verify_slice(const struct sn_record_info *ri, uint32_t first_block,
+                           const uint8_t *buf, uint64_t buf_len, uint64_t slice_off,
+                           uint64_t slice_len, uint32_t *slice_crc, uint32_t *bad_block);
+
+/* crc32c(A || B) from crc32c(A), crc32c(B) and the length of B. */
+uint32_t sn_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
 /* Little-endian helpers shared by the storage node's on-disk formats. */
 static inline uint32_t sn_get32(const uint8_t *p)
 {

@@ -234,21 +234,26 @@ static int sn_store_read_data(struct sn_container *c, const struct sn_ival *v,
     uint64_t start = (uint64_t)first << SN_RECORD_BLOCK_LOG2;
     uint64_t end = (off + len + SN_RECORD_BLOCK - 1) & ~(uint64_t)(SN_RECORD_BLOCK - 1);
     end = CN_MIN(end, ri->data_len);
-    if (len == 0)
-        end = start;
+    if (len == 0) {   /* an empty slice (off == size, or an empty record) */
+        r->buf = cn_malloc(1);
+        r->data = r->buf;
+        r->len = 0;
+        r->crc = 0;
+        return CN_OK;
+    }
     r->buf = cn_malloc((size_t)(end - start) + 1);
     int rc = sn_container_pread(c, r->buf, (size_t)(end - start), v->off + v->hdr_len + start);
     if (rc != CN_OK) {
         snprintf(why, CN_ERR_LEN, "%s", rc == CN_IO ? strerror(errno) : "data truncated");
         return rc;
     }
-    if (sn_record_verify(ri, first, r->buf, end - start, &bad) != CN_OK) {
+    if (sn_record_verify_slice(ri, first, r->buf, end - start, off - start, len, &r->crc,
+                               &bad) != CN_OK) {
         snprintf(why, CN_ERR_LEN, "block %u checksum mismatch", bad);
         return CN_CORRUPT;
     }
     r->data = r->buf + (off - start);
     r->len = len;
-    r->crc = cn_crc32c(0, r->data, (size_t)len);
     return CN_OK;
 }
 

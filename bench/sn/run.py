@@ -97,7 +97,9 @@ def machine(dirpath):
              "- memory (`free -g`): %s" % sh("free -g | awk '/Mem:/{print $2\" GiB total, \"$7\" GiB available\"}'"),
              "- disk under test: `%s` (%s)" % (sh("df -h %s | tail -1" % dirpath),
                                               sh("lsblk -d -o NAME,ROTA,SIZE,MODEL 2>/dev/null | tr '\\n' ';'")),
-             "- kernel: %s" % sh("uname -sr")]
+             "- kernel: %s" % sh("uname -sr"),
+             "- load average at start (other work on the machine skews numbers): %s" %
+             sh("cut -d' ' -f1-3 /proc/loadavg")]
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cn/alloc.h"
+#include "cn/crc.h"
 #include "cn/test.h"
 #include "record.h"
 
@@ -88,7 +89,44 @@ static void test_sn_record_empty(void)
     cn_free(data);
 }
 
+/* The one-pass slice CRC equals a direct CRC of the slice, for slices that
+ * start and end inside blocks, on boundaries, and at the record's end. */
+static void test_sn_record_slice_crc(void)
+{
+    struct sn_record_info ri;
+    uint64_t n = 5 * SN_RECORD_BLOCK + 1234;
+    uint8_t *data, *hdr = test_sn_record_make(n, &data, &ri);
+    CN_CHECK_EQ_INT(sn_crc32c_combine(cn_crc32c(0, data, 1000), cn_crc32c(0, data + 1000, 77777), 77777),
+                    cn_crc32c(0, data, 78777));
+    CN_CHECK_EQ_INT(sn_crc32c_combine(0, cn_crc32c(0, data, 10), 10), cn_crc32c(0, data, 10));
+    const uint64_t offs[] = {0, 1, 65535, 65536, 65537, 200000, 5 * 65536, n - 1, n};
+    const uint64_t lens[] = {0, 1, 100, 65535, 65536, 65537, 131072, 300000, n};
+    int checked = 0;
+    for (size_t i = 0; i < CN_ARRAY_LEN(offs); i++)
+        for (size_t k = 0; k < CN_ARRAY_LEN(lens); k++) {
+            uint64_t off = offs[i], len = CN_MIN(lens[k], n - off);
+            uint32_t first = (uint32_t)(off >> SN_RECORD_BLOCK_LOG2);
+            uint64_t start = (uint64_t)first << SN_RECORD_BLOCK_LOG2;
+            uint64_t end = CN_MIN((off + len + SN_RECORD_BLOCK - 1) & ~(uint64_t)(SN_RECORD_BLOCK - 1), n);
+            uint32_t crc = 0, bad = 0;
+            CN_CHECK_EQ_INT(sn_record_verify_slice(&ri, first, data + start, end - start, off - start,
+                                                   len, &crc, &bad), CN_OK);
+            CN_CHECK_EQ_INT(crc, cn_crc32c(0, data + off, (size_t)len));
+            checked++;
+        }
+    CN_CHECK_EQ_INT(checked, 81);
+    uint32_t crc, bad = 0;
+    data[3 * SN_RECORD_BLOCK + 5] ^= 4;
+    CN_CHECK_EQ_INT(sn_record_verify_slice(&ri, 2, data + 2 * SN_RECORD_BLOCK, 2 * SN_RECORD_BLOCK,
+                                           10, 20, &crc, &bad), CN_CORRUPT);
+    CN_CHECK_EQ_INT(bad, 3);
+    CN_CHECK_EQ_INT(sn_record_verify_slice(&ri, 0, data, 100, 0, 10, &crc, &bad), CN_INVAL);
+    cn_free(hdr);
+    cn_free(data);
+}
+
 static const struct cn_test_case cases[] = {
+    {"slice_crc", test_sn_record_slice_crc},
     {"roundtrip", test_sn_record_roundtrip},
     {"damage", test_sn_record_damage},
     {"empty", test_sn_record_empty},
