@@ -198,7 +198,11 @@ static void gw_store_on_write_reply(struct gw_storage_reply *r, void *arg)
         op->last_rc = rc;
         CN_LOG(CN_LOG_WARN, "replica write failed: %s", op->err);
     }
-    if (op->acks >= op->s->w)
+    /* Answer once every replica answered (or timed out), succeeding with W
+     * acks: until read repair exists (replication issue), answering at the
+     * W-th ack would let a read or listing that reaches the lagging replica
+     * first miss the write. A dead node costs storage.request_timeout. */
+    if (op->outstanding == 0 && op->acks >= op->s->w)
         gw_store_op_finish(op, CN_OK, NULL);
     else if (op->fails > op->n_replicas - op->s->w)
         gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
@@ -401,7 +405,8 @@ static void gw_store_list_finish(struct gw_store_op *op)
         op->list_cb(&res, op->arg);
         return;
     }
-    qsort(op->ents, op->n_ents, sizeof(*op->ents), gw_store_entry_cmp);
+    if (op->n_ents > 0)
+        qsort(op->ents, op->n_ents, sizeof(*op->ents), gw_store_entry_cmp);
     uint32_t out = 0;
     for (uint32_t i = 0; i < op->n_ents; i++) {
         struct gw_store_entry *e = &op->ents[i];
