@@ -265,7 +265,7 @@ if [ "$have_bench" -eq 1 ]; then
     --http_raw_ips gateway1,gateway2 --http_raw_port 8080 --http_raw_path "/$bucket" \
     --duration_s "$bench_s" --concurrent 8 --mode max \
     --operations '[{put,1},{get,2}]' --key_generator '{uniform_int,400}' \
-    --value_size_groups '[{20,1000,200000},{1,5300000,6500000}]' \
+    --value_size_groups '[{20,1000,200000},{1,1000000,3000000}]' \
     --integrity true --not_found_ok true --progress false --json - \
     >"$tmp/bench.out" 2>"$tmp/bench.err" || {
       cat "$tmp/bench.err" "$tmp/bench.out"; fail "cairn-bench exited non-zero"; }
@@ -319,5 +319,15 @@ wait_healthy node2
 "${dc[@]}" exec -T node1 cairn-admin --nodes tcp://node2:7100 status | tee "$tmp/status"
 objects verify --endpoints "$eps" --bucket "$bucket" --expect "$tmp/snap.json" ||
   fail "objects did not read back after node2 restarted"
+
+step "every daemon stops cleanly on SIGTERM"
+"${dc[@]}" stop -t 30
+bad=0
+for svc in node1 node2 node3 gateway1 gateway2; do
+  code=$($docker inspect -f '{{.State.ExitCode}}' "$("${dc[@]}" ps -q "$svc")")
+  echo "$svc exit status $code"
+  [ "$code" = 0 ] || bad=1
+done
+[ "$bad" -eq 0 ] || fail "a daemon did not exit 0 on SIGTERM (128+N: killed by signal N)"
 
 status=0
