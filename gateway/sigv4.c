@@ -412,9 +412,11 @@ int gw_sigv4_parse_query(const char *query, size_t len, struct gw_sigv4_auth *ou
     out->presigned = 1;
     if (query == NULL || len == 0)
         return CN_NOTFOUND;
-    if (len > GW_SIGV4_INPUT_MAX)
-        return gw_sigv4_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
-                             "The query string is too long.");
+    if (len > GW_SIGV4_INPUT_MAX) /* too long to sign: refused later if not presigned */
+        return memmem(query, len, "X-Amz-Algorithm", 15) == NULL
+                   ? CN_NOTFOUND
+                   : gw_sigv4_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
+                                   "The query string is too long.");
     struct gw_sigv4_query_state *st = cn_calloc(1, sizeof(*st));
     st->auth = out;
     st->res = res;
@@ -513,7 +515,8 @@ static int gw_sigv4_canon_query_add(const struct gw_sigv4_request *req, int pres
     cq.tmp = cn_malloc(req->query_len + 1);
     int rc = gw_sigv4_each_param(req->query, req->query_len, gw_sigv4_canon_param, &cq);
     if (rc == CN_OK) {
-        qsort(cq.v, cq.n, sizeof(*cq.v), gw_sigv4_param_cmp);
+        if (cq.n > 1) /* qsort(NULL, 0) is undefined */
+            qsort(cq.v, cq.n, sizeof(*cq.v), gw_sigv4_param_cmp);
         for (size_t i = 0; i < cq.n && rc == CN_OK; i++) {
             if ((i > 0 && evbuffer_add(out, "&", 1) != 0) ||
                 evbuffer_add(out, cq.v[i].name, cq.v[i].name_len) != 0 ||

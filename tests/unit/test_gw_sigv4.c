@@ -421,6 +421,18 @@ static void test_misc_refusals(void)
     struct gw_sigv4 *v = gw_sigv4_new(&cfg);
     CN_CHECK_EQ_INT(gw_sigv4_verify(v, &q.r, &res), CN_OK);
     gw_sigv4_free(v);
+    /* a query too long to sign */
+    char *longq = cn_malloc(70001);
+    memset(longq, 'q', 70000);
+    longq[70000] = '\0';
+    req_init(&q, "GET", "/test.txt", longq, get_object_hdrs);
+    CN_CHECK_EQ_INT(verify(&q, &res), CN_INVAL);
+    CN_CHECK_EQ_INT(res.err, GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE);
+    memcpy(longq, "X-Amz-Algorithm=x&", 18);
+    req_init(&q, "GET", "/test.txt", longq, host_only);
+    CN_CHECK_EQ_INT(verify(&q, &res), CN_INVAL);
+    CN_CHECK_EQ_INT(res.err, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR);
+    cn_free(longq);
     /* a bad escape in the path */
     req_init(&q, "GET", "/test%zz.txt", NULL, get_object_hdrs);
     CN_CHECK_EQ_INT(verify(&q, &res), CN_INVAL);
