@@ -219,7 +219,8 @@ void bench_report_table(FILE *out, const struct bench_settings *s, const struct 
     for (size_t i = 0; i < errs->n; i++) {
         char name[128];
         bench_errors_name(&errs->e[i], s, name, sizeof(name));
-        fprintf(out, "error %-40s %" PRIu64 "\n", name, errs->e[i].count);
+        fprintf(out, "error %-40s %" PRIu64 "%s%s\n", name, errs->e[i].count,
+                errs->e[i].sample[0] ? "  e.g. " : "", errs->e[i].sample);
     }
     if (s->integrity)
         fprintf(out, "integrity: %" PRIu64 " reads verified, %" PRIu64

@@ -61,7 +61,7 @@ BENCH_STATS_SUM(bench_stats_total_bytes_in, bytes_in)
 BENCH_STATS_SUM(bench_stats_total_bytes_out, bytes_out)
 
 void bench_errors_add(struct bench_errors *errs, size_t op, enum bench_error_kind kind,
-                      int code, uint64_t count)
+                      int code, uint64_t count, const char *sample)
 {
     for (size_t i = 0; i < errs->n; i++) {
         struct bench_error_count *e = &errs->e[i];
@@ -74,14 +74,20 @@ void bench_errors_add(struct bench_errors *errs, size_t op, enum bench_error_kin
         errs->other += count;
         return;
     }
-    errs->e[errs->n++] = (struct bench_error_count){
+    struct bench_error_count *e = &errs->e[errs->n++];
+    *e = (struct bench_error_count){
         .op = (uint16_t)op, .kind = (uint16_t)kind, .code = code, .count = count};
+    size_t n = 0;
+    for (; sample != NULL && sample[n] != '\0' && n + 1 < sizeof(e->sample); n++)
+        e->sample[n] = (sample[n] >= 32 && sample[n] < 127) ? sample[n] : ' ';
+    e->sample[n] = '\0';
 }
 
 void bench_errors_merge(struct bench_errors *dst, const struct bench_errors *src)
 {
     for (size_t i = 0; i < src->n; i++)
-        bench_errors_add(dst, src->e[i].op, src->e[i].kind, src->e[i].code, src->e[i].count);
+        bench_errors_add(dst, src->e[i].op, src->e[i].kind, src->e[i].code, src->e[i].count,
+                         src->e[i].sample);
     dst->other += src->other;
 }
 

@@ -55,11 +55,14 @@ enum bench_error_kind {
 
 #define BENCH_ERRORS_MAX 64
 
+#define BENCH_ERROR_SAMPLE 160
+
 struct bench_error_count {
     uint16_t op;
     uint16_t kind;
     int32_t code;
     uint64_t count;
+    char sample[BENCH_ERROR_SAMPLE];  /* start of the first such response body */
 };
 
 /* Distinct errors and how often; past BENCH_ERRORS_MAX they go to other. */
@@ -69,8 +72,10 @@ struct bench_errors {
     uint64_t other;
 };
 
+/* Counts an error; sample (may be NULL) is kept for the first of its kind,
+ * printable characters only. */
 void bench_errors_add(struct bench_errors *errs, size_t op, enum bench_error_kind kind,
-                      int code, uint64_t count);
+                      int code, uint64_t count, const char *sample);
 void bench_errors_merge(struct bench_errors *dst, const struct bench_errors *src);
 
 /* The basho_bench-style name of an error: {get,{http,503}},

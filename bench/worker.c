@@ -38,6 +38,17 @@ static size_t bench_worker_on_data(char *ptr, size_t size, size_t nmemb, void *a
     size_t n = size * nmemb;
     if (w->loop->sh->s->recv_rate > 0 && bench_worker_over_rate(w, n))
         return CURL_WRITEFUNC_PAUSE; /* libcurl keeps the bytes and offers them again */
+    if (w->received == 0) {
+        long status = 0;
+        curl_easy_getinfo(w->easy, CURLINFO_RESPONSE_CODE, &status);
+        w->err_body = status >= 400;
+    }
+    if (w->err_body && w->errlen + 1 < sizeof(w->errbuf)) {
+        size_t take = CN_MIN(n, sizeof(w->errbuf) - 1 - w->errlen);
+        memcpy(w->errbuf + w->errlen, ptr, take);
+        w->errlen += take;
+        w->errbuf[w->errlen] = '\0';
+    }
     w->loop->cur->op[w->op].bytes_in += n;
     if (w->check == 1) {
         EVP_DigestUpdate(w->md5, ptr, n);
@@ -247,6 +258,9 @@ int bench_worker_start(struct bench_worker *w, uint64_t now_us)
     w->op = bench_worker_pick_op(w);
     w->kind = s->ops[w->op].kind;
     w->received = 0;
+    w->err_body = 0;
+    w->errlen = 0;
+    w->errbuf[0] = '\0';
     w->paused_until_us = 0;
     w->pos = 0;
     bench_worker_integrity_begin(w);
@@ -374,14 +388,15 @@ void bench_worker_finish(struct bench_worker *w, CURLcode result, uint64_t now_u
     enum bench_integrity_verdict v = bench_worker_integrity_end(w, ok || not_found, not_found);
     if (result != CURLE_OK) {
         os->errors++;
-        bench_errors_add(&l->errors, w->op, BENCH_ERR_CURL, (int)result, 1);
+        bench_errors_add(&l->errors, w->op, BENCH_ERR_CURL, (int)result, 1,
+                         curl_easy_strerror(result));
     } else if (!ok && !not_found) {
         os->errors++;
-        bench_errors_add(&l->errors, w->op, BENCH_ERR_HTTP, (int)status, 1);
+        bench_errors_add(&l->errors, w->op, BENCH_ERR_HTTP, (int)status, 1, w->errbuf);
     } else if (v == BENCH_INTEGRITY_MISMATCH || v == BENCH_INTEGRITY_MISSING) {
         os->errors++;
         bench_errors_add(&l->errors, w->op, BENCH_ERR_INTEGRITY,
-                         v == BENCH_INTEGRITY_MISSING, 1);
+                         v == BENCH_INTEGRITY_MISSING, 1, NULL);
     } else {
         os->not_found += (uint64_t)not_found;
         bench_stats_ok(l->cur, w->op, now_us - w->start_us);

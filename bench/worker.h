@@ -55,6 +55,9 @@ struct bench_worker {
     uint64_t origin;              /* PUT body origin in the value source */
     uint64_t pos;                 /* PUT bytes sent so far */
     uint64_t received;
+    int err_body;                 /* the response is an HTTP error: keep its start */
+    size_t errlen;
+    char errbuf[BENCH_ERROR_SAMPLE];
     uint64_t paused_until_us;     /* recv_rate: reading resumes then (0: not paused) */
     uint64_t range_off;
     int check;                    /* 0 none, 1 MD5 of the body, 2 compare range */

@@ -109,11 +109,11 @@ static void test_report_files(void)
                     "12.5, 2.5, 0, 0, 0, 0\n");
 
     struct bench_errors errs = {0};
-    bench_errors_add(&errs, 0, BENCH_ERR_HTTP, 503, 2);
-    bench_errors_add(&errs, 1, BENCH_ERR_CURL, 28, 1);
-    bench_errors_add(&errs, 0, BENCH_ERR_HTTP, 503, 3);
-    bench_errors_add(&errs, 0, BENCH_ERR_INTEGRITY, 0, 1);
-    bench_errors_add(&errs, 1, BENCH_ERR_CURL, 99, 1);
+    bench_errors_add(&errs, 0, BENCH_ERR_HTTP, 503, 2, NULL);
+    bench_errors_add(&errs, 1, BENCH_ERR_CURL, 28, 1, NULL);
+    bench_errors_add(&errs, 0, BENCH_ERR_HTTP, 503, 3, NULL);
+    bench_errors_add(&errs, 0, BENCH_ERR_INTEGRITY, 0, 1, NULL);
+    bench_errors_add(&errs, 1, BENCH_ERR_CURL, 99, 1, NULL);
     CN_CHECK_EQ_INT(bench_report_errors(dir, &s, &errs, err), CN_OK);
     CN_CHECK_EQ_STR(slurp(dir, "errors.csv"),
                     "\"error\",\"count\"\n"
