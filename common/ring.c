@@ -16,9 +16,10 @@ struct cn_ring_point {
 
 struct cn_ring {
     uint32_t n_nodes;
-    uint32_t vnodes;
     uint32_t n_points;
     struct cn_ring_point *points;
+    uint32_t *node_points; /* points of each node */
+    uint32_t *zone;        /* zone number of each node; NULL: no zones */
 };
 
 uint64_t cn_ring_hash(const void *key, size_t len)
@@ -48,27 +49,78 @@ static int cn_ring_point_cmp(const void *a, const void *b)
 struct cn_ring *cn_ring_new(const char *const *names, uint32_t n_nodes, uint32_t vnodes,
                             char err[CN_ERR_LEN])
 {
+    return cn_ring_new_weighted(names, NULL, NULL, n_nodes, vnodes, err);
+}
+
+/* Numbers the distinct zone names (NULL and "" are one "no zone" zone). */
+static uint32_t *cn_ring_zone_numbers(const char *const *zones, uint32_t n_nodes)
+{
+    uint32_t *z = cn_calloc(n_nodes, sizeof(uint32_t));
+    for (uint32_t i = 0; i < n_nodes; i++) {
+        const char *zi = zones[i] != NULL ? zones[i] : "";
+        z[i] = i;
+        for (uint32_t j = 0; j < i; j++) {
+            const char *zj = zones[j] != NULL ? zones[j] : "";
+            if (strcmp(zi, zj) == 0) {
+                z[i] = z[j];
+                break;
+            }
+        }
+    }
+    return z;
+}
+
+/* Checks names and weights; returns the total point count or 0 with err. */
+static uint32_t cn_ring_check_nodes(const char *const *names, const uint32_t *weights,
+                                    uint32_t n_nodes, uint32_t vnodes, char err[CN_ERR_LEN])
+{
     if (n_nodes == 0 || vnodes == 0) {
         snprintf(err, CN_ERR_LEN, "a ring needs at least one node and one vnode");
-        return NULL;
+        return 0;
     }
-    for (uint32_t i = 0; i < n_nodes; i++)
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n_nodes; i++) {
         for (uint32_t j = i + 1; j < n_nodes; j++)
             if (strcmp(names[i], names[j]) == 0) {
                 snprintf(err, CN_ERR_LEN, "node '%s' is listed twice", names[i]);
-                return NULL;
+                return 0;
             }
+        if (weights != NULL && weights[i] == 0) {
+            snprintf(err, CN_ERR_LEN, "node '%s' has weight 0", names[i]);
+            return 0;
+        }
+        uint64_t pts = weights != NULL ? (uint64_t)vnodes * weights[i] / 100 : vnodes;
+        total += pts > 0 ? pts : 1;
+    }
+    if (total > (1u << 26)) {
+        snprintf(err, CN_ERR_LEN, "ring too large (%llu points)", (unsigned long long)total);
+        return 0;
+    }
+    return (uint32_t)total;
+}
+
+struct cn_ring *cn_ring_new_weighted(const char *const *names, const uint32_t *weights,
+                                     const char *const *zones, uint32_t n_nodes,
+                                     uint32_t vnodes, char err[CN_ERR_LEN])
+{
+    uint32_t total = cn_ring_check_nodes(names, weights, n_nodes, vnodes, err);
+    if (total == 0)
+        return NULL;
     struct cn_ring *r = cn_calloc(1, sizeof(*r));
     r->n_nodes = n_nodes;
-    r->vnodes = vnodes;
-    r->n_points = n_nodes * vnodes;
+    r->n_points = total;
     r->points = cn_calloc(r->n_points, sizeof(*r->points));
+    r->node_points = cn_calloc(n_nodes, sizeof(uint32_t));
+    r->zone = zones != NULL ? cn_ring_zone_numbers(zones, n_nodes) : NULL;
     char buf[1024];
+    uint32_t at = 0;
     for (uint32_t i = 0; i < n_nodes; i++) {
-        for (uint32_t v = 0; v < vnodes; v++) {
+        uint64_t pts = weights != NULL ? (uint64_t)vnodes * weights[i] / 100 : vnodes;
+        r->node_points[i] = pts > 0 ? (uint32_t)pts : 1;
+        for (uint32_t v = 0; v < r->node_points[i]; v++) {
             int n = snprintf(buf, sizeof(buf), "%s#%u", names[i], v);
             size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
-            struct cn_ring_point *pt = &r->points[i * vnodes + v];
+            struct cn_ring_point *pt = &r->points[at++];
             pt->hash = cn_ring_hash(buf, len);
             pt->node = i;
         }
@@ -82,12 +134,24 @@ void cn_ring_free(struct cn_ring *r)
     if (r == NULL)
         return;
     cn_free(r->points);
+    cn_free(r->node_points);
+    cn_free(r->zone);
     cn_free(r);
 }
 
 uint32_t cn_ring_nodes(const struct cn_ring *r)
 {
     return r->n_nodes;
+}
+
+uint32_t cn_ring_node_points(const struct cn_ring *r, uint32_t node)
+{
+    return node < r->n_nodes ? r->node_points[node] : 0;
+}
+
+uint32_t cn_ring_total_points(const struct cn_ring *r)
+{
+    return r->n_points;
 }
 
 /* Index of the first point whose hash is >= h (wrapping to 0). */
@@ -104,12 +168,12 @@ static uint32_t cn_ring_first_at(const struct cn_ring *r, uint64_t h)
     return lo == r->n_points ? 0 : lo;
 }
 
-uint32_t cn_ring_lookup(const struct cn_ring *r, const void *key, size_t len, uint32_t n,
-                        uint32_t *out)
+/* Collects the distinct nodes met walking clockwise from point i, in order,
+ * stopping once `stop` were found (or every node was). Returns the count. */
+static uint32_t cn_ring_walk(const struct cn_ring *r, uint32_t i, uint32_t stop, uint32_t *out)
 {
-    uint32_t want = CN_MIN(n, r->n_nodes), got = 0;
-    uint32_t i = cn_ring_first_at(r, cn_ring_hash(key, len));
-    for (uint32_t step = 0; step < r->n_points && got < want; step++) {
+    uint32_t got = 0;
+    for (uint32_t step = 0; step < r->n_points && got < stop; step++) {
         uint32_t node = r->points[(i + step) % r->n_points].node;
         int seen = 0;
         for (uint32_t k = 0; k < got; k++)
@@ -117,6 +181,34 @@ uint32_t cn_ring_lookup(const struct cn_ring *r, const void *key, size_t len, ui
         if (!seen)
             out[got++] = node;
     }
+    return got;
+}
+
+uint32_t cn_ring_lookup(const struct cn_ring *r, const void *key, size_t len, uint32_t n,
+                        uint32_t *out)
+{
+    uint32_t want = CN_MIN(n, r->n_nodes);
+    uint32_t i = cn_ring_first_at(r, cn_ring_hash(key, len));
+    if (r->zone == NULL)
+        return cn_ring_walk(r, i, want, out);
+    /* zones: every node in walk order, then distinct zones first */
+    uint32_t order_small[64];
+    uint32_t *order = r->n_nodes <= 64 ? order_small : cn_malloc(r->n_nodes * sizeof(uint32_t));
+    uint32_t all = cn_ring_walk(r, i, r->n_nodes, order), got = 0;
+    for (uint32_t k = 0; k < all && got < want; k++) {
+        int zone_used = 0;
+        for (uint32_t j = 0; j < got; j++)
+            zone_used |= r->zone[out[j]] == r->zone[order[k]];
+        if (!zone_used) {
+            out[got++] = order[k];
+            order[k] = UINT32_MAX;
+        }
+    }
+    for (uint32_t k = 0; k < all && got < want; k++)
+        if (order[k] != UINT32_MAX)
+            out[got++] = order[k];
+    if (order != order_small)
+        cn_free(order);
     return got;
 }
 
@@ -133,7 +225,7 @@ int cn_ring_validate(const struct cn_ring *r)
         count[r->points[i].node]++;
     }
     for (uint32_t i = 0; rc == CN_OK && i < r->n_nodes; i++)
-        if (count[i] != r->vnodes)
+        if (count[i] != r->node_points[i])
             rc = CN_CORRUPT;
     cn_free(count);
     return rc;

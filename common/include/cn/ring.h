@@ -21,6 +21,21 @@ struct cn_ring *cn_ring_new(const char *const *names, uint32_t n_nodes, uint32_t
                             char err[CN_ERR_LEN]);
 void cn_ring_free(struct cn_ring *r);
 
+/* Like cn_ring_new with per-node weights and zones. weights[i] scales node
+ * i's points: vnodes * weight / 100 (at least 1), so 100 is the normal
+ * weight and 200 takes twice the share; weights NULL means 100 each. zones[i]
+ * names node i's failure domain (NULL or "" = none); when zones is not NULL,
+ * cn_ring_lookup() picks replicas in distinct zones first and only then
+ * fills up with further distinct nodes. Errors as cn_ring_new, plus a weight
+ * of 0. */
+struct cn_ring *cn_ring_new_weighted(const char *const *names, const uint32_t *weights,
+                                     const char *const *zones, uint32_t n_nodes,
+                                     uint32_t vnodes, char err[CN_ERR_LEN]);
+
+/* Node i's number of points (its share of the ring is that over the total). */
+uint32_t cn_ring_node_points(const struct cn_ring *r, uint32_t node);
+uint32_t cn_ring_total_points(const struct cn_ring *r);
+
 uint32_t cn_ring_nodes(const struct cn_ring *r);
 
 /* The 64-bit hash the ring places keys with (FNV-1a, then a splitmix64
@@ -28,11 +43,12 @@ uint32_t cn_ring_nodes(const struct cn_ring *r);
 uint64_t cn_ring_hash(const void *key, size_t len);
 
 /* Fills out[] with up to n distinct node indexes (0..n_nodes-1) for key, the
- * primary first. Returns how many were written: min(n, nodes). */
+ * primary first (distinct zones first on a ring with zones). Returns how
+ * many were written: min(n, nodes). */
 uint32_t cn_ring_lookup(const struct cn_ring *r, const void *key, size_t len, uint32_t n,
                         uint32_t *out);
 
-/* Checks the invariants (points sorted, every node owns vnodes points);
+/* Checks the invariants (points sorted, every node owns its points);
  * returns CN_OK or CN_CORRUPT. For unit tests. */
 int cn_ring_validate(const struct cn_ring *r);
 

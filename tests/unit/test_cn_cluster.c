@@ -1,0 +1,217 @@
+/* The cluster description (file parser, endpoint list) and the ring it
+ * builds: weights, zones, and how few keys move when a node joins. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cn/cluster.h"
+#include "cn/ring.h"
+#include "cn/test.h"
+
+CN_TEST_GLOBALS;
+
+static struct cn_cluster *test_cluster_parse(const char *text)
+{
+    struct cn_cluster *c = NULL;
+    char err[CN_ERR_LEN] = "";
+    int rc = cn_cluster_parse(text, strlen(text), &c, err);
+    if (rc != CN_OK)
+        fprintf(stderr, "  (parse: %s)\n", err);
+    return c;
+}
+
+static void test_cn_cluster_file(void)
+{
+    struct cn_cluster *c = test_cluster_parse(
+        "# three nodes\n"
+        "node s0 tcp://10.201.0.11:7001 zone=a\n"
+        "\n"
+        "  node s1 tcp://10.201.0.12:7001 weight=200 zone=b # bigger disk\n"
+        "node s2 tcp://10.201.0.13:7001\r\n");
+    CN_CHECK(c != NULL);
+    if (c == NULL)
+        return;
+    CN_CHECK_EQ_INT(cn_cluster_nodes(c), 3);
+    CN_CHECK_EQ_STR(cn_cluster_node(c, 1)->id, "s1");
+    CN_CHECK_EQ_STR(cn_cluster_node(c, 1)->address, "tcp://10.201.0.12:7001");
+    CN_CHECK_EQ_INT(cn_cluster_node(c, 1)->weight, 200);
+    CN_CHECK_EQ_STR(cn_cluster_node(c, 1)->zone, "b");
+    CN_CHECK_EQ_STR(cn_cluster_node(c, 2)->zone, "");
+    CN_CHECK_EQ_INT(cn_cluster_node(c, 2)->weight, 100);
+    CN_CHECK(cn_cluster_has_zones(c));
+    CN_CHECK_EQ_INT(cn_cluster_find(c, "s2"), 2);
+    CN_CHECK_EQ_INT(cn_cluster_find(c, "tcp://10.201.0.11:7001"), 0);
+    CN_CHECK_EQ_INT(cn_cluster_find(c, "s9"), -1);
+    CN_CHECK_EQ_STR(cn_cluster_addresses(c)[2], "tcp://10.201.0.13:7001");
+    cn_cluster_free(c);
+}
+
+static void test_cn_cluster_errors(void)
+{
+    static const char *const bad[] = {
+        "",
+        "# only a comment\n",
+        "node s0\n",
+        "nod s0 tcp://a:1\n",
+        "node s0 tcp://a:1 weight=0\n",
+        "node s0 tcp://a:1 weight=10001\n",
+        "node s0 tcp://a:1 weight=12x\n",
+        "node s0 tcp://a:1 zone=\n",
+        "node s0 tcp://a:1 colour=red\n",
+        "node s0 tcp://a:1\nnode s0 tcp://b:1\n",
+        "node s0 tcp://a:1\nnode s1 tcp://a:1\n",
+        "node s0 tcp://a:1 zone=a weight=1 x y z\n",
+    };
+    for (size_t i = 0; i < CN_ARRAY_LEN(bad); i++) {
+        struct cn_cluster *c = (struct cn_cluster *)1;
+        char err[CN_ERR_LEN] = "";
+        CN_CHECK_EQ_INT(cn_cluster_parse(bad[i], strlen(bad[i]), &c, err), CN_INVAL);
+        CN_CHECK(c == NULL);
+        CN_CHECK(err[0] != '\0');
+    }
+    const char nul[] = "node s0 tcp://a:1\nnode s1\0 tcp://b:1\n";
+    struct cn_cluster *c = NULL;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(cn_cluster_parse(nul, sizeof(nul) - 1, &c, err), CN_INVAL);
+    CN_CHECK(strstr(err, "line 2") != NULL);
+    CN_CHECK_EQ_INT(cn_cluster_load("/nonexistent/cluster.conf", &c, err), CN_IO);
+}
+
+static void test_cn_cluster_endpoints(void)
+{
+    struct cn_cluster *c = NULL;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(cn_cluster_from_endpoints(" tcp://a:1 ,tcp://b:2,, tcp://c:3", &c, err),
+                    CN_OK);
+    CN_CHECK_EQ_INT(cn_cluster_nodes(c), 3);
+    CN_CHECK_EQ_STR(cn_cluster_node(c, 0)->id, "tcp://a:1");
+    CN_CHECK_EQ_STR(cn_cluster_node(c, 2)->address, "tcp://c:3");
+    CN_CHECK(!cn_cluster_has_zones(c));
+    /* the same ring as before cluster files existed: names are endpoints */
+    struct cn_ring *a = cn_cluster_ring(c, 168, err);
+    const char *names[] = {"tcp://a:1", "tcp://b:2", "tcp://c:3"};
+    struct cn_ring *b = cn_ring_new(names, 3, 168, err);
+    for (int i = 0; i < 1000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "o/b/%d", i);
+        uint32_t x[3], y[3];
+        cn_ring_lookup(a, key, (size_t)n, 3, x);
+        cn_ring_lookup(b, key, (size_t)n, 3, y);
+        CN_CHECK(memcmp(x, y, sizeof(x)) == 0);
+    }
+    cn_ring_free(a);
+    cn_ring_free(b);
+    cn_cluster_free(c);
+    CN_CHECK_EQ_INT(cn_cluster_from_endpoints(" , ", &c, err), CN_INVAL);
+    CN_CHECK_EQ_INT(cn_cluster_from_endpoints("tcp://a:1,tcp://a:1", &c, err), CN_INVAL);
+}
+
+/* Six nodes in three zones, N=3: every key gets one replica per zone. */
+static void test_cn_cluster_zones(void)
+{
+    struct cn_cluster *c = test_cluster_parse(
+        "node a1 tcp://h:1 zone=a\nnode a2 tcp://h:2 zone=a\n"
+        "node b1 tcp://h:3 zone=b\nnode b2 tcp://h:4 zone=b\n"
+        "node c1 tcp://h:5 zone=c\nnode c2 tcp://h:6 zone=c\n");
+    char err[CN_ERR_LEN];
+    struct cn_ring *r = cn_cluster_ring(c, 168, err);
+    CN_CHECK_EQ_INT(cn_ring_validate(r), CN_OK);
+    for (int i = 0; i < 5000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "key-%d", i);
+        uint32_t out[6];
+        CN_CHECK_EQ_INT(cn_ring_lookup(r, key, (size_t)n, 3, out), 3);
+        const char *z0 = cn_cluster_node(c, out[0])->zone, *z1 = cn_cluster_node(c, out[1])->zone,
+                   *z2 = cn_cluster_node(c, out[2])->zone;
+        CN_CHECK(strcmp(z0, z1) != 0 && strcmp(z0, z2) != 0 && strcmp(z1, z2) != 0);
+        /* more replicas than zones: zones first, then distinct nodes */
+        CN_CHECK_EQ_INT(cn_ring_lookup(r, key, (size_t)n, 5, out), 5);
+        for (int x = 0; x < 5; x++)
+            for (int y = x + 1; y < 5; y++)
+                CN_CHECK(out[x] != out[y]);
+    }
+    cn_ring_free(r);
+    cn_cluster_free(c);
+}
+
+/* Weight 200 takes about twice the share of weight 100. */
+static void test_cn_cluster_weights(void)
+{
+    struct cn_cluster *c = test_cluster_parse(
+        "node s0 tcp://h:1\nnode s1 tcp://h:2\nnode s2 tcp://h:3 weight=200\n");
+    char err[CN_ERR_LEN];
+    struct cn_ring *r = cn_cluster_ring(c, 168, err);
+    CN_CHECK_EQ_INT(cn_ring_validate(r), CN_OK);
+    CN_CHECK_EQ_INT(cn_ring_node_points(r, 2), 336);
+    CN_CHECK_EQ_INT(cn_ring_total_points(r), 672);
+    int primary[3] = {0, 0, 0};
+    for (int i = 0; i < 40000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "w-%d", i);
+        uint32_t out;
+        cn_ring_lookup(r, key, (size_t)n, 1, &out);
+        primary[out]++;
+    }
+    printf("  primaries with weights 100/100/200: %d %d %d\n", primary[0], primary[1],
+           primary[2]);
+    CN_CHECK(primary[2] > 16000 && primary[2] < 24000);
+    CN_CHECK(primary[0] > 7000 && primary[0] < 13000);
+    cn_ring_free(r);
+    cn_cluster_free(c);
+}
+
+/* Adding a 4th node to 3 moves only the keys it takes: about 1/4 of the
+ * primaries, and every key that moves moves to the new node. */
+static void test_cn_cluster_join_moves_its_share(void)
+{
+    struct cn_cluster *c3 = test_cluster_parse("node s0 a\nnode s1 b\nnode s2 c\n");
+    struct cn_cluster *c4 = test_cluster_parse("node s0 a\nnode s1 b\nnode s2 c\nnode s3 d\n");
+    char err[CN_ERR_LEN];
+    struct cn_ring *r3 = cn_cluster_ring(c3, 168, err), *r4 = cn_cluster_ring(c4, 168, err);
+    int moved = 0, moved_elsewhere = 0, sets_changed = 0;
+    const int keys = 20000;
+    for (int i = 0; i < keys; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "o/bucket/%d", i);
+        uint32_t a[3], b[3];
+        cn_ring_lookup(r3, key, (size_t)n, 3, a);
+        cn_ring_lookup(r4, key, (size_t)n, 3, b);
+        if (a[0] != b[0]) {
+            moved++;
+            moved_elsewhere += b[0] != 3;
+        }
+        /* a replica set changes by at most the new node taking one place */
+        int lost = 0;
+        for (int x = 0; x < 3; x++) {
+            int kept = 0;
+            for (int y = 0; y < 3; y++)
+                kept |= a[x] == b[y];
+            lost += !kept;
+        }
+        CN_CHECK(lost <= 1);
+        sets_changed += lost;
+    }
+    double frac = (double)moved / keys;
+    printf("  joining node 4 of 4: %.1f%% of primaries moved (ideal 25%%), %.1f%% of replica "
+           "sets changed one member (ideal 75%%)\n", 100 * frac, 100.0 * sets_changed / keys);
+    CN_CHECK(frac > 0.18 && frac < 0.32);
+    CN_CHECK_EQ_INT(moved_elsewhere, 0);
+    cn_ring_free(r3);
+    cn_ring_free(r4);
+    cn_cluster_free(c3);
+    cn_cluster_free(c4);
+}
+
+static const struct cn_test_case cases[] = {
+    {"file", test_cn_cluster_file},
+    {"errors", test_cn_cluster_errors},
+    {"endpoints", test_cn_cluster_endpoints},
+    {"zones", test_cn_cluster_zones},
+    {"weights", test_cn_cluster_weights},
+    {"join_moves_its_share", test_cn_cluster_join_moves_its_share},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return cn_test_main(cases, argc, argv);
+}
