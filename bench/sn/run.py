@@ -112,45 +112,48 @@ def slice_matrix(args, binary, work, out):
               "--depth", "4")
     cfile = node.containers()[-1]
     results = {}
+    all_dd = {"warm": [], "cold": []}
     for temp in ("warm", "cold"):
-        dd = []
-        for _ in range(args.runs):
-            if temp == "cold":
-                cold(node)
-            else:
-                dd_mib_s(cfile)   # warm it
-            dd.append(dd_mib_s(cfile))
-        results[(temp, "dd")] = median(dd)
+        if temp == "warm":
+            dd_mib_s(cfile)   # bring the file into the page cache
         for sl in slices:
             for d in depths:
-                xs = []
+                xs, dds = [], []
                 for _ in range(args.runs):
+                    # dd of the same file right before each run: the machine
+                    # may be shared, so the baseline is taken next to the cell
+                    if temp == "cold":
+                        cold(node)
+                    dds.append(dd_mib_s(cfile))
                     if temp == "cold":
                         cold(node)
                     r = run_bench(node, "slice", "--endpoint", node.endpoint, "--count", str(nrec),
                                   "--size", str(size), "--slice", str(sl), "--depth", str(d))
                     xs.append(float(r["mib_s"]))
-                results[(temp, sl, d)] = median(xs)
+                results[(temp, sl, d)] = (median(xs), median(dds))
+                all_dd[temp] += dds
+        results[(temp, "dd")] = median(all_dd[temp])
     node.stop()
     out.append("## Slice GET throughput (MiB/s)\n")
     out.append("%d records of %s read whole in slices, `d` requests in flight, every slice's CRC "
                "checked by the client. Baseline: `dd if=<container> of=/dev/null bs=1M` of the same "
-               "file in the same run. Cold = `posix_fadvise(DONTNEED)` on the container files "
-               "before each run. Median of %d runs; in brackets: share of dd.\n" %
+               "file, run right before each run of the cell. Cold = `posix_fadvise(DONTNEED)` on "
+               "the container files before each run (and each dd). Median of %d runs; in brackets: "
+               "the cell's median as a share of the median of its dd runs.\n" %
                (nrec, fmt_size(size), args.runs))
     out.append("Node: `%s`\n" % node.cmdline)
     out.append("Command per cell: `cairn-sn-bench slice --endpoint E --count %d --size %d --slice L --depth D`\n"
                % (nrec, size))
     for temp in ("warm", "cold"):
-        base = results[(temp, "dd")]
-        out.append("### %s page cache (dd: %.0f MiB/s)\n" % (temp, base))
+        out.append("### %s page cache (dd, median of all its runs: %.0f MiB/s)\n" %
+                   (temp, results[(temp, "dd")]))
         out.append("| slice | " + " | ".join("d=%d" % d for d in depths) + " |")
         out.append("|---|" + "---|" * len(depths))
         for sl in slices:
             row = [results[(temp, sl, d)] for d in depths]
-            best = max(row)
+            best = max(v for v, _ in row)
             cells = [("**%.0f**" if v == best else "%.0f") % v + " (%d %%)" % round(100 * v / base)
-                     for v in row]
+                     for v, base in row]
             out.append("| %s | %s |" % (fmt_size(sl), " | ".join(cells)))
         out.append("")
     return results

@@ -6,6 +6,7 @@ import os
 import random
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from snclient import StorageNode  # noqa: E402
@@ -122,7 +123,25 @@ def main():
         r = c.call("SCRUB")
         check(r.st == 0 and r["stats"]["corrupt"] == 0 and r["stats"]["headers_corrupt"] == 0, "scrub %r" % r)
         c.close()
+    test_auto_compaction()
     print("test_storage_compact: ok")
+
+
+def test_auto_compaction():
+    """compaction.interval runs compaction without a COMPACT request."""
+    with StorageNode({"obj_containers.max_container_len": "1M", "max_record_len": "1M",
+                      "compaction.dead_ratio": 50, "compaction.interval": "300ms"}) as node:
+        c = node.client()
+        for rnd in range(3):
+            for i in range(40):
+                check(c.put(b"a/%d" % i, blob(b"a", rnd), ver=rnd + 1).st == 0, "put")
+        deadline = time.monotonic() + 30
+        while c.stats()["containers_reclaimed"] == 0:
+            check(time.monotonic() < deadline, "automatic compaction reclaimed nothing")
+            time.sleep(0.1)
+        for i in range(40):
+            check(c.get(b"a/%d" % i).payload == blob(b"a", 2), "data after automatic compaction")
+        c.close()
 
 
 if __name__ == "__main__":
