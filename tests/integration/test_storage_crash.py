@@ -141,7 +141,25 @@ def test_torn_tail():
         c.close()
 
 
+def test_sigterm_under_load():
+    """SIGTERM while writes stream in: the node answers what it accepted,
+    commits the queued writes, exits 0; all acknowledged writes are there."""
+    with StorageNode({"obj_containers.sync_mode": "periodic", "max_record_len": "1M"}) as node:
+        acked, sent, stop = {}, {}, threading.Event()
+        t = threading.Thread(target=writer, args=(node, acked, sent, stop))
+        t.start()
+        time.sleep(1.0)
+        rc = node.stop()
+        stop.set()
+        t.join()
+        check(rc == 0, "clean exit under load: %r" % rc)
+        check("stopped" in node.log_text(), "shutdown completed")
+        node.start()
+        check(verify(node, acked, sent) == len(acked) > 20, "acknowledged writes after SIGTERM")
+
+
 def main():
+    test_sigterm_under_load()
     test_kill9()
     test_torn_tail()
     print("test_storage_crash: ok")
