@@ -34,19 +34,23 @@ SCENARIOS = [
 ]
 
 
-def pin(pid, cpu):
+def pin(pid, cpu, nice):
     pids = [str(pid)] + subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
                                        text=True).stdout.split()
     for p in pids:
         subprocess.run(["taskset", "-a", "-p", "-c", str(cpu), p], capture_output=True)
+        if nice:
+            subprocess.run(["renice", "-n", str(nice), "-p", p], capture_output=True)
 
 
-def run_once(bench, endpoint, path, extra, duration, out, pin_cpu):
+def run_once(bench, endpoint, path, extra, duration, out, pin_cpu, nice):
     cmd = [bench, "--endpoint", endpoint + path, "--duration", f"{duration}s",
            "--report_interval", "1", "--progress", "false", "--plot", "false",
            "--out", out] + extra
     if pin_cpu is not None:
         cmd = ["taskset", "-c", str(pin_cpu)] + cmd
+    if nice:
+        cmd = ["nice", "-n", str(nice)] + cmd
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -81,6 +85,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--large", type=int, default=256 << 20)
+    ap.add_argument("--nice", type=int, default=0,
+                    help="run nginx and the driver at this nice level (a shared, busy machine)")
     a = ap.parse_args()
     bench = os.path.join(a.bin, "cairn-bench")
     ncpu = os.cpu_count() or 1
@@ -90,17 +96,17 @@ def main():
     print("| scenario | runs | median ops/s | median MB/s | median driver CPU (cores) "
           "| driver CPU per op (us) | driver CPU per GB (s) | median p99 (us) | errors |")
     print("|---|---|---|---|---|---|---|---|---|")
-    cmds = []
+    cmds, loads = [], []
     with Nginx(nsmall=100, small_size=100, large_size=a.large, tmp_root=tmp_root) as n:
         if pin_bench is not None:
-            pin(n.proc.pid, ncpu - 1)
+            pin(n.proc.pid, ncpu - 1, a.nice)
         out = tempfile.mkdtemp(prefix="measure_vs_nginx_")
         try:
             for name, path, extra, _ in SCENARIOS:
                 ops, mbs, cores, p99, errs, per_op, per_gb = [], [], [], [], 0, [], []
                 for _ in range(a.runs):
                     js, cpu, wall, cmd = run_once(bench, n.endpoint, path, extra, a.duration,
-                                                  out, pin_bench)
+                                                  out, pin_bench, a.nice)
                     t = js["total"]
                     ops.append(t["ops_per_sec"])
                     mbs.append(t["bytes_per_sec"] / 1e6)
@@ -115,12 +121,14 @@ def main():
                       f"| {statistics.median(mbs):,.1f} | {statistics.median(cores):.2f} "
                       f"| {statistics.median(per_op):,.1f} | {statistics.median(per_gb):.3f} "
                       f"| {statistics.median(p99):,.0f} | {errs} |", flush=True)
+                loads.append(os.getloadavg()[0])
                 print(f"<!-- {name}: ops/s {[round(x) for x in ops]}, MB/s "
-                      f"{[round(x) for x in mbs]}, cores {[round(x, 2) for x in cores]} -->",
-                      flush=True)
+                      f"{[round(x) for x in mbs]}, cores {[round(x, 2) for x in cores]}, "
+                      f"load average after {loads[-1]:.2f} -->", flush=True)
         finally:
             shutil.rmtree(out, ignore_errors=True)
-    print("\nCommands (nginx pinned to the last CPU with taskset, the driver to CPU 0):\n")
+    print("\nCommands (nginx pinned to the last CPU with taskset, the driver to CPU 0"
+          + (f", both at nice {a.nice}" if a.nice else "") + "):\n")
     for c in cmds:
         print(f"    {c}")
 
