@@ -156,9 +156,10 @@ static void bench_run_progress(struct bench_run *r, uint64_t now, uint64_t tick_
     double secs = tick_us > 0 ? (double)tick_us / 1e6 : 1;
     double el = (double)(now - r->t0) / 1e6;
     uint64_t bytes = bench_stats_total_bytes_in(&r->tick) + bench_stats_total_bytes_out(&r->tick);
-    fprintf(stdout, "\r\033[K[%7.1fs /%7.1fs] %10.0f ops/s %9.1f MB/s  p99 %7" PRIu64
+    double left = r->s->duration_s > el ? r->s->duration_s - el : 0;
+    fprintf(stdout, "\r\033[K[%7.1fs elapsed %7.1fs left] %10.0f ops/s %9.1f MB/s  p99 %7" PRIu64
                     " us  errors %" PRIu64,
-            el, r->s->duration_s, (double)bench_stats_total_ok(&r->tick) / secs,
+            el, left, (double)bench_stats_total_ok(&r->tick) / secs,
             (double)bytes / 1e6 / secs, cn_hist_percentile(all.op[0].lat, 99),
             bench_stats_total_errors(&r->total) + bench_stats_total_errors(&r->tick));
     fflush(stdout);
