@@ -279,6 +279,10 @@ static int msg_decode_value(struct msg *m, const struct msg_field_desc *f, void 
                      (unsigned long long)o->via.u64, (unsigned long long)max);
             return f->limit == MSG_LIM_NONE ? CN_INVAL : CN_TOOBIG;
         }
+        if (f->limit == MSG_LIM_LIST && o->via.u64 == 0) {
+            snprintf(err, CN_ERR_LEN, "field '%s' must be at least 1", f->key);
+            return CN_INVAL;
+        }
         msg_store_uint(field, f->limit == MSG_LIM_LIST ? UINT32_MAX : f->max, o->via.u64);
         return CN_OK;
     case MSG_T_BOOL:

@@ -205,6 +205,15 @@ static void test_rejects(void)
     msgpack_sbuffer_destroy(&sb);
     free(longkey);
 
+    const char *kz[] = {"v", "id", "op", "prefix", "limit"}; /* LIST limit 0 */
+    uint64_t uz[] = {1, 1, MSG_OP_LIST, 0, 0};
+    const char *sz[] = {NULL, NULL, NULL, "p", NULL};
+    sb = test_pack_map(5, kz, uz, sz);
+    CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_INVAL);
+    CN_CHECK(strstr(err, "limit") != NULL);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
     const char *kf[] = {"v", "id", "op", "key", "off"}; /* field of another op */
     uint64_t uf[] = {1, 1, MSG_OP_DELETE, 0, 5};
     const char *sf[] = {NULL, NULL, NULL, "a", NULL};
