@@ -67,7 +67,8 @@ class Cluster:
                 raise RuntimeError("cairn-gateway exited %d:\n%s" % (self.proc.returncode,
                                                                      self.log_text()))
             try:
-                if self.raw(b"GET /_cairn/health HTTP/1.1\r\nHost: x\r\n\r\n").startswith(
+                if self.raw(b"GET /_cairn/health HTTP/1.1\r\nHost: x\r\n"
+                            b"Connection: close\r\n\r\n").startswith(
                         b"HTTP/1.1 200"):
                     return
             except OSError:
