@@ -292,9 +292,11 @@ static void gw_s3_object_not_found_bucket_ok(struct gw_req *r)
     gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
 }
 
-/* The object headers of a GET/HEAD answer. */
+/* The object headers of a GET/HEAD answer. A partial (ranged) answer
+ * leaves out the whole-object x-amz-checksum-*, as S3 does: clients that
+ * validate response checksums would check them against the range. */
 static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m,
-                                       const struct gw_objmeta *om)
+                                       const struct gw_objmeta *om, int partial)
 {
     char date[GW_S3_NAMES_HTTP_DATE_LEN];
     gw_s3_names_http_date_format((time_t)(m->ts / 1000000), date);
@@ -303,7 +305,7 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m,
     gw_req_reply_header(r, "Accept-Ranges", "bytes", 5);
     size_t cm_len;
     const char *cm = gw_req_header(r, "x-amz-checksum-mode", &cm_len);
-    int want_ck = cm != NULL && gw_http_token_eq(cm, cm_len, "ENABLED");
+    int want_ck = !partial && cm != NULL && gw_http_token_eq(cm, cm_len, "ENABLED");
     for (size_t i = 0; i < om->n; i++) {
         const struct gw_objmeta_header *h = &om->h[i];
         if (h->name_len > 15 && strncmp(h->name, "x-amz-checksum-", 15) == 0 && !want_ck)
@@ -364,7 +366,7 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     gw_req_reply_start(r, kind == GW_S3_RANGE_PARTIAL ? 206 : 200);
-    gw_s3_object_reply_headers(r, m, &om);
+    gw_s3_object_reply_headers(r, m, &om, kind == GW_S3_RANGE_PARTIAL);
     uint64_t first = 0, len = size;
     if (kind == GW_S3_RANGE_PARTIAL) {
         char cr[GW_S3_RANGE_CONTENT_RANGE_MAX];
