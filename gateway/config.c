@@ -47,6 +47,21 @@ const struct cn_config_desc gw_config_table[] = {
      "copies of each record (N); 0 = min(3, number of nodes)"},
     {"consistency.write", CN_CONF_INT, GW_OFF(consistency_write), "0", 0, 16, NULL,
      "acks a write needs (W); 0 = 2, or 1 when N is 1"},
+    {"consistency.read", CN_CONF_INT, GW_OFF(consistency_read), "0", 0, 16, NULL,
+     "replicas a read compares (R; > 1 returns the newest and repairs the others); 0 = 1"},
+    {"consistency.delete", CN_CONF_INT, GW_OFF(consistency_delete), "0", 0, 16, NULL,
+     "acks a delete (tombstone) needs (D); 0 = 2, or 1 when N is 1"},
+    {"cluster.file", CN_CONF_STRING, GW_OFF(cluster_file), "", 0, 0, NULL,
+     "cluster description (`node ID ADDRESS [weight=N] [zone=Z]` lines, docs/cluster.md); "
+     "empty = storage.nodes"},
+    {"storage.probe_interval", CN_CONF_MSEC, GW_OFF(storage_probe_interval_ms), "1s", 10,
+     600000, NULL, "a node marked down (no reply within storage.request_timeout) is pinged "
+     "this often until it answers"},
+    {"handoff.max_hints", CN_CONF_INT, GW_OFF(handoff_max_hints), "1000000", 0, 1000000000,
+     NULL, "most writes remembered per down node for replay (hinted handoff); beyond, only an "
+     "anti-entropy repair catches the node up"},
+    {"handoff.replay_interval", CN_CONF_MSEC, GW_OFF(handoff_replay_interval_ms), "200ms", 10,
+     600000, NULL, "how often each thread replays the hints of nodes that are up again"},
     {"s3.region", CN_CONF_STRING, GW_OFF(s3_region), "us-east-1", 0, 0, NULL,
      "region in SigV4 scopes and GetBucketLocation"},
     {"s3.domain", CN_CONF_STRING, GW_OFF(s3_domain), "", 0, 0, NULL,
@@ -80,11 +95,16 @@ const struct cn_config_desc gw_config_table[] = {
 
 int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
-    if (cfg->consistency_replicas > 0 && cfg->consistency_write > cfg->consistency_replicas) {
-        snprintf(err, CN_ERR_LEN, "consistency.write (%lld) is above "
-                 "consistency.num_of_replicas (%lld)", (long long)cfg->consistency_write,
-                 (long long)cfg->consistency_replicas);
-        return CN_INVAL;
+    const int64_t quorums[] = {cfg->consistency_write, cfg->consistency_read,
+                               cfg->consistency_delete};
+    static const char *const names[] = {"write", "read", "delete"};
+    for (size_t i = 0; i < CN_ARRAY_LEN(quorums); i++) {
+        if (cfg->consistency_replicas > 0 && quorums[i] > cfg->consistency_replicas) {
+            snprintf(err, CN_ERR_LEN, "consistency.%s (%lld) is above "
+                     "consistency.num_of_replicas (%lld)", names[i], (long long)quorums[i],
+                     (long long)cfg->consistency_replicas);
+            return CN_INVAL;
+        }
     }
     if (cfg->http_max_request_line > cfg->http_max_header_bytes) {
         snprintf(err, CN_ERR_LEN, "http.max_request_line is above http.max_header_bytes");

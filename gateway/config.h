@@ -27,6 +27,12 @@ struct gw_config {
     int64_t ring_vnodes;
     int64_t consistency_replicas;
     int64_t consistency_write;
+    int64_t consistency_read;
+    int64_t consistency_delete;
+    char *cluster_file;
+    int64_t storage_probe_interval_ms;
+    int64_t handoff_max_hints;
+    int64_t handoff_replay_interval_ms;
     /* s3 */
     char *s3_region;
     char *s3_domain;

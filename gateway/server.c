@@ -14,24 +14,18 @@
 #include <event2/thread.h>
 #include <zmq.h>
 
+#include "cluster.h"
 #include "conn.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
-#include "cn/ring.h"
 #include "cn/time.h"
-
-#define GW_SERVER_MAX_NODES 256
 
 struct gw_server {
     const struct gw_config *cfg;
     struct gw_credentials *creds;
-    struct cn_ring *ring;
-    char *nodes[GW_SERVER_MAX_NODES];
-    uint32_t n_nodes;
-    uint32_t n_replicas;
-    uint32_t write_quorum;
+    struct gw_cluster *cluster; /* nodes, ring, quorums, node states, hints */
     void *zmq;
     struct gw_worker *workers;
     uint32_t n_workers;
@@ -44,57 +38,6 @@ uint64_t gw_worker_next_request_id(struct gw_worker *w)
     /* 24 bits of boot time, 8 of thread, 32 of counter: unique per run */
     return ((w->server->boot_s & 0xffffffull) << 40) | ((uint64_t)(w->index & 0xff) << 32) |
            (++w->next_req & 0xffffffffull);
-}
-
-/* Splits storage.nodes ("a,b , c") into s->nodes. */
-static int gw_server_parse_nodes(struct gw_server *s, const char *list, char err[CN_ERR_LEN])
-{
-    const char *p = list;
-    while (*p != '\0') {
-        while (*p == ' ' || *p == ',' || *p == '\t')
-            p++;
-        const char *e = p;
-        while (*e != '\0' && *e != ',')
-            e++;
-        const char *t = e;
-        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
-            t--;
-        if (t > p) {
-            if (s->n_nodes == GW_SERVER_MAX_NODES) {
-                snprintf(err, CN_ERR_LEN, "storage.nodes: more than %d nodes",
-                         GW_SERVER_MAX_NODES);
-                return CN_INVAL;
-            }
-            s->nodes[s->n_nodes++] = cn_strndup(p, (size_t)(t - p));
-        }
-        p = e;
-    }
-    if (s->n_nodes == 0) {
-        snprintf(err, CN_ERR_LEN, "storage.nodes names no node");
-        return CN_INVAL;
-    }
-    return CN_OK;
-}
-
-/* N = min(3, nodes) unless set; W = 2 (1 when N is 1) unless set. */
-static int gw_server_quorums(struct gw_server *s, char err[CN_ERR_LEN])
-{
-    const struct gw_config *cfg = s->cfg;
-    s->n_replicas = cfg->consistency_replicas > 0 ? (uint32_t)cfg->consistency_replicas
-                                                  : CN_MIN(3u, s->n_nodes);
-    if (s->n_replicas > s->n_nodes) {
-        snprintf(err, CN_ERR_LEN, "consistency.num_of_replicas (%u) is above the %u nodes",
-                 s->n_replicas, s->n_nodes);
-        return CN_INVAL;
-    }
-    s->write_quorum = cfg->consistency_write > 0 ? (uint32_t)cfg->consistency_write
-                                                 : (s->n_replicas == 1 ? 1u : 2u);
-    if (s->write_quorum > s->n_replicas) {
-        snprintf(err, CN_ERR_LEN, "consistency.write (%u) is above the replica count (%u)",
-                 s->write_quorum, s->n_replicas);
-        return CN_INVAL;
-    }
-    return CN_OK;
 }
 
 static void gw_server_on_accept(struct evconnlistener *l, evutil_socket_t fd,
@@ -150,11 +93,10 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
         snprintf(err, CN_ERR_LEN, "event_base_new failed");
         return CN_ERR;
     }
-    w->client = gw_storage_client_new(w->base, s->zmq, s->nodes, s->n_nodes,
-                                      s->cfg->storage_request_timeout_ms, err);
+    w->client = gw_cluster_client_new(s->cluster, w->base, s->zmq, err);
     if (w->client == NULL)
         return CN_ERR;
-    w->store = gw_store_new(s->ring, w->client, s->n_replicas, s->write_quorum);
+    w->store = gw_cluster_store_new(s->cluster, w->client);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -177,12 +119,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->boot_s = cn_time_now_us() / 1000000;
     if (gw_credentials_load_file(cfg->s3_credentials, &s->creds, err) != CN_OK)
         goto fail;
-    if (gw_server_parse_nodes(s, cfg->storage_nodes, err) != CN_OK ||
-        gw_server_quorums(s, err) != CN_OK)
-        goto fail;
-    s->ring = cn_ring_new((const char *const *)s->nodes, s->n_nodes, (uint32_t)cfg->ring_vnodes,
-                          err);
-    if (s->ring == NULL)
+    s->cluster = gw_cluster_new(cfg, err);
+    if (s->cluster == NULL)
         goto fail;
     s->zmq = zmq_ctx_new();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -192,8 +130,9 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
             goto fail;
-    cn_info("listening on %s:%d, %u threads, %u storage nodes (N=%u W=%u)", cfg->http_listen,
-            s->port, s->n_workers, s->n_nodes, s->n_replicas, s->write_quorum);
+    char desc[128];
+    gw_cluster_describe(s->cluster, desc, sizeof(desc));
+    cn_info("listening on %s:%d, %u threads, %s", cfg->http_listen, s->port, s->n_workers, desc);
     return s;
 fail:
     gw_server_free(s);
@@ -255,9 +194,7 @@ void gw_server_free(struct gw_server *s)
     cn_free(s->workers);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);
-    cn_ring_free(s->ring);
-    for (uint32_t i = 0; i < s->n_nodes; i++)
-        cn_free(s->nodes[i]);
+    gw_cluster_free(s->cluster);
     gw_credentials_free(s->creds);
     cn_free(s);
 }

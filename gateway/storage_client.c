@@ -12,6 +12,8 @@
 #include "cn/alloc.h"
 #include "cn/log.h"
 
+#include "node_health.h"
+
 #define GW_SC_BUCKETS 4096u /* pending-request hash buckets (power of two) */
 
 struct gw_sc_pending {
@@ -22,6 +24,8 @@ struct gw_sc_pending {
     struct event *timer;
     struct gw_storage_client *client;
     struct gw_sc_pending *next;
+    int send_failed;   /* the timer reports a send failure, not a timeout */
+    char why[128];
 };
 
 struct gw_sc_node {
@@ -29,6 +33,8 @@ struct gw_sc_node {
     struct event *ev;
     struct gw_storage_client *client;
     uint32_t index;
+    struct event *probe;  /* armed while this client probes the node */
+    int probe_owned;      /* this client holds the node's probe claim */
 };
 
 struct gw_storage_client {
@@ -39,7 +45,13 @@ struct gw_storage_client {
     uint64_t next_id;
     struct gw_sc_pending *buckets[GW_SC_BUCKETS];
     struct msg_limits lim;
+    struct gw_node_health *health; /* shared; NULL: no down marking */
+    int64_t probe_interval_ms;
+    int64_t probe_timeout_ms;
 };
+
+static void gw_storage_client_node_failed(struct gw_storage_client *c, uint32_t node, int rc,
+                                          const char *why);
 
 static struct gw_sc_pending **gw_storage_client_slot(struct gw_storage_client *c, uint64_t id)
 {
@@ -86,9 +98,15 @@ static void gw_storage_client_on_timeout(evutil_socket_t fd, short what, void *a
     struct gw_sc_pending *p = arg;
     struct gw_storage_client *c = p->client;
     CN_ASSERT(gw_storage_client_take(c, p->id) == p);
-    CN_LOG(CN_LOG_WARN, "storage request %llu to node %u timed out",
-           (unsigned long long)p->id, p->node);
-    gw_storage_client_fail(p, CN_TIMEOUT, "storage node did not answer in time");
+    int rc = p->send_failed ? CN_IO : CN_TIMEOUT;
+    char why[CN_ERR_LEN];
+    snprintf(why, sizeof(why), "%s",
+             p->send_failed ? p->why : "storage node did not answer in time");
+    if (!p->send_failed)
+        CN_LOG(CN_LOG_DEBUG, "storage request %llu to node %u timed out",
+               (unsigned long long)p->id, p->node);
+    gw_storage_client_node_failed(c, p->node, rc, why);
+    gw_storage_client_fail(p, rc, why);
 }
 
 /* Handles one received message (frames[0] header, frames[1] payload). */
@@ -186,8 +204,15 @@ static int gw_storage_client_node_open(struct gw_storage_client *c, void *zmq_ct
         snprintf(err, CN_ERR_LEN, "zmq_socket: %s", zmq_strerror(errno));
         return CN_ERR;
     }
-    int zero = 0, hwm = 100000;
+    int zero = 0, one = 1, hwm = 100000, hb_ivl = 1000, hb_timeout = 3000;
     zmq_setsockopt(n->sock, ZMQ_LINGER, &zero, sizeof(zero));
+    /* queue only to a live connection: a send to a dead node fails at once
+     * (EAGAIN) instead of waiting in a pipe for the request timeout */
+    zmq_setsockopt(n->sock, ZMQ_IMMEDIATE, &one, sizeof(one));
+    /* ZMTP heartbeats drop a connection whose peer vanished without a FIN
+     * (cut link, powered-off host), so IMMEDIATE takes effect there too */
+    zmq_setsockopt(n->sock, ZMQ_HEARTBEAT_IVL, &hb_ivl, sizeof(hb_ivl));
+    zmq_setsockopt(n->sock, ZMQ_HEARTBEAT_TIMEOUT, &hb_timeout, sizeof(hb_timeout));
     zmq_setsockopt(n->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(n->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
     if (zmq_connect(n->sock, endpoint) != 0) {
@@ -238,6 +263,10 @@ void gw_storage_client_free(struct gw_storage_client *c)
         }
     }
     for (uint32_t i = 0; i < c->n_nodes; i++) {
+        if (c->nodes[i].probe != NULL)
+            event_free(c->nodes[i].probe);
+        if (c->nodes[i].probe_owned)
+            gw_node_health_release_probe(c->health, i);
         if (c->nodes[i].ev != NULL)
             event_free(c->nodes[i].ev);
         if (c->nodes[i].sock != NULL)
@@ -297,6 +326,15 @@ uint64_t gw_storage_client_send(struct gw_storage_client *c, uint32_t node, stru
                                 const struct gw_storage_payload *payload,
                                 gw_storage_reply_cb cb, void *arg)
 {
+    int64_t ms = (int64_t)c->timeout.tv_sec * 1000 + c->timeout.tv_usec / 1000;
+    return gw_storage_client_send_timeout(c, node, req, payload, ms, cb, arg);
+}
+
+uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t node,
+                                        struct msg *req,
+                                        const struct gw_storage_payload *payload,
+                                        int64_t timeout_ms, gw_storage_reply_cb cb, void *arg)
+{
     CN_ASSERT(node < c->n_nodes);
     struct gw_sc_pending *p = cn_calloc(1, sizeof(*p));
     p->id = c->next_id++;
@@ -315,12 +353,15 @@ uint64_t gw_storage_client_send(struct gw_storage_client *c, uint32_t node, stru
     p->next = NULL;
     *slot = p;
     if (gw_storage_client_send_frames(n, req, payload, err) != CN_OK) {
-        CN_LOG(CN_LOG_WARN, "%s", err);
+        CN_LOG(CN_LOG_DEBUG, "%s", err);
         /* fail from the loop, not from inside send: a zero timeout */
+        p->send_failed = 1;
+        snprintf(p->why, sizeof(p->why), "%s", err);
         struct timeval now = {0, 0};
         evtimer_add(p->timer, &now);
     } else {
-        evtimer_add(p->timer, &c->timeout);
+        struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+        evtimer_add(p->timer, &tv);
     }
     event_active(n->ev, EV_READ, 0); /* the send may have eaten a ZMQ_FD edge */
     return p->id;
@@ -361,4 +402,80 @@ int gw_storage_reply_move_payload(struct gw_storage_reply *r, struct evbuffer *d
         return CN_ERR;
     }
     return CN_OK;
+}
+
+/* ---- health: down marking and probes ---------------------------------- */
+
+static void gw_storage_client_probe_arm(struct gw_sc_node *n, int64_t ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(n->probe, &tv);
+}
+
+/* PING answered (or not): an OK reply brings the node back up. */
+static void gw_storage_client_on_probe(struct gw_storage_reply *r, void *arg)
+{
+    struct gw_sc_node *n = arg;
+    struct gw_storage_client *c = n->client;
+    if (r->rc == CN_OK && r->m.st == MSG_ST_OK) {
+        if (gw_node_health_mark_up(c->health, n->index))
+            CN_LOG(CN_LOG_WARN, "storage node %u is up again", n->index);
+        n->probe_owned = 0;
+        gw_node_health_release_probe(c->health, n->index);
+        return;
+    }
+    gw_storage_client_probe_arm(n, c->probe_interval_ms);
+}
+
+static void gw_storage_client_probe_fire(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_sc_node *n = arg;
+    struct gw_storage_client *c = n->client;
+    struct msg m;
+    msg_init_request(&m, MSG_OP_PING, 0);
+    gw_storage_client_send_timeout(c, n->index, &m, NULL, c->probe_timeout_ms,
+                                   gw_storage_client_on_probe, n);
+}
+
+/* A request to node failed without a reply: mark it down and, if no other
+ * thread does, start probing it. */
+static void gw_storage_client_node_failed(struct gw_storage_client *c, uint32_t node, int rc,
+                                          const char *why)
+{
+    if (c->health == NULL)
+        return;
+    struct gw_sc_node *n = &c->nodes[node];
+    if (gw_node_health_mark_down(c->health, node))
+        CN_LOG(CN_LOG_WARN, "storage node %u marked down (%s: %s); probing every %lld ms", node,
+               cn_rc_str(rc), why, (long long)c->probe_interval_ms);
+    if (!n->probe_owned && gw_node_health_claim_probe(c->health, node)) {
+        n->probe_owned = 1;
+        /* the first probe soon: a connection still being set up at start
+         * fails sends for a few milliseconds */
+        gw_storage_client_probe_arm(n, CN_MIN(c->probe_interval_ms, 100));
+    }
+}
+
+void gw_storage_client_set_health(struct gw_storage_client *c, struct gw_node_health *health,
+                                  int64_t probe_interval_ms, int64_t probe_timeout_ms)
+{
+    CN_ASSERT(gw_node_health_nodes(health) == c->n_nodes);
+    c->health = health;
+    c->probe_interval_ms = probe_interval_ms;
+    c->probe_timeout_ms = probe_timeout_ms;
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i].probe == NULL)
+            c->nodes[i].probe = evtimer_new(c->base, gw_storage_client_probe_fire, &c->nodes[i]);
+}
+
+struct gw_node_health *gw_storage_client_health(const struct gw_storage_client *c)
+{
+    return c->health;
+}
+
+struct event_base *gw_storage_client_base(const struct gw_storage_client *c)
+{
+    return c->base;
 }

@@ -3,6 +3,8 @@
  * ids; replies (in any order) are matched to pending requests, each with its
  * own timeout. PUT payloads go out without a copy (zmq_msg_init_data) and
  * GET payloads reach the client without a copy (evbuffer_add_reference).
+ * A request that gets no reply in time marks its node down in the shared
+ * node states (node_health.h), and the client probes it until it is back.
  * Not thread-safe: each worker thread owns its client. */
 #ifndef GW_STORAGE_CLIENT_H
 #define GW_STORAGE_CLIENT_H
@@ -64,6 +66,26 @@ uint32_t gw_storage_client_nodes(const struct gw_storage_client *c);
 uint64_t gw_storage_client_send(struct gw_storage_client *c, uint32_t node, struct msg *req,
                                 const struct gw_storage_payload *payload,
                                 gw_storage_reply_cb cb, void *arg);
+
+/* gw_storage_client_send() with its own timeout instead of the client's. */
+uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t node,
+                                        struct msg *req,
+                                        const struct gw_storage_payload *payload,
+                                        int64_t timeout_ms, gw_storage_reply_cb cb, void *arg);
+
+struct gw_node_health;
+
+/* Shares the process's node states with this client: from now on a request
+ * that gets no reply in time, or cannot be sent (no connection), marks its
+ * node down, and one client probes a down node with PING (timeout
+ * probe_timeout_ms) every probe_interval_ms until it answers and is marked
+ * up. health must outlive the client and have as many nodes. */
+void gw_storage_client_set_health(struct gw_storage_client *c, struct gw_node_health *health,
+                                  int64_t probe_interval_ms, int64_t probe_timeout_ms);
+
+/* The shared node states (NULL when none were set) and the client's loop. */
+struct gw_node_health *gw_storage_client_health(const struct gw_storage_client *c);
+struct event_base *gw_storage_client_base(const struct gw_storage_client *c);
 
 /* Forgets a pending request: its callback will not run. No-op when the id is
  * unknown (already answered). */

@@ -12,6 +12,10 @@
 #include "cn/crc.h"
 #include "cn/log.h"
 
+#include "handoff.h"
+#include "node_health.h"
+#include "repair.h"
+
 #define GW_STORE_MAX_REPLICAS 16
 
 struct gw_blob {
@@ -27,6 +31,16 @@ struct gw_store {
     struct gw_storage_client *client;
     uint32_t n;
     uint32_t w;
+    uint32_t r;
+    uint32_t d;
+    struct gw_node_health *health;  /* from the client; NULL: all up */
+    struct gw_handoff *handoff;
+    struct event *replay_timer;
+    int64_t replay_interval_ms;
+    uint32_t replay_inflight, replaying;
+    uint32_t live_ops;    /* operations not yet freed */
+    int closing;          /* gw_store_free() ran; free with the last op */
+    struct gw_store_stats stats;
 };
 
 enum gw_store_kind { GW_STORE_PUT, GW_STORE_DEL, GW_STORE_GET, GW_STORE_HEAD, GW_STORE_LIST };
@@ -42,6 +56,7 @@ struct gw_store_op {
     uint32_t n_replicas;
     uint32_t next;        /* reads: the next replica to try */
     uint32_t outstanding;
+    uint32_t quorum;      /* writes: W or D */
     uint32_t acks, fails, not_found, corrupt;
     int last_rc;
     char err[CN_ERR_LEN];
@@ -50,12 +65,26 @@ struct gw_store_op {
     size_t key_len;
     int whole;
     uint64_t off, len;
+    uint32_t missed;      /* R = 1: replicas that answered a plain NOT_FOUND */
+    uint32_t answers;     /* R > 1: version answers (OK or NOT_FOUND) */
+    int best_state;       /* R > 1: 0 none, 1 live, 2 tombstone */
+    uint64_t best_ts, best_ver;
+    int any_stale;
+    uint64_t seen_ts[GW_STORE_MAX_REPLICAS], seen_ver[GW_STORE_MAX_REPLICAS];
+    int seen_state[GW_STORE_MAX_REPLICAS];
+    uint32_t seen_node[GW_STORE_MAX_REPLICAS];
     /* lists */
-    struct gw_store_entry *ents;
+    struct gw_store_entry *ents;   /* this round's entries from the nodes */
     uint32_t n_ents, cap_ents;
     int have_bound;
     char *bound;
     uint32_t bound_len;
+    char *prefix;
+    size_t prefix_len;
+    uint32_t limit;
+    struct gw_store_entry *live;   /* the answer so far: live keys in order */
+    uint32_t n_live, cap_live;
+    int trimmed;                   /* live keys were left out past limit */
 };
 
 struct gw_blob *gw_blob_from_evbuffer(struct evbuffer *buf)
@@ -109,12 +138,88 @@ struct gw_store *gw_store_new(const struct cn_ring *ring, struct gw_storage_clie
     s->client = client;
     s->n = n_replicas;
     s->w = write_quorum;
+    s->r = 1;
+    s->d = write_quorum;
+    s->health = gw_storage_client_health(client);
     return s;
+}
+
+static void gw_store_release(struct gw_store *s)
+{
+    if (s->replay_timer != NULL)
+        event_free(s->replay_timer);
+    cn_free(s);
 }
 
 void gw_store_free(struct gw_store *s)
 {
-    cn_free(s);
+    if (s == NULL)
+        return;
+    s->closing = 1;
+    if (s->replay_timer != NULL)
+        event_del(s->replay_timer);
+    if (s->live_ops == 0 && s->replaying == 0)
+        gw_store_release(s);
+}
+
+struct gw_storage_client *gw_store_client(const struct gw_store *s)
+{
+    return s->client;
+}
+
+uint32_t gw_store_replicas(const struct gw_store *s, const void *key, size_t key_len,
+                           uint32_t *out, uint32_t max)
+{
+    uint32_t all[GW_STORE_MAX_REPLICAS];
+    uint32_t n = cn_ring_lookup(s->ring, key, key_len, s->n, all);
+    n = CN_MIN(n, max);
+    memcpy(out, all, n * sizeof(*out));
+    return n;
+}
+
+void gw_store_stats(const struct gw_store *s, struct gw_store_stats *st)
+{
+    *st = s->stats;
+}
+
+/* 0: up, 1: up but hints for it are still pending (it may be stale), 2: down. */
+static int gw_store_node_rank(const struct gw_store *s, uint32_t node)
+{
+    if (s->health != NULL && !gw_node_health_is_up(s->health, node))
+        return 2;
+    if (s->handoff != NULL && gw_handoff_pending(s->handoff, node) > 0)
+        return 1;
+    return 0;
+}
+
+static int gw_store_node_down(const struct gw_store *s, uint32_t node)
+{
+    return s->health != NULL && !gw_node_health_is_up(s->health, node);
+}
+
+/* Orders replicas for a read: up nodes first, then nodes with pending
+ * hints, then down nodes; ring order within each group (stable). */
+static void gw_store_order_for_read(const struct gw_store *s, uint32_t *nodes, uint32_t n)
+{
+    uint32_t out[GW_STORE_MAX_REPLICAS], k = 0;
+    for (int rank = 0; rank <= 2; rank++)
+        for (uint32_t i = 0; i < n; i++)
+            if (gw_store_node_rank(s, nodes[i]) == rank)
+                out[k++] = nodes[i];
+    memcpy(nodes, out, n * sizeof(*nodes));
+}
+
+/* Records that node missed a write of key. */
+static void gw_store_hint(struct gw_store *s, uint32_t node, const void *key, size_t key_len)
+{
+    if (s->handoff == NULL || s->closing)
+        return;
+    int rc = gw_handoff_add(s->handoff, node, key, key_len);
+    if (rc > 0)
+        s->stats.hints_added++;
+    else if (rc < 0)
+        CN_LOG(CN_LOG_WARN, "hint queue of node %u is full: a write it missed is only "
+               "recovered by an anti-entropy repair", node);
 }
 
 static struct gw_store_op *gw_store_op_new(struct gw_store *s, enum gw_store_kind kind,
@@ -124,6 +229,7 @@ static struct gw_store_op *gw_store_op_new(struct gw_store *s, enum gw_store_kin
     op->s = s;
     op->kind = kind;
     op->last_rc = CN_NOTFOUND;
+    s->live_ops++;
     if (key != NULL) {
         op->n_replicas = cn_ring_lookup(s->ring, key, key_len, s->n, op->replicas);
         op->key = cn_memdup(key, key_len);
@@ -132,14 +238,24 @@ static struct gw_store_op *gw_store_op_new(struct gw_store *s, enum gw_store_kin
     return op;
 }
 
+static void gw_store_entries_free(struct gw_store_entry *e, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        cn_free(e[i].key);
+    cn_free(e);
+}
+
 static void gw_store_op_free(struct gw_store_op *op)
 {
-    for (uint32_t i = 0; i < op->n_ents; i++)
-        cn_free(op->ents[i].key);
-    cn_free(op->ents);
+    struct gw_store *s = op->s;
+    gw_store_entries_free(op->ents, op->n_ents);
+    gw_store_entries_free(op->live, op->n_live);
     cn_free(op->bound);
+    cn_free(op->prefix);
     cn_free(op->key);
     cn_free(op);
+    if (--s->live_ops == 0 && s->closing && s->replaying == 0)
+        gw_store_release(s);
 }
 
 /* Runs the user callback once. */
@@ -186,6 +302,14 @@ static int gw_store_reply_rc(struct gw_store_op *op, const struct gw_storage_rep
 
 /* ---- writes ---------------------------------------------------------- */
 
+/* Whether a failed write reply means the node may have missed the write
+ * (and should get a hint): no answer, or a transient refusal. */
+static int gw_store_write_missed(const struct gw_storage_reply *r)
+{
+    return r->rc == CN_TIMEOUT || r->rc == CN_IO ||
+           (r->rc == CN_OK && (r->m.st == MSG_ST_BUSY || r->m.st == MSG_ST_IO_ERROR));
+}
+
 static void gw_store_on_write_reply(struct gw_storage_reply *r, void *arg)
 {
     struct gw_store_op *op = arg;
@@ -196,18 +320,80 @@ static void gw_store_on_write_reply(struct gw_storage_reply *r, void *arg)
     } else {
         op->fails++;
         op->last_rc = rc;
-        CN_LOG(CN_LOG_WARN, "replica write failed: %s", op->err);
+        CN_LOG(CN_LOG_DEBUG, "replica write failed: %s", op->err);
+        if (gw_store_write_missed(r))
+            gw_store_hint(op->s, r->node, op->key, op->key_len);
     }
-    /* Answer once every replica answered (or timed out), succeeding with W
-     * acks: until read repair exists (replication issue), answering at the
-     * W-th ack would let a read or listing that reaches the lagging replica
-     * first miss the write. A dead node costs storage.request_timeout. */
-    if (op->outstanding == 0 && op->acks >= op->s->w)
+    /* Answer at the quorum: a replica that lags is caught up by the hint
+     * above, by read repair, and listings let the newest version win. */
+    if (op->acks >= op->quorum)
         gw_store_op_finish(op, CN_OK, NULL);
-    else if (op->fails > op->n_replicas - op->s->w)
+    else if (op->acks + op->outstanding < op->quorum)
         gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
     if (op->outstanding == 0)
         gw_store_op_free(op);
+}
+
+/* Decides which replicas a write goes to: all of them, except down nodes
+ * while enough up replicas remain for the quorum (those get a hint). Fills
+ * send[i] and returns how many are sent to. */
+static uint32_t gw_store_write_targets(struct gw_store_op *op, int *send)
+{
+    struct gw_store *s = op->s;
+    uint32_t up = 0;
+    for (uint32_t i = 0; i < op->n_replicas; i++)
+        up += !gw_store_node_down(s, op->replicas[i]);
+    uint32_t sent = 0;
+    for (uint32_t i = 0; i < op->n_replicas; i++) {
+        send[i] = up < op->quorum || !gw_store_node_down(s, op->replicas[i]);
+        sent += (uint32_t)send[i];
+        if (!send[i]) {
+            s->stats.skipped_down++;
+            gw_store_hint(s, op->replicas[i], op->key, op->key_len);
+        }
+    }
+    return sent;
+}
+
+/* Builds the PUT request of rec (data's crc). */
+static void gw_store_put_msg(struct msg *m, const struct gw_store_record *rec,
+                             const struct gw_blob *data)
+{
+    msg_init_request(m, MSG_OP_PUT, 0);
+    m->key = (struct msg_bytes){rec->key, (uint32_t)rec->key_len};
+    MSG_SET(m, MSG_F_KEY);
+    m->crc = data != NULL ? data->crc : 0;
+    MSG_SET(m, MSG_F_CRC);
+    m->ver = rec->ver;
+    m->ts = rec->ts;
+    MSG_SET(m, MSG_F_VER);
+    MSG_SET(m, MSG_F_TS);
+    if (rec->etag != NULL) {
+        m->etag = (struct msg_bytes){rec->etag, (uint32_t)rec->etag_len};
+        MSG_SET(m, MSG_F_ETAG);
+    }
+    if (rec->meta != NULL) {
+        m->meta = (struct msg_bytes){rec->meta, (uint32_t)rec->meta_len};
+        MSG_SET(m, MSG_F_META);
+    }
+}
+
+/* The payload of a send of data: one blob reference, dropped by ZeroMQ. */
+static struct gw_storage_payload gw_store_payload(struct gw_blob *data)
+{
+    if (data == NULL)
+        return (struct gw_storage_payload){"", 0, NULL, NULL};
+    gw_blob_ref(data);
+    return (struct gw_storage_payload){data->data, data->len, gw_blob_zmq_free, data};
+}
+
+void gw_store_send_record(struct gw_store *s, uint32_t node, const struct gw_store_record *rec,
+                          struct gw_blob *data, gw_storage_reply_cb cb, void *arg)
+{
+    struct msg m;
+    gw_store_put_msg(&m, rec, data);
+    struct gw_storage_payload pl = gw_store_payload(data);
+    gw_storage_client_send(s->client, node, &m, &pl, cb, arg);
 }
 
 void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct gw_blob *data,
@@ -216,31 +402,15 @@ void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct 
     struct gw_store_op *op = gw_store_op_new(s, GW_STORE_PUT, rec->key, rec->key_len);
     op->cb = cb;
     op->arg = arg;
-    op->outstanding = op->n_replicas;
+    op->quorum = CN_MIN(s->w, op->n_replicas);
+    int send[GW_STORE_MAX_REPLICAS];
+    op->outstanding = gw_store_write_targets(op, send);
     for (uint32_t i = 0; i < op->n_replicas; i++) {
+        if (!send[i])
+            continue;
         struct msg m;
-        msg_init_request(&m, MSG_OP_PUT, 0);
-        m.key = (struct msg_bytes){rec->key, (uint32_t)rec->key_len};
-        MSG_SET(&m, MSG_F_KEY);
-        m.crc = data != NULL ? data->crc : 0;
-        MSG_SET(&m, MSG_F_CRC);
-        m.ver = rec->ver;
-        m.ts = rec->ts;
-        MSG_SET(&m, MSG_F_VER);
-        MSG_SET(&m, MSG_F_TS);
-        if (rec->etag != NULL) {
-            m.etag = (struct msg_bytes){rec->etag, (uint32_t)rec->etag_len};
-            MSG_SET(&m, MSG_F_ETAG);
-        }
-        if (rec->meta != NULL) {
-            m.meta = (struct msg_bytes){rec->meta, (uint32_t)rec->meta_len};
-            MSG_SET(&m, MSG_F_META);
-        }
-        struct gw_storage_payload pl = {"", 0, NULL, NULL};
-        if (data != NULL) {
-            gw_blob_ref(data);
-            pl = (struct gw_storage_payload){data->data, data->len, gw_blob_zmq_free, data};
-        }
+        gw_store_put_msg(&m, rec, data);
+        struct gw_storage_payload pl = gw_store_payload(data);
         gw_storage_client_send(s->client, op->replicas[i], &m, &pl, gw_store_on_write_reply, op);
     }
 }
@@ -251,8 +421,12 @@ void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64
     struct gw_store_op *op = gw_store_op_new(s, GW_STORE_DEL, key, key_len);
     op->cb = cb;
     op->arg = arg;
-    op->outstanding = op->n_replicas;
+    op->quorum = CN_MIN(s->d, op->n_replicas);
+    int send[GW_STORE_MAX_REPLICAS];
+    op->outstanding = gw_store_write_targets(op, send);
     for (uint32_t i = 0; i < op->n_replicas; i++) {
+        if (!send[i])
+            continue;
         struct msg m;
         msg_init_request(&m, MSG_OP_DELETE, 0);
         m.key = (struct msg_bytes){(const uint8_t *)op->key, (uint32_t)key_len};
@@ -269,6 +443,15 @@ void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64
 
 static void gw_store_read_next(struct gw_store_op *op);
 
+/* A read saw a stale replica: repair the key in the background. */
+static void gw_store_read_repair(struct gw_store_op *op)
+{
+    if (op->s->closing)
+        return;
+    op->s->stats.read_repairs++;
+    gw_repair_key(op->s, op->key, op->key_len, NULL, NULL);
+}
+
 static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
 {
     struct gw_store_op *op = arg;
@@ -280,6 +463,8 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
         rc = CN_CORRUPT;
     }
     if (rc == CN_OK) {
+        if (op->missed > 0)
+            gw_store_read_repair(op);
         gw_store_op_finish(op, CN_OK, r);
         gw_store_op_free(op);
         return;
@@ -290,6 +475,7 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
         return;
     }
     op->not_found += rc == CN_NOTFOUND;
+    op->missed += rc == CN_NOTFOUND;
     op->corrupt += rc == CN_CORRUPT;
     if (rc != CN_NOTFOUND)
         op->last_rc = rc;
@@ -321,6 +507,98 @@ static void gw_store_read_next(struct gw_store_op *op)
                            gw_store_on_read_reply, op);
 }
 
+/* ---- reads with R > 1: versions first ---------------------------------- */
+
+static void gw_store_quorum_next(struct gw_store_op *op);
+
+/* R versions are in: read the newest from a replica that holds it (or
+ * answer NOT_FOUND), and repair the replicas that are behind. */
+static void gw_store_quorum_decide(struct gw_store_op *op)
+{
+    if (op->answers < op->quorum) {
+        gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
+        gw_store_op_free(op);
+        return;
+    }
+    uint32_t holders[GW_STORE_MAX_REPLICAS], n_holders = 0;
+    for (uint32_t i = 0; i < op->answers; i++) {
+        int same = op->seen_state[i] == op->best_state && op->seen_ts[i] == op->best_ts &&
+                   op->seen_ver[i] == op->best_ver;
+        if (!same)
+            op->any_stale = 1;
+        else if (op->best_state == 1)
+            holders[n_holders++] = op->seen_node[i];
+    }
+    if (op->any_stale)
+        gw_store_read_repair(op);
+    if (op->best_state != 1) {
+        gw_store_op_finish(op, CN_NOTFOUND, NULL);
+        gw_store_op_free(op);
+        return;
+    }
+    /* phase 2: the sequential read over the holders of the newest version */
+    memcpy(op->replicas, holders, n_holders * sizeof(*holders));
+    op->n_replicas = n_holders;
+    op->next = 0;
+    op->missed = 0;
+    gw_store_read_next(op);
+}
+
+static void gw_store_on_version(struct gw_storage_reply *r, void *arg)
+{
+    struct gw_store_op *op = arg;
+    op->outstanding--;
+    int rc = gw_store_reply_rc(op, r);
+    if (rc == CN_OK || rc == CN_NOTFOUND) {
+        int state = rc == CN_OK ? 1 : (r->m.flags & MSG_FLAG_TOMBSTONE) ? 2 : 0;
+        uint32_t i = op->answers++;
+        op->seen_node[i] = r->node;
+        op->seen_state[i] = state;
+        op->seen_ts[i] = state != 0 ? r->m.ts : 0;
+        op->seen_ver[i] = state != 0 ? r->m.ver : 0;
+        int newer = op->seen_ts[i] != op->best_ts ? op->seen_ts[i] > op->best_ts
+                                                  : op->seen_ver[i] > op->best_ver;
+        if (state != 0 && (op->best_state == 0 || newer)) {
+            op->best_state = state;
+            op->best_ts = op->seen_ts[i];
+            op->best_ver = op->seen_ver[i];
+        }
+    } else {
+        op->last_rc = rc;
+        gw_store_quorum_next(op); /* ask one more replica instead */
+    }
+    if (op->outstanding == 0)
+        gw_store_quorum_decide(op);
+}
+
+/* Sends one version request (HEAD) to the next replica, if one is left. */
+static void gw_store_quorum_next(struct gw_store_op *op)
+{
+    if (op->next >= op->n_replicas)
+        return;
+    struct msg m;
+    msg_init_request(&m, MSG_OP_HEAD, 0);
+    m.key = (struct msg_bytes){(const uint8_t *)op->key, (uint32_t)op->key_len};
+    MSG_SET(&m, MSG_F_KEY);
+    op->outstanding++;
+    gw_storage_client_send(op->s->client, op->replicas[op->next++], &m, NULL,
+                           gw_store_on_version, op);
+}
+
+static void gw_store_read_start(struct gw_store_op *op)
+{
+    gw_store_order_for_read(op->s, op->replicas, op->n_replicas);
+    uint32_t r = CN_MIN(op->s->r, op->n_replicas);
+    op->quorum = r;
+    if (r <= 1) {
+        gw_store_read_next(op);
+        return;
+    }
+    op->last_rc = CN_IO;
+    for (uint32_t i = 0; i < r; i++)
+        gw_store_quorum_next(op);
+}
+
 void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole, uint64_t off,
                   uint64_t len, gw_store_cb cb, void *arg)
 {
@@ -330,7 +608,7 @@ void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole
     op->whole = whole;
     op->off = off;
     op->len = len;
-    gw_store_read_next(op);
+    gw_store_read_start(op);
 }
 
 void gw_store_head(struct gw_store *s, const void *key, size_t key_len, gw_store_cb cb,
@@ -339,7 +617,7 @@ void gw_store_head(struct gw_store *s, const void *key, size_t key_len, gw_store
     struct gw_store_op *op = gw_store_op_new(s, GW_STORE_HEAD, key, key_len);
     op->cb = cb;
     op->arg = arg;
-    gw_store_read_next(op);
+    gw_store_read_start(op);
 }
 
 /* ---- listings -------------------------------------------------------- */
@@ -381,6 +659,7 @@ static void gw_store_list_absorb(struct gw_store_op *op, const struct msg *m)
         d->etag[el] = '\0';
         d->ts = e->ts;
         d->ver = e->ver;
+        d->flags = e->flags;
     }
     if (m->more && m->n_ents > 0) {
         const struct msg_entry *last = &m->ents[m->n_ents - 1];
@@ -394,38 +673,72 @@ static void gw_store_list_absorb(struct gw_store_op *op, const struct msg *m)
     }
 }
 
-/* All nodes answered: sort, de-duplicate, cut at the bound, call back. */
+static void gw_store_list_round(struct gw_store_op *op, const void *after, size_t after_len);
+
+/* Moves this round's winners (newest per key, not a tombstone, not past
+ * the bound) to the answer; frees the rest. */
+static void gw_store_list_merge(struct gw_store_op *op)
+{
+    if (op->n_ents > 0)
+        qsort(op->ents, op->n_ents, sizeof(*op->ents), gw_store_entry_cmp);
+    const char *prev = NULL; /* key of the newest entry seen last (it may have moved) */
+    uint32_t prev_len = 0;
+    for (uint32_t i = 0; i < op->n_ents; i++) {
+        struct gw_store_entry *e = &op->ents[i];
+        int dup = prev != NULL && gw_store_key_cmp(prev, prev_len, e->key, e->key_len) == 0;
+        int beyond = op->have_bound &&
+                     gw_store_key_cmp(e->key, e->key_len, op->bound, op->bound_len) > 0;
+        if (!dup) {
+            prev = e->key; /* newest of its key (sorted newest first) */
+            prev_len = e->key_len;
+        }
+        if (dup || beyond || (e->flags & MSG_FLAG_TOMBSTONE))
+            continue;
+        if (op->n_live == op->limit) {
+            op->trimmed = 1; /* a live key follows the page */
+            continue;
+        }
+        if (op->n_live == op->cap_live) {
+            op->cap_live = op->cap_live > 0 ? op->cap_live * 2 : 64;
+            op->live = cn_realloc(op->live, op->cap_live * sizeof(*op->live));
+        }
+        op->live[op->n_live++] = *e;
+        e->key = NULL; /* moved */
+    }
+}
+
+/* Every node of this round answered: merge, then answer or read on. */
 static void gw_store_list_finish(struct gw_store_op *op)
 {
     struct gw_store_list_result res;
     memset(&res, 0, sizeof(res));
-    if (op->fails >= op->s->n) {
+    if (op->fails >= CN_MIN(op->s->w, op->s->d)) {
         res.rc = op->last_rc;
         snprintf(res.err, sizeof(res.err), "%s", op->err);
         op->list_cb(&res, op->arg);
+        gw_store_op_free(op);
         return;
     }
-    if (op->n_ents > 0)
-        qsort(op->ents, op->n_ents, sizeof(*op->ents), gw_store_entry_cmp);
-    uint32_t out = 0;
-    for (uint32_t i = 0; i < op->n_ents; i++) {
-        struct gw_store_entry *e = &op->ents[i];
-        int dup = out > 0 && gw_store_key_cmp(op->ents[out - 1].key, op->ents[out - 1].key_len,
-                                              e->key, e->key_len) == 0;
-        int beyond = op->have_bound &&
-                     gw_store_key_cmp(e->key, e->key_len, op->bound, op->bound_len) > 0;
-        if (dup || beyond) {
-            cn_free(e->key);
-            continue;
-        }
-        op->ents[out++] = *e;
+    gw_store_list_merge(op);
+    gw_store_entries_free(op->ents, op->n_ents);
+    op->ents = NULL;
+    op->n_ents = op->cap_ents = 0;
+    if (op->n_live < op->limit && op->have_bound) {
+        /* only tombstones (or too few keys) so far: next page after the bound */
+        char *after = op->bound;
+        uint32_t after_len = op->bound_len;
+        op->bound = NULL;
+        op->have_bound = 0;
+        gw_store_list_round(op, after, after_len);
+        cn_free(after);
+        return;
     }
-    op->n_ents = out;
     res.rc = CN_OK;
-    res.ents = op->ents;
-    res.n_ents = out;
-    res.more = op->have_bound;
+    res.ents = op->live;
+    res.n_ents = op->n_live;
+    res.more = op->have_bound || op->trimmed;
     op->list_cb(&res, op->arg);
+    gw_store_op_free(op);
 }
 
 static void gw_store_on_list_reply(struct gw_storage_reply *r, void *arg)
@@ -439,31 +752,135 @@ static void gw_store_on_list_reply(struct gw_storage_reply *r, void *arg)
         op->last_rc = rc == CN_NOTFOUND ? CN_IO : rc;
         CN_LOG(CN_LOG_WARN, "list failed: %s", op->err);
     }
-    if (--op->outstanding == 0) {
+    if (--op->outstanding == 0)
         gw_store_list_finish(op);
-        gw_store_op_free(op);
+}
+
+/* Asks every up node for its next page (tombstones included) after
+ * `after`. Down nodes count as failed; when all are down they are asked
+ * anyway. */
+static void gw_store_list_round(struct gw_store_op *op, const void *after, size_t after_len)
+{
+    struct gw_store *s = op->s;
+    uint32_t nodes = cn_ring_nodes(s->ring), up = 0;
+    for (uint32_t i = 0; i < nodes; i++)
+        up += !gw_store_node_down(s, i);
+    op->fails = 0;
+    op->outstanding = 0;
+    /* a page per node big enough that tombstones rarely need a second round */
+    uint32_t node_limit = CN_MAX(op->limit, 100u);
+    node_limit = CN_MIN(node_limit, 1000u);
+    for (uint32_t i = 0; i < nodes; i++) {
+        if (up > 0 && gw_store_node_down(s, i)) {
+            op->fails++;
+            op->last_rc = CN_IO;
+            snprintf(op->err, sizeof(op->err), "node %u is down", i);
+            continue;
+        }
+        op->outstanding++;
+    }
+    uint32_t to_send = op->outstanding;
+    for (uint32_t i = 0; i < nodes && to_send > 0; i++) {
+        if (up > 0 && gw_store_node_down(s, i))
+            continue;
+        struct msg m;
+        msg_init_request(&m, MSG_OP_LIST, 0);
+        m.prefix = (struct msg_bytes){(const uint8_t *)op->prefix, (uint32_t)op->prefix_len};
+        MSG_SET(&m, MSG_F_PREFIX);
+        if (after_len > 0) {
+            m.after = (struct msg_bytes){after, (uint32_t)after_len};
+            MSG_SET(&m, MSG_F_AFTER);
+        }
+        m.limit = node_limit;
+        MSG_SET(&m, MSG_F_LIMIT);
+        m.flags = MSG_LIST_TOMBSTONES;
+        MSG_SET(&m, MSG_F_FLAGS);
+        to_send--;
+        gw_storage_client_send(s->client, i, &m, NULL, gw_store_on_list_reply, op);
     }
 }
 
 void gw_store_list(struct gw_store *s, const void *prefix, size_t prefix_len, const void *after,
                    size_t after_len, uint32_t limit, gw_store_list_cb cb, void *arg)
 {
+    CN_ASSERT(limit >= 1);
     struct gw_store_op *op = gw_store_op_new(s, GW_STORE_LIST, NULL, 0);
     op->list_cb = cb;
     op->arg = arg;
+    op->limit = limit;
+    op->prefix = cn_memdup(prefix_len > 0 ? prefix : "", prefix_len);
+    op->prefix_len = prefix_len;
+    gw_store_list_round(op, after, after_len);
+}
+
+/* ---- hinted handoff replay --------------------------------------------- */
+
+struct gw_store_replay {
+    struct gw_store *s;
+    uint32_t node;
+    char *key;
+    size_t key_len;
+};
+
+static void gw_store_on_replayed(const struct gw_repair_result *res, void *arg)
+{
+    struct gw_store_replay *rp = arg;
+    struct gw_store *s = rp->s;
+    if (gw_repair_result_failed(res, rp->node)) {
+        gw_handoff_add(s->handoff, rp->node, rp->key, rp->key_len); /* try again later */
+    } else {
+        s->stats.hints_replayed++;
+        gw_handoff_replayed(s->handoff, rp->node, 1);
+    }
+    cn_free(rp->key);
+    cn_free(rp);
+    if (--s->replaying == 0 && s->closing && s->live_ops == 0)
+        gw_store_release(s);
+}
+
+/* Timer: repairs hinted keys of nodes that are up, a bounded number at a
+ * time. */
+static void gw_store_on_replay_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_store *s = arg;
     uint32_t nodes = cn_ring_nodes(s->ring);
-    op->outstanding = nodes;
-    for (uint32_t i = 0; i < nodes; i++) {
-        struct msg m;
-        msg_init_request(&m, MSG_OP_LIST, 0);
-        m.prefix = (struct msg_bytes){prefix, (uint32_t)prefix_len};
-        MSG_SET(&m, MSG_F_PREFIX);
-        if (after_len > 0) {
-            m.after = (struct msg_bytes){after, (uint32_t)after_len};
-            MSG_SET(&m, MSG_F_AFTER);
+    for (uint32_t node = 0; node < nodes && s->replaying < s->replay_inflight; node++) {
+        if (gw_store_node_down(s, node) || gw_handoff_pending(s->handoff, node) == 0)
+            continue;
+        struct gw_handoff_hint hints[64];
+        uint32_t want = CN_MIN(64u, s->replay_inflight - s->replaying);
+        uint32_t got = gw_handoff_take(s->handoff, node, hints, want);
+        for (uint32_t i = 0; i < got; i++) {
+            struct gw_store_replay *rp = cn_calloc(1, sizeof(*rp));
+            rp->s = s;
+            rp->node = node;
+            rp->key = hints[i].key;
+            rp->key_len = hints[i].key_len;
+            s->replaying++;
+            gw_repair_key(s, rp->key, rp->key_len, gw_store_on_replayed, rp);
         }
-        m.limit = limit;
-        MSG_SET(&m, MSG_F_LIMIT);
-        gw_storage_client_send(s->client, i, &m, NULL, gw_store_on_list_reply, op);
+    }
+    struct timeval tv = {s->replay_interval_ms / 1000, (s->replay_interval_ms % 1000) * 1000};
+    evtimer_add(s->replay_timer, &tv);
+}
+
+void gw_store_configure(struct gw_store *s, const struct gw_store_options *o)
+{
+    CN_ASSERT(o->read_quorum >= 1 && o->read_quorum <= s->n);
+    CN_ASSERT(o->delete_quorum >= 1 && o->delete_quorum <= s->n);
+    s->r = o->read_quorum;
+    s->d = o->delete_quorum;
+    s->health = gw_storage_client_health(s->client);
+    s->handoff = o->handoff;
+    s->replay_interval_ms = o->replay_interval_ms > 0 ? o->replay_interval_ms : 200;
+    s->replay_inflight = o->replay_inflight > 0 ? o->replay_inflight : 32;
+    if (s->handoff != NULL && s->replay_timer == NULL) {
+        s->replay_timer = evtimer_new(gw_storage_client_base(s->client), gw_store_on_replay_timer,
+                                      s);
+        struct timeval tv = {s->replay_interval_ms / 1000,
+                             (s->replay_interval_ms % 1000) * 1000};
+        evtimer_add(s->replay_timer, &tv);
     }
 }

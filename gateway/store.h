@@ -1,8 +1,11 @@
 /* Records on the cluster: placement on the consistent-hash ring, replication
- * to N replicas with W write acks, reads that try the replicas in order, and
- * listings merged from every node as one sorted, de-duplicated page. The S3
- * handlers speak to this layer; it speaks to the nodes through the
- * per-thread storage client. One gw_store per event-loop thread. */
+ * to N replicas answered at W acks (D for deletes), reads answered by R
+ * replicas (newest version wins, stale replicas are repaired), replicas the
+ * gateway holds down skipped and hinted (handoff.h), and listings merged
+ * from every node as one sorted page where the newest version of each key
+ * wins and tombstones hide stale copies. The S3 handlers speak to this
+ * layer; it speaks to the nodes through the per-thread storage client. One
+ * gw_store per event-loop thread. docs/cluster.md describes the rules. */
 #ifndef GW_STORE_H
 #define GW_STORE_H
 
@@ -33,7 +36,42 @@ void gw_blob_unref(struct gw_blob *b);
  * write_quorum are already resolved (1 <= w <= n <= nodes). */
 struct gw_store *gw_store_new(const struct cn_ring *ring, struct gw_storage_client *client,
                               uint32_t n_replicas, uint32_t write_quorum);
+/* Frees the store; operations still waiting for node replies finish first
+ * (the store's memory goes with the last of them, when the client fails
+ * them at its own free). */
 void gw_store_free(struct gw_store *s);
+
+struct gw_node_health;
+struct gw_handoff;
+
+/* Replication settings beyond N and W, resolved by the caller. */
+struct gw_store_options {
+    uint32_t read_quorum;   /* R: replicas whose versions a read compares (1..N) */
+    uint32_t delete_quorum; /* D: acks a delete needs (1..N) */
+    struct gw_handoff *handoff;   /* shared hint queues, NULL: none */
+    int64_t replay_interval_ms;   /* how often hints of up nodes are replayed */
+    uint32_t replay_inflight;     /* most key repairs in flight per store */
+};
+
+/* Sets R, D and hinted handoff (defaults before: R = 1, D = W, no hints).
+ * The node states come from the client (gw_storage_client_set_health). */
+void gw_store_configure(struct gw_store *s, const struct gw_store_options *o);
+
+/* The client the store sends with. */
+struct gw_storage_client *gw_store_client(const struct gw_store *s);
+
+/* The replicas of key in ring order (at most max, at most N). */
+uint32_t gw_store_replicas(const struct gw_store *s, const void *key, size_t key_len,
+                           uint32_t *out, uint32_t max);
+
+/* Counters of one store (this thread). */
+struct gw_store_stats {
+    uint64_t read_repairs;    /* key repairs started because a read saw a stale replica */
+    uint64_t hints_added;     /* writes a replica missed, recorded */
+    uint64_t hints_replayed;  /* hinted keys repaired on their node */
+    uint64_t skipped_down;    /* replica sends skipped because the node was down */
+};
+void gw_store_stats(const struct gw_store *s, struct gw_store_stats *st);
 
 /* Outcome of an operation. rc: CN_OK; CN_NOTFOUND (no live record);
  * CN_TIMEOUT or CN_IO (not enough replicas answered: ServiceUnavailable);
@@ -63,19 +101,31 @@ struct gw_store_record {
 };
 
 /* Writes rec with data (NULL: empty) to the key's replicas; cb runs once, when
- * W replicas acked (CN_OK) or when W can no longer be reached. rec's bytes
- * are encoded before this returns; data is referenced until every send is
+ * W replicas acked (CN_OK) or when W can no longer be reached. Replicas the
+ * gateway holds down are not sent to (while W up replicas remain) and get a
+ * hint instead, as do replicas that fail or time out. rec's bytes are
+ * encoded before this returns; data is referenced until every send is
  * done. */
 void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct gw_blob *data,
                   gw_store_cb cb, void *arg);
 
-/* Writes a tombstone (ver, ts) to the key's replicas, W acks. */
+/* Sends rec with data (NULL: empty) to one node, with no quorum, hint or
+ * retry: the building block of repairs. cb gets the node's reply. */
+void gw_store_send_record(struct gw_store *s, uint32_t node, const struct gw_store_record *rec,
+                          struct gw_blob *data, gw_storage_reply_cb cb, void *arg);
+
+/* Writes a tombstone (ver, ts) to the key's replicas, D acks. */
 void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64_t ver,
                      uint64_t ts, gw_store_cb cb, void *arg);
 
-/* Reads bytes [off, off+len) (len 0 with whole = 1: the whole record) from
- * the first replica that has the record; on an error, a timeout or a plain
- * NOT_FOUND the next replica is tried; a tombstone ends the search. */
+/* Reads bytes [off, off+len) (len 0 with whole = 1: the whole record).
+ * Replicas are tried up ones first, down ones last. R = 1: the first replica
+ * that has the record answers; on an error, a timeout or a plain NOT_FOUND
+ * the next is tried (and a replica that lacked the record is repaired); a
+ * tombstone ends the search. R > 1: R replicas are asked for their version
+ * (HEAD), the newest wins (a tombstone: NOT_FOUND), it is read from a
+ * replica that holds it, and older replicas are repaired; fewer than R
+ * answers is a failure (CN_IO). */
 void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole, uint64_t off,
                   uint64_t len, gw_store_cb cb, void *arg);
 
@@ -91,6 +141,7 @@ struct gw_store_entry {
     char etag[129];
     uint64_t ts;
     uint64_t ver;
+    uint32_t flags;             /* record flags (never a tombstone in a result) */
 };
 
 struct gw_store_list_result {
@@ -104,8 +155,13 @@ struct gw_store_list_result {
 typedef void (*gw_store_list_cb)(struct gw_store_list_result *res, void *arg);
 
 /* Lists up to limit keys starting with prefix and after `after` from every
- * node and merges them: sorted, one entry per key (newest ts, ver), cut at
- * the first key some node might still hold more before. The result is valid
+ * node that is up, tombstones included, and merges them: sorted, one entry
+ * per key, the newest (ts, ver) wins and a key whose newest version is a
+ * tombstone is left out; cut at the first key some node might still hold
+ * more before. Pages of tombstones are read through until a live key or the
+ * end is found, so an empty result with more = 0 means no key. Fails
+ * (CN_IO/CN_TIMEOUT) when min(W, D) or more nodes did not answer, since an
+ * acknowledged write or delete could then be missing. The result is valid
  * during the callback only. */
 void gw_store_list(struct gw_store *s, const void *prefix, size_t prefix_len, const void *after,
                    size_t after_len, uint32_t limit, gw_store_list_cb cb, void *arg);

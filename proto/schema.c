@@ -34,7 +34,7 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_TS, "ts", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, ts,
       "timestamp of the write in microseconds since the Unix epoch; (ts, ver) orders writes"),
     F(MSG_F_FLAGS, "flags", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, flags,
-      "record flags: bit 0 (1) = tombstone"),
+      "record flags: bit 0 (1) = tombstone; in a LIST request, bit 0 (1) = include tombstones"),
     F(MSG_F_ETAG, "etag", MSG_T_BIN, MSG_LIM_FIXED, 128, etag,
       "opaque tag stored with the record and returned by HEAD, GET and LIST"),
     F(MSG_F_META, "meta", MSG_T_BIN, MSG_LIM_META, 0, meta,
@@ -90,7 +90,7 @@ static const struct msg_use msg_head_rep[] = {
 static const struct msg_use msg_delete_req[] = {{MSG_F_KEY, 1}, {MSG_F_VER, 1}, {MSG_F_TS, 1}, END};
 static const struct msg_use msg_delete_rep[] = {{MSG_F_APPLIED, 0}, END};
 static const struct msg_use msg_list_req[] = {
-    {MSG_F_PREFIX, 1}, {MSG_F_AFTER, 0}, {MSG_F_LIMIT, 1}, END};
+    {MSG_F_PREFIX, 1}, {MSG_F_AFTER, 0}, {MSG_F_LIMIT, 1}, {MSG_F_FLAGS, 0}, END};
 static const struct msg_use msg_list_rep[] = {{MSG_F_ENTS, 0}, {MSG_F_MORE, 0}, END};
 static const struct msg_use msg_scrub_rep[] = {{MSG_F_STATS, 0}, {MSG_F_ENTS, 0}, END};
 static const struct msg_use msg_compact_rep[] = {{MSG_F_STATS, 0}, END};
@@ -114,7 +114,8 @@ const struct msg_op_desc msg_ops[] = {
      "write a tombstone carrying (ts, ver) for `key`, if newer than what the node holds", 0, 0,
      msg_delete_req, msg_delete_rep},
     {MSG_OP_LIST, "LIST",
-     "up to `limit` live keys starting with `prefix` and sorting after `after`, in bytewise order",
+     "up to `limit` live keys starting with `prefix` and sorting after `after`, in bytewise order; "
+     "with `flags` bit 0, tombstones too (their entries have flags bit 0 set)",
      0, 0, msg_list_req, msg_list_rep},
     {MSG_OP_SCRUB, "SCRUB",
      "re-read every record and verify every checksum; the reply counts what was checked and lists "

@@ -181,10 +181,11 @@ static void sn_handler_list(struct sn_job *j)
     struct msg rep;
     char err[CN_ERR_LEN];
     int more = 0;
-    int rc = sn_store_list(sn_server_store(j->srv), q->prefix.ptr, q->prefix.len,
-                           MSG_HAS(q, MSG_F_AFTER) ? q->after.ptr : NULL,
-                           MSG_HAS(q, MSG_F_AFTER) ? q->after.len : 0, q->limit,
-                           sn_handler_list_cb, &l, &more, err);
+    int tombs = MSG_HAS(q, MSG_F_FLAGS) && (q->flags & MSG_LIST_TOMBSTONES);
+    int rc = sn_store_list_ex(sn_server_store(j->srv), q->prefix.ptr, q->prefix.len,
+                              MSG_HAS(q, MSG_F_AFTER) ? q->after.ptr : NULL,
+                              MSG_HAS(q, MSG_F_AFTER) ? q->after.len : 0, q->limit, tombs,
+                              sn_handler_list_cb, &l, &more, err);
     if (rc != CN_OK) {
         sn_server_reply_error(j, sn_handler_status(rc), err);
     } else {

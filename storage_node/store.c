@@ -339,6 +339,13 @@ int sn_store_list(struct sn_store *s, const uint8_t *prefix, uint32_t plen,
                   const uint8_t *after, uint32_t alen, uint32_t limit, sn_list_cb cb,
                   void *arg, int *more, char err[CN_ERR_LEN])
 {
+    return sn_store_list_ex(s, prefix, plen, after, alen, limit, 0, cb, arg, more, err);
+}
+
+int sn_store_list_ex(struct sn_store *s, const uint8_t *prefix, uint32_t plen,
+                     const uint8_t *after, uint32_t alen, uint32_t limit, int with_tombstones,
+                     sn_list_cb cb, void *arg, int *more, char err[CN_ERR_LEN])
+{
     struct sn_index_iter *it = sn_index_iter_new(s->ix);
     int from_after = alen > 0 && sn_store_bytes_cmp(after, alen, prefix, plen) >= 0;
     if (from_after)
@@ -364,7 +371,7 @@ int sn_store_list(struct sn_store *s, const uint8_t *prefix, uint32_t plen,
             break;
         if (from_after && sn_store_bytes_cmp(k, klen, after, alen) <= 0)
             continue;
-        if (v.flags & SN_RECORD_FLAG_TOMBSTONE)
+        if ((v.flags & SN_RECORD_FLAG_TOMBSTONE) && !with_tombstones)
             continue;
         if (n == limit) {
             *more = 1;

@@ -121,6 +121,13 @@ int sn_store_list(struct sn_store *s, const uint8_t *prefix, uint32_t plen,
                   const uint8_t *after, uint32_t alen, uint32_t limit, sn_list_cb cb,
                   void *arg, int *more, char err[CN_ERR_LEN]);
 
+/* sn_store_list() that also returns tombstones when with_tombstones is set
+ * (their sn_ival has SN_RECORD_FLAG_TOMBSTONE; they count toward limit):
+ * replication compares versions across nodes and needs "deleted at T". */
+int sn_store_list_ex(struct sn_store *s, const uint8_t *prefix, uint32_t plen,
+                     const uint8_t *after, uint32_t alen, uint32_t limit, int with_tombstones,
+                     sn_list_cb cb, void *arg, int *more, char err[CN_ERR_LEN]);
+
 /* ---- accounting ---- */
 
 struct sn_store_stats {

@@ -50,6 +50,9 @@ enum msg_status {
 /* Record flags (field "flags"). */
 #define MSG_FLAG_TOMBSTONE 0x1u
 
+/* LIST request flags (field "flags" of a LIST request). */
+#define MSG_LIST_TOMBSTONES 0x1u /* include tombstones (entries with MSG_FLAG_TOMBSTONE) */
+
 /* Field ids: the bit of each field in struct msg.present. */
 enum msg_field {
     MSG_F_V, MSG_F_ID, MSG_F_OP, MSG_F_ST, MSG_F_ERR,

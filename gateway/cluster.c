@@ -1,0 +1,136 @@
+/* Process-wide cluster state of a gateway: built from the settings, shared
+ * read-only (plus the atomics inside node_health and the locked hint queues)
+ * by every worker thread. */
+#include "cluster.h"
+
+#include <stdio.h>
+
+#include "cn/alloc.h"
+
+#include "handoff.h"
+#include "node_health.h"
+
+struct gw_cluster {
+    const struct gw_config *cfg;
+    struct cn_cluster *nodes;
+    struct cn_ring *ring;
+    uint32_t n, w, r, d;
+    struct gw_node_health *health;
+    struct gw_handoff *handoff;
+};
+
+/* One quorum setting: 0 = dflt, else 1..n. */
+static int gw_cluster_quorum(const char *name, int64_t set, uint32_t dflt, uint32_t n,
+                             uint32_t *out, char err[CN_ERR_LEN])
+{
+    *out = set > 0 ? (uint32_t)set : CN_MIN(dflt, n);
+    if (*out > n) {
+        snprintf(err, CN_ERR_LEN, "%s (%u) is above consistency.num_of_replicas (%u)", name,
+                 *out, n);
+        return CN_INVAL;
+    }
+    return CN_OK;
+}
+
+static int gw_cluster_quorums(struct gw_cluster *c, char err[CN_ERR_LEN])
+{
+    const struct gw_config *cfg = c->cfg;
+    uint32_t nodes = cn_cluster_nodes(c->nodes);
+    c->n = cfg->consistency_replicas > 0 ? (uint32_t)cfg->consistency_replicas
+                                         : CN_MIN(3u, nodes);
+    if (c->n > nodes) {
+        snprintf(err, CN_ERR_LEN, "consistency.num_of_replicas (%u) is above the %u nodes", c->n,
+                 nodes);
+        return CN_INVAL;
+    }
+    if (gw_cluster_quorum("consistency.write", cfg->consistency_write, 2, c->n, &c->w, err) ||
+        gw_cluster_quorum("consistency.read", cfg->consistency_read, 1, c->n, &c->r, err) ||
+        gw_cluster_quorum("consistency.delete", cfg->consistency_delete, 2, c->n, &c->d, err))
+        return CN_INVAL;
+    return CN_OK;
+}
+
+struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
+{
+    struct gw_cluster *c = cn_calloc(1, sizeof(*c));
+    c->cfg = cfg;
+    int rc = cfg->cluster_file != NULL && cfg->cluster_file[0] != '\0'
+                 ? cn_cluster_load(cfg->cluster_file, &c->nodes, err)
+                 : cn_cluster_from_endpoints(cfg->storage_nodes, &c->nodes, err);
+    if (rc != CN_OK || gw_cluster_quorums(c, err) != CN_OK)
+        goto fail;
+    c->ring = cn_cluster_ring(c->nodes, (uint32_t)cfg->ring_vnodes, err);
+    if (c->ring == NULL)
+        goto fail;
+    c->health = gw_node_health_new(cn_cluster_nodes(c->nodes));
+    c->handoff = gw_handoff_new(cn_cluster_nodes(c->nodes), (uint64_t)cfg->handoff_max_hints);
+    return c;
+fail:
+    gw_cluster_free(c);
+    return NULL;
+}
+
+void gw_cluster_free(struct gw_cluster *c)
+{
+    if (c == NULL)
+        return;
+    gw_handoff_free(c->handoff);
+    gw_node_health_free(c->health);
+    cn_ring_free(c->ring);
+    cn_cluster_free(c->nodes);
+    cn_free(c);
+}
+
+const struct cn_cluster *gw_cluster_nodes(const struct gw_cluster *c)
+{
+    return c->nodes;
+}
+
+const struct cn_ring *gw_cluster_ring(const struct gw_cluster *c)
+{
+    return c->ring;
+}
+
+struct gw_node_health *gw_cluster_health(const struct gw_cluster *c)
+{
+    return c->health;
+}
+
+struct gw_handoff *gw_cluster_handoff(const struct gw_cluster *c)
+{
+    return c->handoff;
+}
+
+struct gw_storage_client *gw_cluster_client_new(struct gw_cluster *c, struct event_base *base,
+                                                void *zmq_ctx, char err[CN_ERR_LEN])
+{
+    struct gw_storage_client *client = gw_storage_client_new(
+        base, zmq_ctx, cn_cluster_addresses(c->nodes), cn_cluster_nodes(c->nodes),
+        c->cfg->storage_request_timeout_ms, err);
+    if (client != NULL) {
+        int64_t probe = c->cfg->storage_probe_interval_ms;
+        gw_storage_client_set_health(client, c->health, probe,
+                                     CN_MIN(probe, c->cfg->storage_request_timeout_ms));
+    }
+    return client;
+}
+
+struct gw_store *gw_cluster_store_new(struct gw_cluster *c, struct gw_storage_client *client)
+{
+    struct gw_store *s = gw_store_new(c->ring, client, c->n, c->w);
+    struct gw_store_options o = {
+        .read_quorum = c->r,
+        .delete_quorum = c->d,
+        .handoff = c->handoff,
+        .replay_interval_ms = c->cfg->handoff_replay_interval_ms,
+        .replay_inflight = 32,
+    };
+    gw_store_configure(s, &o);
+    return s;
+}
+
+void gw_cluster_describe(const struct gw_cluster *c, char *out, size_t len)
+{
+    snprintf(out, len, "%u storage nodes%s (N=%u W=%u R=%u D=%u)", cn_cluster_nodes(c->nodes),
+             cn_cluster_has_zones(c->nodes) ? " in zones" : "", c->n, c->w, c->r, c->d);
+}

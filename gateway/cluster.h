@@ -1,0 +1,42 @@
+/* The gateway's process-wide view of the cluster: the node list (a cluster
+ * file or storage.nodes), the ring, the resolved quorums N/W/R/D, the node
+ * states every worker shares (node_health.h) and the hint queues
+ * (handoff.h). Built once at start; each worker attaches its storage client
+ * and store to it. */
+#ifndef GW_CLUSTER_H
+#define GW_CLUSTER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "storage_client.h"
+#include "store.h"
+
+#include "cn/cluster.h"
+#include "cn/ring.h"
+
+struct gw_cluster;
+
+/* Loads cluster.file (or storage.nodes when it is empty), builds the ring
+ * and resolves the quorums: N = min(3, nodes), W = 2, R = 1, D = 2 unless
+ * set (W, D = 1 when N is 1); each must be 1..N. Returns NULL with err on a
+ * bad description or setting. */
+struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_LEN]);
+void gw_cluster_free(struct gw_cluster *c);
+
+const struct cn_cluster *gw_cluster_nodes(const struct gw_cluster *c);
+const struct cn_ring *gw_cluster_ring(const struct gw_cluster *c);
+
+/* Creates one worker's storage client (with the shared node states) and
+ * its store (with the quorums and hint queues). NULL with err on failure. */
+struct gw_storage_client *gw_cluster_client_new(struct gw_cluster *c, struct event_base *base,
+                                                void *zmq_ctx, char err[CN_ERR_LEN]);
+struct gw_store *gw_cluster_store_new(struct gw_cluster *c, struct gw_storage_client *client);
+
+/* "3 storage nodes (N=3 W=2 R=1 D=2)" for the start-up log line. */
+void gw_cluster_describe(const struct gw_cluster *c, char *out, size_t len);
+
+struct gw_node_health *gw_cluster_health(const struct gw_cluster *c);
+struct gw_handoff *gw_cluster_handoff(const struct gw_cluster *c);
+
+#endif
