@@ -1,0 +1,219 @@
+"""Replication under node failures, on loopback: 1 gateway, 3 storage nodes,
+N=3 W=2 R=1 D=2. A killed node (SIGKILL) and a frozen one (SIGSTOP) are
+marked down and reads go to the next replica without a failed GET; writes
+made meanwhile are answered at W and replayed to the node when it is back
+(hinted handoff) until all replicas agree. Listings and DeleteBucket are
+not fooled by a replica that missed a delete. With R=2 a read returns the
+newest version and repairs the stale replica."""
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import msgpack  # noqa: E402
+
+from cluster_util import (cluster, ring_replicas, storage_key, versions,  # noqa: E402
+                          wait_converged, wait_log)
+from s3util import check, error_code  # noqa: E402
+
+BUCKET = "failover"
+
+
+def body(i, gen=0):
+    rnd = random.Random(i * 1000 + gen)
+    return rnd.randbytes(rnd.randint(1, 20000))
+
+
+def get_all(s3, expect):
+    """GETs every key; returns (failures, slowest seconds)."""
+    fails, slowest = [], 0.0
+    for k, data in expect.items():
+        t0 = time.monotonic()
+        try:
+            got = s3.get_object(Bucket=BUCKET, Key=k)["Body"].read()
+            if got != data:
+                fails.append((k, "wrong body"))
+        except Exception as e:  # noqa: BLE001 - any failure counts
+            fails.append((k, repr(e)))
+        slowest = max(slowest, time.monotonic() - t0)
+    return fails, slowest
+
+
+def listed(s3):
+    keys, token = [], None
+    while True:
+        kw = {"Bucket": BUCKET, "MaxKeys": 7}
+        if token:
+            kw["ContinuationToken"] = token
+        r = s3.list_objects_v2(**kw)
+        keys += [o["Key"] for o in r.get("Contents", [])]
+        if not r.get("IsTruncated"):
+            return keys
+        token = r["NextContinuationToken"]
+
+
+def test_kill_node(cl):
+    s3 = cl.boto()
+    s3.create_bucket(Bucket=BUCKET)
+    expect = {}
+    for i in range(60):
+        expect["k%02d" % i] = body(i)
+        s3.put_object(Bucket=BUCKET, Key="k%02d" % i, Body=expect["k%02d" % i])
+    victim = cl.nodes[0]
+    mark = len(cl.log_text())
+    victim.kill9()
+    fails, slowest = get_all(s3, expect)
+    check(not fails, "GETs failed with a killed node: %r" % fails[:3])
+    wait_log(cl, "marked down", start=mark)
+    print("   killed node: 60 GETs, 0 failed, slowest %.3fs" % slowest)
+    # writes while it is down: answered at W, hinted
+    t0 = time.monotonic()
+    for i in range(30):
+        expect["n%02d" % i] = body(100 + i)
+        s3.put_object(Bucket=BUCKET, Key="n%02d" % i, Body=expect["n%02d" % i])
+    for i in range(10):
+        expect["k%02d" % i] = body(i, gen=1)
+        s3.put_object(Bucket=BUCKET, Key="k%02d" % i, Body=expect["k%02d" % i])
+    for i in range(10, 20):
+        s3.delete_object(Bucket=BUCKET, Key="k%02d" % i)
+        del expect["k%02d" % i]
+    per_write = (time.monotonic() - t0) / 50
+    check(per_write < 0.5, "writes with a node down took %.3fs each" % per_write)
+    fails, _ = get_all(s3, expect)
+    check(not fails, "GETs failed after writes with a node down: %r" % fails[:3])
+    check(sorted(listed(s3)) == sorted(expect), "listing with a node down is wrong")
+    # back: hints are replayed until every replica agrees
+    mark = len(cl.log_text())
+    victim.start()
+    wait_log(cl, "is up again", start=mark)
+    skeys = [storage_key(BUCKET, "k%02d" % i) for i in range(60)]
+    skeys += [storage_key(BUCKET, "n%02d" % i) for i in range(30)]
+    took = wait_converged(cl, skeys)
+    st = versions(cl, storage_key(BUCKET, "k15"))
+    check(all(v[0] == "tomb" for v in st), "delete not replayed: %r" % st)
+    print("   restarted node converged %.2fs after it was up (%d keys)" % (took, len(skeys)))
+    fails, _ = get_all(s3, expect)
+    check(not fails, "GETs failed after the node came back: %r" % fails[:3])
+
+
+def test_frozen_node(cl):
+    s3 = cl.boto()
+    expect = {}
+    # freeze a node that is not the first replica of the bucket record, so
+    # the PUTs' bucket check never waits for it and the PUTs themselves must
+    # be answered at W without it
+    names = [n.endpoint for n in cl.nodes]
+    first = ring_replicas(names, b"b/" + BUCKET.encode(), 3)[0]
+    victim = cl.nodes[(first + 1) % 3]
+    mark = len(cl.log_text())
+    victim.freeze()
+    try:
+        slow = 0.0
+        for i in range(20):
+            k = "f%02d" % i
+            expect[k] = body(200 + i)
+            t0 = time.monotonic()
+            s3.put_object(Bucket=BUCKET, Key=k, Body=expect[k])
+            slow = max(slow, time.monotonic() - t0)
+        # answered at W=2: the frozen node is never waited for
+        check(slow < 0.8, "a PUT waited for the frozen node (%.3fs)" % slow)
+        fails, slowest = get_all(s3, expect)
+        check(not fails, "GETs failed with a frozen node: %r" % fails[:3])
+        wait_log(cl, "marked down", start=mark)
+        print("   frozen node: PUT max %.3fs, 20 GETs, 0 failed, slowest %.3fs" % (slow, slowest))
+    finally:
+        victim.thaw()
+    wait_log(cl, "is up again", start=mark)
+    took = wait_converged(cl, [storage_key(BUCKET, k) for k in expect])
+    print("   thawed node converged in %.2fs" % took)
+
+
+def test_listing_ignores_missed_delete(cl):
+    """A replica that missed a delete still holds the key live: listings and
+    DeleteBucket must go by the newest version (the tombstone)."""
+    s3 = cl.boto()
+    s3.create_bucket(Bucket="lagging")
+    skey = storage_key("lagging", "ghost")
+    now = int(time.time() * 1e6)
+    meta = msgpack.packb({"h": []})
+    c0 = cl.nodes[0].client()
+    check(c0.put(skey, b"stale", ver=1, ts=now, etag=b"x", meta=meta).st == 0, "put")
+    c0.close()
+    for n in cl.nodes[1:]:
+        c = n.client()
+        check(c.delete(skey, ver=2, ts=now + 1).st == 0, "delete")
+        c.close()
+    r = s3.list_objects_v2(Bucket="lagging")
+    check(r["KeyCount"] == 0, "a missed delete resurrected the key: %r" % r.get("Contents"))
+    check(s3.list_objects(Bucket="lagging").get("Contents") is None, "v1 listing")
+    s3.delete_bucket(Bucket="lagging")
+    check(error_code(s3.head_bucket, Bucket="lagging")[1] == 404, "bucket still there")
+    # the opposite: a key live on one node only is listed (it is the newest)
+    s3.create_bucket(Bucket="lagging2")
+    c0 = cl.nodes[2].client()
+    c0.put(storage_key("lagging2", "only-here"), b"x", ver=3, ts=now + 5, etag=b"e", meta=meta)
+    c0.close()
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="lagging2").get("Contents", [])]
+    check(keys == ["only-here"], "listing %r" % keys)
+    check(error_code(s3.delete_bucket, Bucket="lagging2")[0] == "BucketNotEmpty", "not empty")
+
+
+def test_many_tombstones_then_live(cl):
+    """Pages of tombstones are read through: a live key after 300 deleted ones
+    is found by a 1-key listing and blocks DeleteBucket."""
+    s3 = cl.boto()
+    s3.create_bucket(Bucket="tombs")
+    for i in range(300):
+        s3.put_object(Bucket="tombs", Key="a%03d" % i, Body=b"x")
+    for i in range(300):
+        s3.delete_object(Bucket="tombs", Key="a%03d" % i)
+    s3.put_object(Bucket="tombs", Key="z", Body=b"live")
+    r = s3.list_objects_v2(Bucket="tombs", MaxKeys=1)
+    check([o["Key"] for o in r.get("Contents", [])] == ["z"], "listing %r" % r.get("Contents"))
+    check(error_code(s3.delete_bucket, Bucket="tombs")[0] == "BucketNotEmpty", "not empty")
+    s3.delete_object(Bucket="tombs", Key="z")
+    s3.delete_bucket(Bucket="tombs")
+
+
+def run_read_repair():
+    """R=2: a read compares two replicas, returns the newest and repairs."""
+    with cluster(settings={"consistency.read": 2}) as cl:
+        s3 = cl.boto()
+        s3.create_bucket(Bucket="rrepair")
+        s3.put_object(Bucket="rrepair", Key="obj", Body=b"old body")
+        skey = storage_key("rrepair", "obj")
+        c = cl.nodes[0].client()
+        h = c.head(skey)
+        c.close()
+        new = b"the newer body"
+        import hashlib
+        etag = hashlib.md5(new).hexdigest().encode()
+        for n in cl.nodes[:2]:
+            c = n.client()
+            check(c.put(skey, new, ver=h["ver"] + 1, ts=h["ts"] + 1, etag=etag,
+                        meta=h.get("meta")).st == 0, "direct put")
+            c.close()
+        check(versions(cl, skey)[2][1] == h["ts"], "node 2 should still be stale")
+        for _ in range(3):
+            got = s3.get_object(Bucket="rrepair", Key="obj")["Body"].read()
+            check(got == new, "R=2 read returned the stale body %r" % got)
+        wait_converged(cl, [skey], timeout=10)
+        check(versions(cl, skey)[2][1] == h["ts"] + 1, "stale replica not repaired")
+        print("ok   read_repair_r2")
+
+
+def main():
+    random.seed(1)
+    with cluster() as cl:
+        for t in (test_kill_node, test_frozen_node, test_listing_ignores_missed_delete,
+                  test_many_tombstones_then_live):
+            t0 = time.monotonic()
+            t(cl)
+            print("ok   %s (%.1fs)" % (t.__name__, time.monotonic() - t0), flush=True)
+    run_read_repair()
+    print("all passed")
+
+
+if __name__ == "__main__":
+    main()
