@@ -37,6 +37,9 @@ const struct cn_config_desc gw_config_table[] = {
      "bytes queued toward a client above which the gateway stops fetching for it"},
     {"http.body_buffer", CN_CONF_SIZE, GW_OFF(http_body_buffer), "1M", 16 * GW_KIB, 256 * GW_MIB,
      NULL, "request-body bytes read ahead of the storage side before reading pauses"},
+    {"http.read_size", CN_CONF_SIZE, GW_OFF(http_read_size), "1M", 4 * GW_KIB, 64 * GW_MIB, NULL,
+     "most bytes one read() takes from a client socket (PUT bodies: small reads spend the "
+     "time polling; see docs/gateway.md)"},
     {"storage.nodes", CN_CONF_STRING, GW_OFF(storage_nodes), "tcp://127.0.0.1:7001", 0, 0, NULL,
      "comma-separated ZeroMQ endpoints of the storage nodes (the ring's members)"},
     {"storage.request_timeout", CN_CONF_MSEC, GW_OFF(storage_request_timeout_ms), "10s", 10,
@@ -78,16 +81,25 @@ const struct cn_config_desc gw_config_table[] = {
      "signed requests further than this from the gateway's clock get RequestTimeTooSkewed"},
     {"large_object.threshold_of_chunk_len", CN_CONF_SIZE, GW_OFF(lo_threshold), "5M", 64 * GW_KIB,
      1024 * GW_MIB, NULL,
-     "objects up to this size are one record; larger ones are chunked (large-object path)"},
+     "objects smaller than this are one record; a PUT body at or above it is cut into chunks"},
     {"large_object.chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_chunk_len), "5M", 64 * GW_KIB,
-     1024 * GW_MIB, NULL, "length of each chunk of a large object"},
+     1024 * GW_MIB, NULL, "length of each chunk of a large object (and of a multipart part)"},
     {"large_object.reading_chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_read_len), "512K",
      4 * GW_KIB, 1024 * GW_MIB, NULL,
-     "slice length a large-object GET asks the nodes for"},
+     "GET slice length: a large-object GET asks the nodes for slices of at most this many "
+     "bytes, never crossing a chunk (LeoFS used this name for the PUT socket read size; "
+     "that is http.read_size here). Must not exceed chunked_obj_len"},
     {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "2", 1, 256, NULL,
      "slice requests in flight per large-object GET (read-ahead depth)"},
     {"large_object.max_chunked_objs", CN_CONF_INT, GW_OFF(lo_max_chunks), "1000", 1, 100000, NULL,
-     "most chunks one object may have"},
+     "most chunks one object may have: max_chunked_objs x chunked_obj_len bounds a single PUT "
+     "(EntityTooLarge beyond) and a multipart part"},
+    {"large_object.write_inflight", CN_CONF_INT, GW_OFF(lo_write_inflight), "2", 1, 64, NULL,
+     "chunks of one PUT being written to the nodes at once (PUT memory: about "
+     "(write_inflight + 1) x chunked_obj_len)"},
+    {"large_object.reclaim_delay", CN_CONF_MSEC, GW_OFF(lo_reclaim_delay_ms), "60s", 0, 86400000,
+     NULL, "chunks of an overwritten or deleted large object are deleted this long after the "
+     "overwrite, so GETs that began before it can finish"},
     {"log.level", CN_CONF_ENUM, GW_OFF(log_level), "info", 0, 0, gw_config_log_levels,
      "least severe log level written (debug, info, warn, error)"},
     CN_CONFIG_END,
@@ -108,6 +120,12 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
     }
     if (cfg->http_max_request_line > cfg->http_max_header_bytes) {
         snprintf(err, CN_ERR_LEN, "http.max_request_line is above http.max_header_bytes");
+        return CN_INVAL;
+    }
+    if (cfg->lo_read_len > cfg->lo_chunk_len) {
+        snprintf(err, CN_ERR_LEN, "large_object.reading_chunked_obj_len (%lld) is above "
+                 "large_object.chunked_obj_len (%lld): a slice never crosses a chunk",
+                 (long long)cfg->lo_read_len, (long long)cfg->lo_chunk_len);
         return CN_INVAL;
     }
     if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {

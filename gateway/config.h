@@ -21,6 +21,7 @@ struct gw_config {
     int64_t http_max_header_bytes;
     int64_t http_output_high_water;
     int64_t http_body_buffer;
+    int64_t http_read_size;
     /* storage */
     char *storage_nodes;
     int64_t storage_request_timeout_ms;
@@ -47,6 +48,8 @@ struct gw_config {
     int64_t lo_read_len;
     int64_t lo_read_prefetch;
     int64_t lo_max_chunks;
+    int64_t lo_write_inflight;
+    int64_t lo_reclaim_delay_ms;
     /* logging */
     int log_level;
 };

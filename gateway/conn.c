@@ -437,6 +437,9 @@ void gw_conn_accept(struct gw_worker *w, evutil_socket_t fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     bufferevent_setcb(bev, gw_conn_on_read, gw_conn_on_write, gw_conn_on_event, c);
     bufferevent_setwatermark(bev, EV_WRITE, (size_t)w->cfg->http_output_high_water / 2, 0);
+    /* libevent reads 16 KiB per call by default: large PUT bodies then
+     * spend their time in the loop (the Proxmox chunker finding) */
+    bufferevent_set_max_single_read(bev, (size_t)w->cfg->http_read_size);
     struct timeval wt = gw_conn_tv(w->cfg->http_body_idle_timeout_ms);
     bufferevent_set_timeouts(bev, NULL, &wt);
     bufferevent_enable(bev, EV_READ | EV_WRITE);

@@ -119,6 +119,14 @@ void gw_req_on_drain(struct gw_req *r, gw_req_cb cb);
 /* Ends the response; the connection moves to the next request (or closes). */
 void gw_req_reply_end(struct gw_req *r);
 
+/* Cuts a response short (after its headers went out, when the body cannot
+ * be completed): the connection is closed, so the client sees fewer bytes
+ * than announced, as S3 does. The request is over for the handler: callbacks
+ * still pending see gw_req_release() return 0 once the loop reaped it. */
+void gw_req_abort(struct gw_req *r);
+/* 1 when the client's connection is gone or going. */
+int gw_req_client_gone(const struct gw_req *r);
+
 /* Sends a whole response with body doc (moved out of doc) and Content-Type
  * application/xml, then ends it. */
 void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc);

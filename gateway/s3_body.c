@@ -17,6 +17,11 @@ struct gw_s3_body {
     size_t limit;
     enum gw_s3_err too_large;
     gw_s3_body_cb done;
+    gw_s3_body_data_cb on_data;   /* streaming mode (NULL: whole body) */
+    gw_s3_body_stream_cb sdone;
+    void *arg;
+    int paused;                   /* the stream consumer is full */
+    uint64_t decoded;             /* decoded bytes so far */
     struct evbuffer *data;
     struct gw_aws_chunked *ac;
     int ac_done;
@@ -79,15 +84,19 @@ static void gw_s3_body_finish(struct gw_s3_body *b, enum gw_s3_err err)
         return;
     b->finished = 1;
     b->r->on_body = NULL;
-    b->done(b->r, err, err == GW_S3_OK ? b->data : NULL);
+    if (b->sdone != NULL)
+        b->sdone(b->r, err, err == GW_S3_OK ? b->data : NULL, b->arg);
+    else
+        b->done(b->r, err, err == GW_S3_OK ? b->data : NULL);
 }
 
 /* Sink of decoded bytes (from the decoder or the plain path). */
 static int gw_s3_body_sink(void *arg, const char *data, size_t len)
 {
     struct gw_s3_body *b = arg;
-    if (evbuffer_get_length(b->data) + len > b->limit)
+    if (b->decoded + len > b->limit)
         return CN_TOOBIG;
+    b->decoded += len;
     gw_checksum_update(&b->sums, data, len);
     evbuffer_add(b->data, data, len);
     return CN_OK;
@@ -121,8 +130,9 @@ static enum gw_s3_err gw_s3_body_feed_chunked(struct gw_s3_body *b, struct evbuf
 static enum gw_s3_err gw_s3_body_feed_plain(struct gw_s3_body *b, struct evbuffer *in)
 {
     size_t len = evbuffer_get_length(in);
-    if (evbuffer_get_length(b->data) + len > b->limit)
+    if (b->decoded + len > b->limit)
         return b->too_large;
+    b->decoded += len;
     struct evbuffer_ptr pos;
     evbuffer_ptr_set(in, &pos, 0, EVBUFFER_PTR_SET);
     struct evbuffer_iovec v[16];
@@ -175,8 +185,8 @@ static enum gw_s3_err gw_s3_body_verify(struct gw_s3_body *b)
 static void gw_s3_body_on_body(struct gw_req *r)
 {
     struct gw_s3_body *b = r->bs;
-    if (b == NULL || b->finished)
-        return;
+    if (b == NULL || b->finished || b->paused)
+        return; /* paused: r->body stays full, so the connection stops reading */
     enum gw_s3_err err = b->ac != NULL ? gw_s3_body_feed_chunked(b, r->body)
                                        : gw_s3_body_feed_plain(b, r->body);
     evbuffer_drain(r->body, evbuffer_get_length(r->body));
@@ -186,6 +196,10 @@ static void gw_s3_body_on_body(struct gw_req *r)
         err = gw_s3_body_verify(b);
     if (err != GW_S3_OK || r->body_done) {
         gw_s3_body_finish(b, err);
+        return;
+    }
+    if (b->on_data != NULL && !b->on_data(r, b->data, b->arg)) {
+        b->paused = 1;
         return;
     }
     gw_req_body_consumed(r);
@@ -264,6 +278,49 @@ void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, g
         return;
     }
     gw_req_body_read(r, gw_s3_body_on_body);
+}
+
+void gw_s3_body_stream(struct gw_req *r, uint64_t limit, enum gw_s3_err too_large,
+                       gw_s3_body_data_cb on_data, gw_s3_body_stream_cb done, void *arg)
+{
+    struct gw_s3_body *b = cn_calloc(1, sizeof(*b));
+    b->r = r;
+    b->limit = (size_t)limit;
+    b->too_large = too_large;
+    b->on_data = on_data;
+    b->sdone = done;
+    b->arg = arg;
+    b->data = evbuffer_new();
+    r->bs = b;
+    r->bs_free = gw_s3_body_free;
+    enum gw_s3_err err = gw_s3_body_setup(b);
+    if (err != GW_S3_OK) {
+        gw_s3_body_finish(b, err);
+        return;
+    }
+    gw_req_body_read(r, gw_s3_body_on_body);
+}
+
+void gw_s3_body_resume(struct gw_req *r)
+{
+    struct gw_s3_body *b = r->bs;
+    if (b == NULL || b->finished || !b->paused)
+        return;
+    b->paused = 0;
+    if (!b->on_data(r, b->data, b->arg)) {
+        b->paused = 1;
+        return;
+    }
+    if (evbuffer_get_length(r->body) > 0 || r->body_done || r->body_failed)
+        gw_s3_body_on_body(r);
+    else
+        gw_req_body_consumed(r);
+}
+
+uint64_t gw_s3_body_decoded(const struct gw_req *r)
+{
+    const struct gw_s3_body *b = r->bs;
+    return b != NULL ? b->decoded : 0;
 }
 
 const char *gw_s3_body_md5_hex(const struct gw_req *r)

@@ -9,6 +9,7 @@
 #define GW_S3_BODY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/buffer.h>
 
@@ -23,6 +24,28 @@ typedef void (*gw_s3_body_cb)(struct gw_req *r, enum gw_s3_err err, struct evbuf
 /* Reads the body of r, at most limit decoded bytes (more: too_large, refused
  * before 100 Continue when the declared length already says so). */
 void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, gw_s3_body_cb done);
+
+/* Streaming form, for bodies too large to hold (the large-object path):
+ * decoded bytes are appended to data and on_data(r, data, arg) is called
+ * after each batch; it removes what it can use and returns 1 to go on or 0
+ * to pause (it then calls gw_s3_body_resume() when it can take more; while
+ * paused nothing is read from the client, so the connection's buffers bound
+ * memory). When the body ended and every check passed, done(r, GW_S3_OK,
+ * data, arg) hands over the bytes not yet taken; on a failed check or a
+ * broken transfer done(r, err, NULL, arg). on_data is never called after
+ * done. Checks that need the whole body (SHA-256, Content-MD5, checksums,
+ * trailers) are decided only at the end: a consumer must not make what it
+ * wrote visible before done says GW_S3_OK. */
+typedef int (*gw_s3_body_data_cb)(struct gw_req *r, struct evbuffer *data, void *arg);
+typedef void (*gw_s3_body_stream_cb)(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data,
+                                     void *arg);
+void gw_s3_body_stream(struct gw_req *r, uint64_t limit, enum gw_s3_err too_large,
+                       gw_s3_body_data_cb on_data, gw_s3_body_stream_cb done, void *arg);
+/* Resumes a paused stream: on_data is offered the buffered bytes again and
+ * reading goes on. No-op when the stream is not paused or has ended. */
+void gw_s3_body_resume(struct gw_req *r);
+/* Bytes decoded so far. */
+uint64_t gw_s3_body_decoded(const struct gw_req *r);
 
 /* After a successful read: lower-case hex MD5 of the decoded body. */
 const char *gw_s3_body_md5_hex(const struct gw_req *r);

@@ -10,6 +10,7 @@
 
 #include "checksum.h"
 #include "keys.h"
+#include "lo_map.h"
 #include "s3_bucket.h"
 #include "s3_names.h"
 #include "worker.h"
@@ -179,6 +180,13 @@ static void gw_s3_list_add(struct gw_s3_list *l, const char *k, size_t len, int 
         it->size = e->size;
         it->ts = e->ts;
         memcpy(it->etag, e->etag, sizeof(it->etag));
+        /* a large object's record carries "<etag> <size>" (lo_map.h) */
+        size_t tl;
+        uint64_t size;
+        if (gw_lo_map_etag_split(it->etag, strlen(it->etag), &tl, &size)) {
+            it->etag[tl] = '\0';
+            it->size = size;
+        }
     }
 }
 

@@ -1,16 +1,25 @@
-/* Object handlers. A PUT reads and verifies the whole body (s3_body.c)
- * before one record is written to the replicas, so a refused request stores
- * nothing. GET reads the record once and answers from it (conditionals,
- * ranges); its payload reaches the client without a copy. */
+/* Object handlers. A small PUT reads and verifies the whole body
+ * (s3_body.c) before one record is written to the replicas, so a refused
+ * request stores nothing. A large PUT streams the body into chunks
+ * (lo_put.c) and writes the parent record, the commit point, only after
+ * the body verified and every chunk is stored. GET reads the record once:
+ * a small object is answered from it (its payload reaches the client
+ * without a copy), a large one's record holds the chunk map and the read
+ * pipeline (read_pipeline.c) streams the chunks. */
 #include "s3_object.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "keys.h"
+#include "lo_map.h"
+#include "lo_put.h"
+#include "lo_reclaim.h"
 #include "objmeta.h"
+#include "read_pipeline.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
 #include "s3_names.h"
@@ -26,6 +35,13 @@
 
 /* Scratch of one object request: the storage key and lower-cased names. */
 struct gw_s3_object {
+    struct gw_read_pipeline *pipeline; /* first: read_pipeline.c finds it in r->h */
+    struct gw_lo_put *lp;              /* a large PUT's body and chunks */
+    struct gw_lo_map old_map;          /* the chunks an overwrite or delete replaces */
+    int have_old;
+    uint64_t old_ts;
+    uint64_t ts;
+    char etag_field[GW_LO_ETAG_MAX];
     char skey[GW_KEYS_MAX];
     size_t skey_len;
     char names[8192];
@@ -35,9 +51,18 @@ struct gw_s3_object {
     struct gw_blob *blob;
 };
 
+/* Releases what a large-object request holds (shared with CopyObject). */
+static void gw_s3_object_fini(struct gw_s3_object *o)
+{
+    gw_read_pipeline_free(o->pipeline);
+    gw_lo_put_free(o->lp);
+    gw_lo_map_fini(&o->old_map);
+}
+
 static void gw_s3_object_free(void *p)
 {
     struct gw_s3_object *o = p;
+    gw_s3_object_fini(o);
     cn_free(o->meta);
     gw_blob_unref(o->blob);
     cn_free(o);
@@ -153,9 +178,15 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
 
 /* ---- PutObject ------------------------------------------------------- */
 
+static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next);
+
 static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
+    struct gw_s3_object *o = r->h;
+    if (res->rc == CN_OK && o->have_old) /* a small object replaced a large one */
+        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
+                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -170,6 +201,26 @@ static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
         gw_req_reply_header(r, gw_checksum_header_name(algo), b64, strlen(b64));
     gw_req_reply_send_headers(r, 0);
     gw_req_reply_end(r);
+}
+
+/* Writes a small object's one record (the body is in o->blob), newer than
+ * the record it replaces. */
+static void gw_s3_object_put_small_write(struct gw_req *r)
+{
+    struct gw_s3_object *o = r->h;
+    const char *etag = gw_s3_body_md5_hex(r);
+    struct gw_store_record rec = {
+        .key = o->skey,
+        .key_len = o->skey_len,
+        .etag = etag,
+        .etag_len = strlen(etag),
+        .meta = o->meta,
+        .meta_len = o->meta_len,
+        .ver = r->id,
+        .ts = CN_MAX(cn_time_now_us(), o->old_ts + 1),
+    };
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, o->blob, gw_s3_object_on_put, r);
 }
 
 static void gw_s3_object_put_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
@@ -187,25 +238,167 @@ static void gw_s3_object_put_body(struct gw_req *r, enum gw_s3_err err, struct e
     struct evbuffer *owned = evbuffer_new();
     evbuffer_add_buffer(owned, data);
     o->blob = gw_blob_from_evbuffer(owned);
-    const char *etag = gw_s3_body_md5_hex(r);
-    struct gw_store_record rec = {
-        .key = o->skey,
-        .key_len = o->skey_len,
-        .etag = etag,
-        .etag_len = strlen(etag),
-        .meta = o->meta,
-        .meta_len = o->meta_len,
-        .ver = r->id,
-        .ts = cn_time_now_us(),
-    };
-    gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, o->blob, gw_s3_object_on_put, r);
+    gw_s3_object_read_old(r, gw_s3_object_put_small_write);
 }
 
 static void gw_s3_object_put_bucket_ok(struct gw_req *r)
 {
     gw_s3_body_read(r, (size_t)r->worker->cfg->lo_threshold, GW_S3_ENTITY_TOO_LARGE,
                     gw_s3_object_put_body);
+}
+
+/* ---- large PutObject: chunks, then the parent record ------------------ */
+
+static void gw_s3_object_lo_on_parent(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_object *o = r->h;
+    /* decided before the release, which may end the request: once a parent
+     * may be on some replica its chunks must stay (a failed write that
+     * reached fewer than W nodes leaves chunks behind rather than a
+     * visible object without them) */
+    gw_lo_put_commit(o->lp);
+    if (res->rc == CN_OK && o->have_old)
+        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
+                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    gw_req_reply_start(r, 200);
+    gw_req_reply_headerf(r, "ETag", "\"%s\"", gw_s3_body_md5_hex(r));
+    enum gw_checksum_algo algo;
+    char b64[GW_CHECKSUM_B64_MAX];
+    if (gw_s3_body_checksum(r, &algo, b64) == CN_OK && gw_checksum_header_name(algo) != NULL)
+        gw_req_reply_header(r, gw_checksum_header_name(algo), b64, strlen(b64));
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
+/* Writes the parent record: data = the chunk map, etag field = "<md5>
+ * <size>", newer than the record it replaces. */
+static void gw_s3_object_lo_write_parent(struct gw_req *r)
+{
+    struct gw_s3_object *o = r->h;
+    enum gw_s3_err err = gw_s3_object_build_meta(r, o);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    struct gw_lo_seg seg;
+    gw_lo_put_seg(o->lp, &seg);
+    struct gw_lo_map map;
+    CN_ASSERT(gw_lo_map_init(&map, &seg, 1, 0) == CN_OK);
+    char *bytes;
+    size_t len;
+    gw_lo_map_encode(&map, &bytes, &len);
+    gw_lo_map_fini(&map);
+    struct evbuffer *buf = evbuffer_new();
+    evbuffer_add(buf, bytes, len);
+    cn_free(bytes);
+    o->blob = gw_blob_from_evbuffer(buf);
+    const char *md5 = gw_s3_body_md5_hex(r);
+    size_t elen = gw_lo_map_etag_pack(o->etag_field, md5, strlen(md5), seg.size);
+    o->ts = CN_MAX(cn_time_now_us(), o->old_ts + 1);
+    struct gw_store_record rec = {
+        .key = o->skey, .key_len = o->skey_len,
+        .etag = o->etag_field, .etag_len = elen,
+        .meta = o->meta, .meta_len = o->meta_len,
+        .ver = r->id, .ts = o->ts,
+    };
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, o->blob, gw_s3_object_lo_on_parent, r);
+}
+
+/* Reads the chunk map of the record an overwrite or delete replaces (a
+ * GET of a large parent), then runs r->then. Errors only cost the reclaim
+ * of the old chunks. */
+static void gw_s3_object_old_on_get(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_object *o = r->h;
+    if (res->rc == CN_OK) {
+        const struct msg *m = &res->reply->m;
+        size_t tl;
+        uint64_t size;
+        o->old_ts = CN_MAX(o->old_ts, m->ts);
+        if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size) &&
+            gw_lo_map_decode(&o->old_map, m->payload.ptr, m->payload.len) == CN_OK)
+            o->have_old = 1;
+    } else if (res->rc != CN_NOTFOUND) {
+        CN_LOGR(CN_LOG_WARN, r->id, "cannot read the replaced record (%s): its chunks, if "
+                "any, stay", res->err);
+    }
+    if (!gw_req_release(r))
+        return;
+    r->then(r);
+}
+
+static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_object *o = r->h;
+    int large = 0;
+    if (res->rc == CN_OK) {
+        const struct msg *m = &res->reply->m;
+        size_t tl;
+        uint64_t size;
+        o->old_ts = m->ts;
+        large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size);
+    }
+    if (!gw_req_release(r))
+        return;
+    if (!large) {
+        r->then(r);
+        return;
+    }
+    gw_req_hold(r);
+    gw_store_get(r->worker->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_old_on_get, r);
+}
+
+/* Learns which chunks (if any) the current record of o->skey references
+ * and its timestamp, then runs next. */
+static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next)
+{
+    struct gw_s3_object *o = r->h;
+    r->then = next;
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, o->skey, o->skey_len, gw_s3_object_old_on_head, r);
+}
+
+/* The body verified and its chunks are stored (or it was small). */
+static void gw_s3_object_lo_on_body(struct gw_req *r, enum gw_s3_err err, const char *why,
+                                    void *arg)
+{
+    struct gw_s3_object *o = arg;
+    if (err != GW_S3_OK) {
+        CN_LOGR(CN_LOG_INFO, r->id, "large PUT failed: %s", why != NULL ? why : "body refused");
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    if (!gw_lo_put_chunked(o->lp)) {
+        gw_s3_object_put_body(r, GW_S3_OK, gw_lo_put_small(o->lp));
+        return;
+    }
+    gw_s3_object_read_old(r, gw_s3_object_lo_write_parent);
+}
+
+/* The most one PUT may carry: S3's limit and the chunk count's. */
+static uint64_t gw_s3_object_put_limit(const struct gw_config *cfg)
+{
+    uint64_t chunked = (uint64_t)cfg->lo_max_chunks * (uint64_t)cfg->lo_chunk_len;
+    return CN_MIN((uint64_t)cfg->s3_max_object_size, chunked);
+}
+
+static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
+{
+    struct gw_s3_object *o = r->h;
+    int64_t declared = gw_s3_body_declared_length(r);
+    enum gw_lo_put_mode mode = declared >= 0 ? GW_LO_PUT_ALWAYS : GW_LO_PUT_AUTO;
+    o->lp = gw_lo_put_new(r, o->skey, o->skey_len, mode, gw_s3_object_lo_on_body, o);
+    gw_lo_put_begin(o->lp, gw_s3_object_put_limit(r->worker->cfg));
 }
 
 void gw_s3_object_put(struct gw_req *r)
@@ -216,17 +409,15 @@ void gw_s3_object_put(struct gw_req *r)
         return;
     }
     int64_t declared = gw_s3_body_declared_length(r);
-    if (declared > cfg->s3_max_object_size) {
+    if (declared > (int64_t)gw_s3_object_put_limit(cfg)) {
         gw_req_error(r, GW_S3_ENTITY_TOO_LARGE, NULL);
         return;
     }
-    if (declared > cfg->lo_threshold) {
-        gw_req_error(r, GW_S3_ENTITY_TOO_LARGE,
-                     "Objects over large_object.threshold_of_chunk_len are not supported yet.");
-        return;
-    }
     gw_s3_object_state(r);
-    gw_s3_bucket_require(r, gw_s3_object_put_bucket_ok);
+    if (declared >= 0 && declared < cfg->lo_threshold)
+        gw_s3_bucket_require(r, gw_s3_object_put_bucket_ok);
+    else
+        gw_s3_bucket_require(r, gw_s3_object_put_large_bucket_ok);
 }
 
 /* ---- conditionals ---------------------------------------------------- */
@@ -295,13 +486,13 @@ static void gw_s3_object_not_found_bucket_ok(struct gw_req *r)
 /* The object headers of a GET/HEAD answer. A partial (ranged) answer
  * leaves out the whole-object x-amz-checksum-*, as S3 does: clients that
  * validate response checksums would check them against the range. */
-static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m,
+static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, size_t etag_len,
                                        const struct gw_objmeta *om, int partial)
 {
     char date[GW_S3_NAMES_HTTP_DATE_LEN];
     gw_s3_names_http_date_format((time_t)(m->ts / 1000000), date);
     gw_req_reply_header(r, "Last-Modified", date, strlen(date));
-    gw_req_reply_headerf(r, "ETag", "\"%.*s\"", (int)m->etag.len, (const char *)m->etag.ptr);
+    gw_req_reply_headerf(r, "ETag", "\"%.*s\"", (int)etag_len, (const char *)m->etag.ptr);
     gw_req_reply_header(r, "Accept-Ranges", "bytes", 5);
     size_t cm_len;
     const char *cm = gw_req_header(r, "x-amz-checksum-mode", &cm_len);
@@ -333,11 +524,89 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m,
     }
 }
 
+/* What a GET or HEAD answers: the whole object, a Range, or a part
+ * (partNumber). */
+struct gw_s3_object_span {
+    uint64_t size;        /* the object's size */
+    uint64_t first, len;
+    int status;           /* 200 or 206 */
+    int part_count;       /* x-amz-mp-parts-count, 0: none */
+    struct gw_s3_range range;
+};
+
+/* Reads partNumber: the part's bytes of a multipart object (206 with
+ * Content-Range and the part count, as S3), or the whole object for part 1
+ * of one that is not multipart. */
+static enum gw_s3_err gw_s3_object_part_span(struct gw_req *r, const struct gw_lo_map *map,
+                                             struct gw_s3_object_span *sp)
+{
+    const struct gw_req_param *pn = gw_req_param(r, "partNumber");
+    char *end = NULL;
+    unsigned long n = strtoul(pn->value, &end, 10);
+    if (pn->value_len == 0 || *end != '\0' || n < 1 || n > 10000)
+        return GW_S3_INVALID_ARGUMENT;
+    if (map == NULL || !map->multipart) {
+        if (n != 1)
+            return GW_S3_INVALID_PART_NUMBER;
+        return GW_S3_OK; /* the whole object, 200 */
+    }
+    if (n > map->n_segs)
+        return GW_S3_INVALID_PART_NUMBER;
+    sp->part_count = (int)map->n_segs;
+    sp->first = map->starts[n - 1];
+    sp->len = map->segs[n - 1].size;
+    sp->status = 206;
+    sp->range.first = sp->first;
+    sp->range.last = sp->first + sp->len - (sp->len > 0);
+    return GW_S3_OK;
+}
+
+/* Decides what to send: whole object, Range or part. */
+static enum gw_s3_err gw_s3_object_span(struct gw_req *r, const struct gw_lo_map *map,
+                                        uint64_t size, struct gw_s3_object_span *sp)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->size = size;
+    sp->len = size;
+    sp->status = 200;
+    if (gw_req_param(r, "partNumber") != NULL)
+        return gw_s3_object_part_span(r, map, sp);
+    size_t rlen;
+    const char *rh = gw_req_header(r, "range", &rlen);
+    enum gw_s3_range_kind kind = gw_s3_range_parse(rh, rh != NULL ? rlen : 0, size, &sp->range);
+    if (kind == GW_S3_RANGE_UNSATISFIABLE)
+        return GW_S3_INVALID_RANGE;
+    if (kind == GW_S3_RANGE_PARTIAL) {
+        sp->status = 206;
+        sp->first = sp->range.first;
+        sp->len = sp->range.last - sp->range.first + 1;
+    }
+    return GW_S3_OK;
+}
+
+/* Sends the status line and headers of a GET/HEAD answer. */
+static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t etag_len,
+                                   const struct gw_objmeta *om,
+                                   const struct gw_s3_object_span *sp)
+{
+    gw_req_reply_start(r, sp->status);
+    gw_s3_object_reply_headers(r, m, etag_len, om, sp->status == 206);
+    if (sp->part_count > 0)
+        gw_req_reply_headerf(r, "x-amz-mp-parts-count", "%d", sp->part_count);
+    if (sp->status == 206) {
+        char cr[GW_S3_RANGE_CONTENT_RANGE_MAX];
+        size_t n = gw_s3_range_content_range(&sp->range, sp->size, cr, sizeof(cr));
+        gw_req_reply_header(r, "Content-Range", cr, n);
+    }
+    gw_req_reply_send_headers(r, sp->len);
+}
+
 static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
+    struct gw_s3_object *o = r->h;
     if (res->rc == CN_NOTFOUND) {
         gw_s3_bucket_require(r, gw_s3_object_not_found_bucket_ok);
         return;
@@ -350,39 +619,49 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     struct gw_objmeta om;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) != CN_OK)
         CN_LOGR(CN_LOG_WARN, r->id, "object meta does not decode; answering without it");
-    enum gw_s3_err err = gw_s3_object_conditions(r, "", (const char *)m->etag.ptr, m->etag.len,
+    size_t etag_len;
+    uint64_t size;
+    int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &etag_len, &size);
+    if (!large)
+        size = r->head_only ? m->size : m->payload.len;
+    struct gw_lo_map map;
+    int have_map = large && (!r->head_only || gw_req_param(r, "partNumber") != NULL);
+    if (have_map && (gw_lo_map_decode(&map, m->payload.ptr, m->payload.len) != CN_OK ||
+                     map.size != size)) {
+        gw_lo_map_fini(&map);
+        CN_LOGR(CN_LOG_ERROR, r->id, "chunk map of %.*s does not decode", (int)o->skey_len - 2,
+                o->skey + 2);
+        gw_req_error(r, GW_S3_INTERNAL_ERROR, "The object's chunk map is damaged.");
+        return;
+    }
+    enum gw_s3_err err = gw_s3_object_conditions(r, "", (const char *)m->etag.ptr, etag_len,
                                                  (time_t)(m->ts / 1000000));
+    struct gw_s3_object_span sp;
+    if (err == GW_S3_OK)
+        err = gw_s3_object_span(r, have_map ? &map : NULL, size, &sp);
     if (err != GW_S3_OK) {
+        if (have_map)
+            gw_lo_map_fini(&map);
         gw_req_error(r, err, NULL);
         return;
     }
-    uint64_t size = r->head_only ? m->size : m->payload.len;
-    size_t rlen;
-    const char *rh = gw_req_header(r, "range", &rlen);
-    struct gw_s3_range range;
-    enum gw_s3_range_kind kind = gw_s3_range_parse(rh, rh != NULL ? rlen : 0, size, &range);
-    if (kind == GW_S3_RANGE_UNSATISFIABLE) {
-        gw_req_error(r, GW_S3_INVALID_RANGE, NULL);
+    gw_s3_object_send_head(r, m, etag_len, &om, &sp);
+    if (r->head_only) {
+        if (have_map)
+            gw_lo_map_fini(&map);
+        gw_req_reply_end(r);
         return;
     }
-    gw_req_reply_start(r, kind == GW_S3_RANGE_PARTIAL ? 206 : 200);
-    gw_s3_object_reply_headers(r, m, &om, kind == GW_S3_RANGE_PARTIAL);
-    uint64_t first = 0, len = size;
-    if (kind == GW_S3_RANGE_PARTIAL) {
-        char cr[GW_S3_RANGE_CONTENT_RANGE_MAX];
-        size_t n = gw_s3_range_content_range(&range, size, cr, sizeof(cr));
-        gw_req_reply_header(r, "Content-Range", cr, n);
-        first = range.first;
-        len = range.last - range.first + 1;
+    if (large) {
+        o->pipeline = gw_read_pipeline_new(r, o->skey, o->skey_len, &map, sp.first, sp.len);
+        gw_read_pipeline_start(o->pipeline);
+        return;
     }
-    gw_req_reply_send_headers(r, len);
-    if (!r->head_only) {
-        struct evbuffer *tmp = evbuffer_new();
-        gw_storage_reply_move_payload(res->reply, tmp); /* zero copy */
-        evbuffer_drain(tmp, first);
-        evbuffer_remove_buffer(tmp, gw_req_reply_body(r), len);
-        evbuffer_free(tmp);
-    }
+    struct evbuffer *tmp = evbuffer_new();
+    gw_storage_reply_move_payload(res->reply, tmp); /* zero copy */
+    evbuffer_drain(tmp, sp.first);
+    evbuffer_remove_buffer(tmp, gw_req_reply_body(r), sp.len);
+    evbuffer_free(tmp);
     gw_req_reply_end(r);
 }
 
@@ -390,7 +669,8 @@ void gw_s3_object_get(struct gw_req *r)
 {
     struct gw_s3_object *o = gw_s3_object_state(r);
     gw_req_hold(r);
-    if (r->head_only)
+    /* HEAD with partNumber needs the chunk map, which is the record's data */
+    if (r->head_only && gw_req_param(r, "partNumber") == NULL)
         gw_store_head(r->worker->store, o->skey, o->skey_len, gw_s3_object_on_get, r);
     else
         gw_store_get(r->worker->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_on_get, r);
@@ -401,6 +681,10 @@ void gw_s3_object_get(struct gw_req *r)
 static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
+    struct gw_s3_object *o = r->h;
+    if (res->rc == CN_OK && o->have_old)
+        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
+                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -412,16 +696,24 @@ static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
     gw_req_reply_end(r);
 }
 
+/* The tombstone, newer than the record it hides; a large object's chunks
+ * are reclaimed after large_object.reclaim_delay. */
+static void gw_s3_object_delete_write(struct gw_req *r)
+{
+    struct gw_s3_object *o = r->h;
+    gw_req_hold(r);
+    gw_store_delete(r->worker->store, o->skey, o->skey_len, r->id,
+                    CN_MAX(cn_time_now_us(), o->old_ts + 1), gw_s3_object_on_delete, r);
+}
+
 static void gw_s3_object_delete_bucket_ok(struct gw_req *r)
 {
-    struct gw_s3_object *o = gw_s3_object_state(r);
-    gw_req_hold(r);
-    gw_store_delete(r->worker->store, o->skey, o->skey_len, r->id, cn_time_now_us(),
-                    gw_s3_object_on_delete, r);
+    gw_s3_object_read_old(r, gw_s3_object_delete_write);
 }
 
 void gw_s3_object_delete(struct gw_req *r)
 {
+    gw_s3_object_state(r);
     gw_s3_bucket_require(r, gw_s3_object_delete_bucket_ok);
 }
 
@@ -476,6 +768,13 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     const struct msg *m = &res->reply->m;
+    size_t tl;
+    uint64_t lsize;
+    if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize)) {
+        gw_req_error(r, GW_S3_NOT_IMPLEMENTED,
+                     "CopyObject of a chunked (large) object is not supported yet.");
+        return;
+    }
     enum gw_s3_err err = gw_s3_object_conditions(r, "x-amz-copy-source-",
                                                  (const char *)m->etag.ptr, m->etag.len,
                                                  (time_t)(m->ts / 1000000));
@@ -535,6 +834,7 @@ static void gw_s3_copy_bucket_ok(struct gw_req *r)
 static void gw_s3_copy_free(void *p)
 {
     struct gw_s3_copy *c = p;
+    gw_s3_object_fini(&c->o);
     cn_free(c->o.meta);
     gw_blob_unref(c->o.blob);
     cn_free(c);

@@ -16,6 +16,7 @@
 
 #include "cluster.h"
 #include "conn.h"
+#include "lo_reclaim.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
@@ -97,6 +98,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     if (w->client == NULL)
         return CN_ERR;
     w->store = gw_cluster_store_new(s->cluster, w->client);
+    w->reclaim = gw_lo_reclaim_new(w->base, w->store);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -185,8 +187,10 @@ void gw_server_free(struct gw_server *s)
         struct gw_worker *w = &s->workers[i];
         if (w->listener != NULL)
             evconnlistener_free(w->listener);
-        gw_store_free(w->store);
+        gw_lo_reclaim_close(w->reclaim);
         gw_storage_client_free(w->client);
+        gw_lo_reclaim_free(w->reclaim);
+        gw_store_free(w->store);
         gw_sigv4_free(w->sigv4);
         if (w->base != NULL)
             event_base_free(w->base);

@@ -17,6 +17,8 @@
 #include "storage_client.h"
 #include "store.h"
 
+struct gw_lo_reclaim;
+
 struct gw_server;
 
 struct gw_worker {
@@ -26,6 +28,7 @@ struct gw_worker {
     struct evconnlistener *listener;
     struct gw_storage_client *client;
     struct gw_store *store;
+    struct gw_lo_reclaim *reclaim;   /* chunk deletes of large objects (lo_reclaim.c) */
     struct gw_sigv4 *sigv4;
     const struct gw_config *cfg;
     const struct gw_credentials *creds;

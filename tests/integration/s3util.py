@@ -24,14 +24,14 @@ def check(cond, what):
 
 
 class Cluster:
-    def __init__(self, nodes=3, settings=None):
+    def __init__(self, nodes=3, settings=None, node_settings=None):
         self.bin = os.path.join(os.environ.get("CAIRN_BIN", "build/bin"), "cairn-gateway")
         self.tmp = tempfile.mkdtemp(prefix="cairn-gw-")
         self.nodes = []
         self.proc = None
         try:
             for _ in range(nodes):
-                self.nodes.append(StorageNode())
+                self.nodes.append(StorageNode(node_settings))
             self.creds = os.path.join(self.tmp, "credentials")
             with open(self.creds, "w") as f:
                 f.write("%s %s cairn-dev cairn\n" % (ACCESS_KEY, SECRET_KEY))

@@ -122,10 +122,19 @@ def test_checksum_headers_and_te_chunked(c):
 def test_entity_too_large(c):
     s3 = c.boto()
     from s3util import error_code
+    # over large_object.threshold_of_chunk_len: stored as chunks
     big = b"x" * (5 * 1024 * 1024 + 1)
-    check(error_code(s3.put_object, Bucket="chk", Key="big", Body=big) ==
-          ("EntityTooLarge", 400), "over threshold")
-    check(error_code(s3.head_object, Bucket="chk", Key="big")[1] == 404, "nothing stored")
+    s3.put_object(Bucket="chk", Key="big", Body=big)
+    check(s3.get_object(Bucket="chk", Key="big")["Body"].read() == big, "chunked round trip")
+    # over s3.max_object_size (5G): refused before 100 Continue
+    hdrs = sign_v4("PUT", "/chk/huge", {"x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+                                        "content-length": str(5 * 1024 ** 3 + 1),
+                                        "expect": "100-continue"}, c.port)
+    req = b"PUT /chk/huge HTTP/1.1\r\n" + b"".join(
+        b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) + b"\r\n"
+    resp = c.raw(req, timeout=5)
+    check(resp.startswith(b"HTTP/1.1 400") and b"EntityTooLarge" in resp, "too large %r" % resp)
+    check(error_code(s3.head_object, Bucket="chk", Key="huge")[1] == 404, "nothing stored")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,176 @@
+/* Streaming PUT bodies into chunks (lo_put.h). The writer never holds the
+ * request; the request holds this state (the owner's h_free calls
+ * gw_lo_put_free()), so a client that goes away frees it and the writer
+ * reclaims what it wrote. */
+#include "lo_put.h"
+
+#include <string.h>
+
+#include "lo_writer.h"
+#include "s3_body.h"
+#include "worker.h"
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+
+struct gw_lo_put {
+    struct gw_req *r;
+    char okey[GW_KEYS_MAX];
+    size_t okey_len;
+    enum gw_lo_put_mode mode;
+    gw_lo_put_done_cb done;
+    void *arg;
+    struct gw_lo_writer *w;
+    struct evbuffer *tail;   /* the body reader's last bytes (its buffer) */
+    int body_done;
+    int finished;            /* done() ran */
+    int committed;
+    struct gw_lo_seg seg;
+};
+
+/* Calls done once; lp may be freed when it returns. */
+static void gw_lo_put_finish(struct gw_lo_put *lp, enum gw_s3_err err, const char *why)
+{
+    if (lp->finished)
+        return;
+    lp->finished = 1;
+    if (err == GW_S3_OK && lp->w != NULL)
+        gw_lo_writer_seg(lp->w, &lp->seg);
+    lp->done(lp->r, err, why, lp->arg);
+}
+
+static enum gw_s3_err gw_lo_put_store_err(int rc)
+{
+    return rc == CN_TIMEOUT || rc == CN_IO ? GW_S3_SERVICE_UNAVAILABLE : GW_S3_INTERNAL_ERROR;
+}
+
+/* After the last byte was handed over: feeds the tail; finishes when every
+ * chunk is stored. */
+static void gw_lo_put_drive_tail(struct gw_lo_put *lp)
+{
+    int rc = gw_lo_writer_feed(lp->w, lp->tail, 1);
+    if (rc == CN_OK && gw_lo_writer_inflight(lp->w) == 0)
+        gw_lo_put_finish(lp, GW_S3_OK, NULL);
+}
+
+/* A chunk answered. */
+static void gw_lo_put_on_writer(struct gw_lo_writer *w, void *arg)
+{
+    struct gw_lo_put *lp = arg;
+    if (lp->finished)
+        return;
+    if (gw_lo_writer_error(w) != NULL) {
+        gw_lo_put_finish(lp, gw_lo_put_store_err(gw_lo_writer_rc(w)), gw_lo_writer_error(w));
+        return;
+    }
+    if (lp->body_done)
+        gw_lo_put_drive_tail(lp);
+    else
+        gw_s3_body_resume(lp->r);
+}
+
+static void gw_lo_put_make_writer(struct gw_lo_put *lp)
+{
+    const struct gw_config *cfg = lp->r->worker->cfg;
+    struct gw_lo_writer_config wc = {
+        .store = lp->r->worker->store,
+        .reclaim = lp->r->worker->reclaim,
+        .okey = lp->okey,
+        .okey_len = lp->okey_len,
+        .ver = lp->r->id,
+        .chunk_len = (uint32_t)cfg->lo_chunk_len,
+        .max_inflight = (uint32_t)cfg->lo_write_inflight,
+        .reqid = lp->r->id,
+    };
+    lp->w = gw_lo_writer_new(&wc, gw_lo_put_on_writer, lp);
+}
+
+/* New decoded bytes (s3_body stream): chunk them, or keep holding them
+ * while an AUTO body is still under the threshold. */
+static int gw_lo_put_on_data(struct gw_req *r, struct evbuffer *data, void *arg)
+{
+    struct gw_lo_put *lp = arg;
+    if (lp->w == NULL) {
+        if (lp->mode == GW_LO_PUT_AUTO &&
+            gw_s3_body_decoded(r) < (uint64_t)r->worker->cfg->lo_threshold)
+            return 1;
+        gw_lo_put_make_writer(lp);
+    }
+    /* CN_ERR: a chunk failed; its callback answers, so just stop reading */
+    return gw_lo_writer_feed(lp->w, data, 0) == CN_OK;
+}
+
+/* The body ended (s3_body stream). */
+static void gw_lo_put_on_body_done(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data,
+                                   void *arg)
+{
+    (void)r;
+    struct gw_lo_put *lp = arg;
+    if (err != GW_S3_OK) {
+        gw_lo_put_finish(lp, err, NULL);
+        return;
+    }
+    lp->body_done = 1;
+    lp->tail = data;
+    if (lp->w == NULL && lp->mode == GW_LO_PUT_ALWAYS)
+        gw_lo_put_make_writer(lp);
+    if (lp->w == NULL) {
+        gw_lo_put_finish(lp, GW_S3_OK, NULL); /* small: the caller writes one record */
+        return;
+    }
+    if (gw_lo_writer_error(lp->w) != NULL)
+        return; /* the failed chunk's callback answered or will */
+    gw_lo_put_drive_tail(lp);
+}
+
+struct gw_lo_put *gw_lo_put_new(struct gw_req *r, const char *okey, size_t okey_len,
+                                enum gw_lo_put_mode mode, gw_lo_put_done_cb done, void *arg)
+{
+    CN_ASSERT(okey_len <= GW_KEYS_MAX);
+    struct gw_lo_put *lp = cn_calloc(1, sizeof(*lp));
+    lp->r = r;
+    memcpy(lp->okey, okey, okey_len);
+    lp->okey_len = okey_len;
+    lp->mode = mode;
+    lp->done = done;
+    lp->arg = arg;
+    return lp;
+}
+
+void gw_lo_put_begin(struct gw_lo_put *lp, uint64_t limit)
+{
+    gw_s3_body_stream(lp->r, limit, GW_S3_ENTITY_TOO_LARGE, gw_lo_put_on_data,
+                      gw_lo_put_on_body_done, lp);
+}
+
+int gw_lo_put_chunked(const struct gw_lo_put *lp)
+{
+    return lp->w != NULL;
+}
+
+struct evbuffer *gw_lo_put_small(const struct gw_lo_put *lp)
+{
+    return lp->tail;
+}
+
+void gw_lo_put_seg(const struct gw_lo_put *lp, struct gw_lo_seg *out)
+{
+    *out = lp->seg;
+}
+
+void gw_lo_put_commit(struct gw_lo_put *lp)
+{
+    CN_ASSERT(lp->finished && !lp->committed);
+    lp->committed = 1;
+    if (lp->w != NULL)
+        gw_lo_writer_commit(lp->w);
+    lp->w = NULL;
+}
+
+void gw_lo_put_free(struct gw_lo_put *lp)
+{
+    if (lp == NULL)
+        return;
+    gw_lo_writer_abandon(lp->w);
+    cn_free(lp);
+}

@@ -1,0 +1,45 @@
+/* Reclaiming the chunks of large objects that nothing references any more:
+ * the chunks of an overwritten or deleted object (after a delay, so reads
+ * that began before the overwrite can finish), of a failed or abandoned PUT
+ * or part upload (at once: no reader ever saw them), of an aborted multipart
+ * upload. Each worker thread owns one; jobs delete chunk records (tombstones
+ * newer than the chunks) with a bounded number of deletes in flight.
+ *
+ * Jobs live in memory only: a gateway that stops before a job ran leaves
+ * those chunks behind (logged at shutdown with the count). */
+#ifndef GW_LO_RECLAIM_H
+#define GW_LO_RECLAIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "lo_map.h"
+#include "store.h"
+
+struct gw_lo_reclaim;
+
+struct gw_lo_reclaim *gw_lo_reclaim_new(struct event_base *base, struct gw_store *store);
+
+/* Stops issuing deletes: jobs still waiting are dropped (logged), and new
+ * ones are refused. Call before the store's client is freed (its pending
+ * callbacks then only count down). */
+void gw_lo_reclaim_close(struct gw_lo_reclaim *rc);
+
+/* Frees rc and every job (after gw_lo_reclaim_close and after the storage
+ * client failed its pending requests). NULL is a no-op. */
+void gw_lo_reclaim_free(struct gw_lo_reclaim *rc);
+
+/* Schedules the deletion of every chunk of segs[0..n) of the object okey
+ * ("o/...") delay_ms from now (0: at once, from the loop). The arguments are
+ * copied. reqid tags the log lines and the tombstones' ver. */
+void gw_lo_reclaim_segs(struct gw_lo_reclaim *rc, const char *okey, size_t okey_len,
+                        const struct gw_lo_seg *segs, uint32_t n, int64_t delay_ms,
+                        uint64_t reqid);
+
+/* Jobs waiting or running, and chunk deletes done (for tests and stats). */
+uint64_t gw_lo_reclaim_pending(const struct gw_lo_reclaim *rc);
+uint64_t gw_lo_reclaim_deleted(const struct gw_lo_reclaim *rc);
+
+#endif

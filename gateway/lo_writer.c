@@ -1,0 +1,156 @@
+/* Chunked writes (lo_writer.h). A chunk is collected in `cur` (moved from
+ * the body reader's evbuffer without copying where chains allow), made
+ * contiguous once, and sent to its N replicas from one blob. */
+#include "lo_writer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+#include "cn/time.h"
+
+struct gw_lo_writer {
+    struct gw_lo_writer_config cfg;
+    char okey[GW_KEYS_MAX];
+    gw_lo_writer_cb cb;
+    void *arg;
+    struct evbuffer *cur;   /* the chunk being filled */
+    uint32_t next_idx;      /* chunks sent so far */
+    uint64_t sent;          /* bytes sent so far */
+    uint32_t inflight;
+    int abandoned;
+    int rc;                 /* first failure */
+    char err[CN_ERR_LEN];
+};
+
+struct gw_lo_writer *gw_lo_writer_new(const struct gw_lo_writer_config *cfg, gw_lo_writer_cb cb,
+                                      void *arg)
+{
+    CN_ASSERT(cfg->chunk_len > 0 && cfg->max_inflight > 0 && cfg->okey_len <= GW_KEYS_MAX);
+    struct gw_lo_writer *w = cn_calloc(1, sizeof(*w));
+    w->cfg = *cfg;
+    memcpy(w->okey, cfg->okey, cfg->okey_len);
+    w->cfg.okey = w->okey;
+    w->cb = cb;
+    w->arg = arg;
+    w->cur = evbuffer_new();
+    w->rc = CN_OK;
+    return w;
+}
+
+static void gw_lo_writer_free(struct gw_lo_writer *w)
+{
+    evbuffer_free(w->cur);
+    cn_free(w);
+}
+
+/* An abandoned writer whose last chunk answered: reclaim and free. */
+static void gw_lo_writer_finish_abandon(struct gw_lo_writer *w)
+{
+    if (w->next_idx > 0) {
+        struct gw_lo_seg seg = {w->cfg.ver, (uint64_t)w->next_idx * w->cfg.chunk_len,
+                                w->cfg.chunk_len};
+        CN_LOGR(CN_LOG_INFO, w->cfg.reqid, "reclaiming %u chunks of an unfinished write",
+                w->next_idx);
+        gw_lo_reclaim_segs(w->cfg.reclaim, w->okey, w->cfg.okey_len, &seg, 1, 0, w->cfg.reqid);
+    }
+    gw_lo_writer_free(w);
+}
+
+static void gw_lo_writer_on_chunk(struct gw_store_result *res, void *arg)
+{
+    struct gw_lo_writer *w = arg;
+    w->inflight--;
+    if (res->rc != CN_OK && w->rc == CN_OK) {
+        w->rc = res->rc;
+        snprintf(w->err, sizeof(w->err), "chunk write failed: %s", res->err);
+        CN_LOGR(CN_LOG_WARN, w->cfg.reqid, "%s", w->err);
+    }
+    if (w->abandoned) {
+        if (w->inflight == 0)
+            gw_lo_writer_finish_abandon(w);
+        return;
+    }
+    w->cb(w, w->arg);
+}
+
+/* Sends cur as chunk next_idx. */
+static void gw_lo_writer_send(struct gw_lo_writer *w)
+{
+    struct gw_blob *blob = gw_blob_from_evbuffer(w->cur);
+    w->cur = evbuffer_new();
+    char key[GW_LO_KEY_MAX];
+    size_t klen = gw_lo_map_chunk_key(key, w->okey, w->cfg.okey_len, w->cfg.ver, w->next_idx);
+    struct gw_store_record rec = {
+        .key = key,
+        .key_len = klen,
+        .ver = w->cfg.ver,
+        .ts = cn_time_now_us(),
+    };
+    w->next_idx++;
+    w->sent += gw_blob_len(blob);
+    w->inflight++;
+    gw_store_put(w->cfg.store, &rec, blob, gw_lo_writer_on_chunk, w);
+    gw_blob_unref(blob);
+}
+
+int gw_lo_writer_feed(struct gw_lo_writer *w, struct evbuffer *data, int last)
+{
+    CN_ASSERT(!w->abandoned);
+    for (;;) {
+        if (w->rc != CN_OK)
+            return CN_ERR;
+        size_t have = evbuffer_get_length(w->cur);
+        size_t room = w->cfg.chunk_len - have;
+        size_t n = CN_MIN(room, evbuffer_get_length(data));
+        if (n > 0)
+            evbuffer_remove_buffer(data, w->cur, n);
+        have += n;
+        int empty = evbuffer_get_length(data) == 0;
+        int ready = have == w->cfg.chunk_len || (last && empty && have > 0);
+        if (!ready)
+            return empty ? CN_OK : CN_AGAIN;
+        if (w->inflight >= w->cfg.max_inflight)
+            return CN_AGAIN;
+        gw_lo_writer_send(w);
+    }
+}
+
+uint32_t gw_lo_writer_inflight(const struct gw_lo_writer *w)
+{
+    return w->inflight;
+}
+
+const char *gw_lo_writer_error(const struct gw_lo_writer *w)
+{
+    return w->rc != CN_OK ? w->err : NULL;
+}
+
+int gw_lo_writer_rc(const struct gw_lo_writer *w)
+{
+    return w->rc;
+}
+
+void gw_lo_writer_seg(const struct gw_lo_writer *w, struct gw_lo_seg *out)
+{
+    out->ver = w->cfg.ver;
+    out->size = w->sent;
+    out->chunk_len = w->cfg.chunk_len;
+}
+
+void gw_lo_writer_commit(struct gw_lo_writer *w)
+{
+    CN_ASSERT(w->inflight == 0 && !w->abandoned);
+    gw_lo_writer_free(w);
+}
+
+void gw_lo_writer_abandon(struct gw_lo_writer *w)
+{
+    if (w == NULL)
+        return;
+    CN_ASSERT(!w->abandoned);
+    w->abandoned = 1;
+    if (w->inflight == 0)
+        gw_lo_writer_finish_abandon(w);
+}

@@ -1,0 +1,68 @@
+/* The chunking sink of a large PUT or part upload: bytes fed in are cut
+ * into chunks of chunk_len, each written to its replicas by its own key
+ * (lo_map.h), with at most max_inflight chunks in flight. The writer does
+ * not hold the request: its owner (the handler state) frees it with
+ * gw_lo_writer_commit() once a record that references the chunks is
+ * written, or gw_lo_writer_abandon() otherwise (then the chunks written so
+ * far are reclaimed, after the chunks still in flight answered).
+ *
+ * Memory: at most (max_inflight + 1) x chunk_len bytes of chunks. */
+#ifndef GW_LO_WRITER_H
+#define GW_LO_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "lo_map.h"
+#include "lo_reclaim.h"
+#include "store.h"
+
+struct gw_lo_writer;
+
+struct gw_lo_writer_config {
+    struct gw_store *store;
+    struct gw_lo_reclaim *reclaim;
+    const char *okey;        /* the object's record key "o/..." (copied) */
+    size_t okey_len;
+    uint64_t ver;            /* names the chunks; unique per writer */
+    uint32_t chunk_len;
+    uint32_t max_inflight;
+    uint64_t reqid;          /* for log lines */
+};
+
+/* Called from the loop when a chunk write completed (successfully or not)
+ * while the writer is owned; never after commit or abandon. */
+typedef void (*gw_lo_writer_cb)(struct gw_lo_writer *w, void *arg);
+
+struct gw_lo_writer *gw_lo_writer_new(const struct gw_lo_writer_config *cfg, gw_lo_writer_cb cb,
+                                      void *arg);
+
+/* Moves bytes out of data into chunks and sends every full chunk while
+ * fewer than max_inflight are in flight; with last, what remains once data
+ * is empty is sent as the last (short) chunk. Returns CN_OK when data is
+ * empty (and, with last, every byte is sent), CN_AGAIN when the writer is
+ * full (cb runs when a chunk completes: feed again), CN_ERR when a chunk
+ * write failed (gw_lo_writer_error() says why). */
+int gw_lo_writer_feed(struct gw_lo_writer *w, struct evbuffer *data, int last);
+
+/* Chunks in flight. */
+uint32_t gw_lo_writer_inflight(const struct gw_lo_writer *w);
+/* NULL, or why a chunk write failed (the store's words). */
+const char *gw_lo_writer_error(const struct gw_lo_writer *w);
+/* The failed chunk write's store status (CN_OK when none failed). */
+int gw_lo_writer_rc(const struct gw_lo_writer *w);
+
+/* The segment written: ver, bytes sent, chunk_len. Complete once a feed
+ * with last returned CN_OK and gw_lo_writer_inflight() is 0. */
+void gw_lo_writer_seg(const struct gw_lo_writer *w, struct gw_lo_seg *out);
+
+/* The chunks now belong to a committed record: frees w (which must be
+ * idle). */
+void gw_lo_writer_commit(struct gw_lo_writer *w);
+/* Frees w and reclaims its chunks (once the ones in flight answered).
+ * NULL is a no-op. */
+void gw_lo_writer_abandon(struct gw_lo_writer *w);
+
+#endif

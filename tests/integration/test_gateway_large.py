@@ -1,0 +1,287 @@
+"""Large objects through cairn-gateway over 3 storage nodes, with small
+settings so every threshold is cheap to cross (threshold 256K, chunks 128K,
+GET slices 32K, 3 slices in flight, output high-water 64K, at most 64
+chunks): boundary sizes around every threshold (declared length and chunked
+Transfer-Encoding of unknown length), chunks spread over every node, random
+ranges byte for byte, overwrite and delete reclaiming the old chunks (and an
+overwrite during a slow read that still sees the old object whole),
+EntityTooLarge, a body that fails its checksum leaving nothing behind, client
+disconnects mid-PUT and mid-GET (chunks reclaimed, file descriptors back to
+baseline), a storage node killed in the middle of a GET."""
+import hashlib
+import http.client
+import os
+import random
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from s3util import check, error_code, run_tests  # noqa: E402
+from test_gateway_chunked import sign_v4  # noqa: E402
+
+K = 1024
+CHUNK = 128 * K
+THRESH = 256 * K
+SLICE = 32 * K
+MAX_CHUNKS = 64
+
+SETTINGS = {
+    "large_object.threshold_of_chunk_len": THRESH,
+    "large_object.chunked_obj_len": CHUNK,
+    "large_object.reading_chunked_obj_len": SLICE,
+    "large_object.read_prefetch": 3,
+    "large_object.max_chunked_objs": MAX_CHUNKS,
+    "large_object.reclaim_delay": "1s",
+    "http.output_high_water": "64K",
+    "storage.request_timeout": "1s",
+}
+NODE_SETTINGS = {"obj_containers.sync_mode": "none", "io_threads": 2}
+
+
+def chunk_keys(c):
+    """Every live chunk record on every node (a key may be on several)."""
+    keys = []
+    for n in c.nodes:
+        if n.proc is None:
+            continue
+        cl = n.client()
+        after = None
+        while True:
+            r = cl.list(prefix=b"c/", after=after, limit=1000)
+            check(r.st == 0, "list chunks %r" % r)
+            ents = r["ents"] or []
+            keys += [(n.port, e["key"]) for e in ents]
+            if not r.get("more") or not ents:
+                break
+            after = ents[-1]["key"]
+        cl.close()
+    return keys
+
+
+def wait_no_chunks(c, what, timeout=15):
+    deadline = time.monotonic() + timeout
+    while True:
+        left = chunk_keys(c)
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("%s: %d chunk records left, e.g. %r" % (what, len(left),
+                                                                       left[:3]))
+        time.sleep(0.2)
+
+
+def raw_put_chunked_te(c, path, body):
+    """PUT with Transfer-Encoding: chunked and no length (UNSIGNED-PAYLOAD)."""
+    conn = http.client.HTTPConnection("127.0.0.1", c.port, timeout=60)
+    hdrs = sign_v4("PUT", path, {"x-amz-content-sha256": "UNSIGNED-PAYLOAD"}, c.port)
+    conn.putrequest("PUT", path, skip_accept_encoding=True, skip_host=True)
+    for k, v in hdrs.items():
+        conn.putheader(k, v)
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders()
+    for i in range(0, len(body), 50000):
+        piece = body[i:i + 50000]
+        conn.send(b"%x\r\n%s\r\n" % (len(piece), piece))
+    conn.send(b"0\r\n\r\n")
+    r = conn.getresponse()
+    out = (r.status, r.read())
+    conn.close()
+    return out
+
+
+def test_boundaries(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="lob")
+    sizes = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, THRESH - 1, THRESH, THRESH + 1,
+             5 * CHUNK, 5 * CHUNK + 1, MAX_CHUNKS * CHUNK]
+    src = os.urandom(MAX_CHUNKS * CHUNK)
+    for size in sizes:
+        data = src[:size]
+        key = "b/%d" % size
+        r = s3.put_object(Bucket="lob", Key=key, Body=data, ContentType="app/x-test",
+                          Metadata={"size": str(size)})
+        check(r["ETag"] == '"%s"' % hashlib.md5(data).hexdigest(), "etag %d" % size)
+        g = s3.get_object(Bucket="lob", Key=key)
+        body = g["Body"].read()
+        check(body == data, "body of %d (got %d bytes)" % (size, len(body)))
+        check(g["ContentLength"] == size and g["ContentType"] == "app/x-test" and
+              g["Metadata"] == {"size": str(size)}, "headers of %d: %r" % (size, g))
+        h = s3.head_object(Bucket="lob", Key=key)
+        check(h["ContentLength"] == size and h["ETag"] == r["ETag"], "head %d" % size)
+    listed = {o["Key"]: o for o in s3.list_objects_v2(Bucket="lob", Prefix="b/")["Contents"]}
+    for size in sizes:
+        o = listed["b/%d" % size]
+        check(o["Size"] == size and o["ETag"] == '"%s"' % hashlib.md5(src[:size]).hexdigest(),
+              "listing of %d: %r" % (size, o))
+    # unknown length (Transfer-Encoding: chunked): decided as the bytes come
+    for size in (THRESH - 1, THRESH, 3 * CHUNK + 7):
+        st, body = raw_put_chunked_te(c, "/lob/te/%d" % size, src[:size])
+        check(st == 200, "te put %d: %d %r" % (size, st, body))
+        g = s3.get_object(Bucket="lob", Key="te/%d" % size)["Body"].read()
+        check(g == src[:size], "te body %d" % size)
+    # the chunks of one object spread over every node
+    per_node = {}
+    for port, key in chunk_keys(c):
+        if key.startswith(b"c/lob/b/%d\0" % (MAX_CHUNKS * CHUNK)):
+            per_node[port] = per_node.get(port, 0) + 1
+    check(len(per_node) == 3 and sum(per_node.values()) == 3 * MAX_CHUNKS,
+          "chunk placement %r" % per_node)
+    # one byte over max_chunked_objs x chunked_obj_len
+    check(error_code(s3.put_object, Bucket="lob", Key="big",
+                     Body=src + b"x")[0] == "EntityTooLarge", "too large")
+    st, _ = raw_put_chunked_te(c, "/lob/big-te", src + b"x")
+    check(st == 400, "te too large: %d" % st)
+    check(error_code(s3.head_object, Bucket="lob", Key="big-te")[1] == 404, "no big-te")
+    for size in sizes:
+        s3.delete_object(Bucket="lob", Key="b/%d" % size)
+    for size in (THRESH - 1, THRESH, 3 * CHUNK + 7):
+        s3.delete_object(Bucket="lob", Key="te/%d" % size)
+    wait_no_chunks(c, "after deleting every object")
+
+
+def test_ranges(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="rng")
+    size = 9 * CHUNK + 12345
+    data = os.urandom(size)
+    s3.put_object(Bucket="rng", Key="r", Body=data)
+    rnd = random.Random(7)
+    cases = [(0, 0), (size - 1, size - 1), (CHUNK - 1, CHUNK), (CHUNK, 2 * CHUNK - 1),
+             (SLICE - 1, SLICE + 1), (5, size - 6)]
+    for _ in range(40):
+        a = rnd.randrange(size)
+        cases.append((a, min(size - 1, a + rnd.randrange(4 * CHUNK))))
+    for a, b in cases:
+        g = s3.get_object(Bucket="rng", Key="r", Range="bytes=%d-%d" % (a, b))
+        body = g["Body"].read()
+        check(body == data[a:b + 1], "range %d-%d: %d bytes" % (a, b, len(body)))
+        check(g["ContentRange"] == "bytes %d-%d/%d" % (a, b, size), "content-range")
+    g = s3.get_object(Bucket="rng", Key="r", Range="bytes=-1000")["Body"].read()
+    check(g == data[-1000:], "suffix range")
+    check(error_code(s3.get_object, Bucket="rng", Key="r",
+                     Range="bytes=%d-" % size)[1] == 416, "unsatisfiable")
+    s3.delete_object(Bucket="rng", Key="r")
+    wait_no_chunks(c, "after ranges")
+
+
+def test_overwrite_and_reclaim(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="owr")
+    old, new = os.urandom(20 * CHUNK), os.urandom(7 * CHUNK + 3)
+    s3.put_object(Bucket="owr", Key="k", Body=old)
+    # a slow reader of the old object: a raw GET that reads a little, then
+    # waits while the object is overwritten, then reads the rest
+    hdrs = sign_v4("GET", "/owr/k", {"x-amz-content-sha256": hashlib.sha256(b"").hexdigest()},
+                   c.port)
+    sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+    sock.sendall(b"GET /owr/k HTTP/1.1\r\n" +
+                 b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) +
+                 b"\r\n")
+    got = sock.recv(4096)
+    s3.put_object(Bucket="owr", Key="k", Body=new)
+    check(s3.get_object(Bucket="owr", Key="k")["Body"].read() == new, "new object")
+    while True:
+        b = sock.recv(1 << 20)
+        if not b:
+            break
+        got += b
+        if len(got) >= len(old) + got.index(b"\r\n\r\n") + 4:
+            break
+    sock.close()
+    body = got[got.index(b"\r\n\r\n") + 4:]
+    check(body == old, "the reader saw the old object whole (%d bytes)" % len(body))
+    # only the new object's chunks remain once the delay passed
+    deadline = time.monotonic() + 15
+    while len(chunk_keys(c)) != 3 * 8 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    check(len(chunk_keys(c)) == 3 * 8, "old chunks reclaimed: %d left" % len(chunk_keys(c)))
+    # small over large, then large over small
+    s3.put_object(Bucket="owr", Key="k", Body=b"small")
+    wait_no_chunks(c, "small replaced large")
+    s3.put_object(Bucket="owr", Key="k", Body=old)
+    check(s3.get_object(Bucket="owr", Key="k")["Body"].read() == old, "large again")
+    s3.delete_object(Bucket="owr", Key="k")
+    wait_no_chunks(c, "after delete")
+
+
+def test_failed_put_leaves_nothing(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="fail")
+    data = os.urandom(6 * CHUNK)
+    # a signed payload hash that does not match: refused at the end of the body
+    path = "/fail/k"
+    hdrs = sign_v4("PUT", path, {"x-amz-content-sha256": hashlib.sha256(b"other").hexdigest(),
+                                 "content-length": str(len(data))}, c.port)
+    conn = http.client.HTTPConnection("127.0.0.1", c.port, timeout=30)
+    conn.request("PUT", path, body=data, headers=hdrs)
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    check(r.status == 400 and b"XAmzContentSHA256Mismatch" in body, "sha mismatch %d %r" %
+          (r.status, body))
+    check(error_code(s3.head_object, Bucket="fail", Key="k")[1] == 404, "no object")
+    wait_no_chunks(c, "after a refused body")
+    # client disconnect mid-PUT
+    hdrs = sign_v4("PUT", path, {"x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+                                 "content-length": str(len(data))}, c.port)
+    sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+    sock.sendall(b"PUT /fail/k HTTP/1.1\r\n" +
+                 b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) +
+                 b"\r\n" + data[:4 * CHUNK + 5])
+    time.sleep(0.5)
+    sock.close()
+    time.sleep(0.5)
+    check(error_code(s3.head_object, Bucket="fail", Key="k")[1] == 404, "no object after cut")
+    wait_no_chunks(c, "after a client disconnect mid-PUT")
+
+
+def open_fds(c):
+    return len(os.listdir("/proc/%d/fd" % c.proc.pid))
+
+
+def test_disconnect_mid_get(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="cut")
+    data = os.urandom(30 * CHUNK)
+    s3.put_object(Bucket="cut", Key="k", Body=data)
+    s3.get_object(Bucket="cut", Key="k")["Body"].read()
+    base = open_fds(c)
+    hdrs = sign_v4("GET", "/cut/k", {"x-amz-content-sha256": hashlib.sha256(b"").hexdigest()},
+                   c.port)
+    req = (b"GET /cut/k HTTP/1.1\r\n" +
+           b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) + b"\r\n")
+    for _ in range(10):
+        sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+        sock.sendall(req)
+        sock.recv(100000)
+        sock.close()
+    deadline = time.monotonic() + 10
+    while open_fds(c) > base and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check(open_fds(c) <= base, "fds %d > baseline %d" % (open_fds(c), base))
+    check(s3.get_object(Bucket="cut", Key="k")["Body"].read() == data, "still served")
+    s3.delete_object(Bucket="cut", Key="k")
+    wait_no_chunks(c, "cut")
+
+
+def test_node_killed_mid_get(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="kill")
+    data = os.urandom(12 * CHUNK)
+    s3.put_object(Bucket="kill", Key="k", Body=data)
+    g = s3.get_object(Bucket="kill", Key="k")["Body"]
+    first = g.read(2 * CHUNK)
+    victim = c.nodes[1]
+    victim.kill9()
+    rest = g.read()
+    check(first + rest == data, "GET survived a node kill (%d of %d bytes)" %
+          (len(first + rest), len(data)))
+    check(s3.get_object(Bucket="kill", Key="k")["Body"].read() == data, "GET after the kill")
+
+
+if __name__ == "__main__":
+    run_tests([test_boundaries, test_ranges, test_overwrite_and_reclaim,
+               test_failed_put_leaves_nothing, test_disconnect_mid_get, test_node_killed_mid_get],
+              cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})

@@ -1,0 +1,117 @@
+/* Chunk maps: slicing never crosses a chunk and covers a range exactly
+ * (uneven multipart segments included), strict decoding of outside bytes,
+ * chunk keys and the "<etag> <size>" etag field. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cn/alloc.h"
+#include "cn/rc.h"
+#include "cn/test.h"
+#include "lo_map.h"
+
+CN_TEST_GLOBALS;
+
+/* Walks [a, b) in slices and checks each against the segment layout. */
+static void check_cover(const struct gw_lo_map *m, uint64_t a, uint64_t b, uint64_t max)
+{
+    uint64_t pos = a;
+    while (pos < b) {
+        struct gw_lo_slice s;
+        gw_lo_map_slice(m, pos, b, max, &s);
+        const struct gw_lo_seg *seg = &m->segs[s.seg];
+        CN_CHECK(s.len > 0 && s.len <= max);
+        CN_CHECK(s.off + s.len <= s.chunk_size);
+        CN_CHECK(s.chunk_size == gw_lo_seg_chunk_size(seg, s.chunk));
+        CN_CHECK(m->starts[s.seg] + (uint64_t)s.chunk * seg->chunk_len + s.off == pos);
+        pos += s.len;
+    }
+    CN_CHECK(pos == b);
+}
+
+static void test_slices(void)
+{
+    struct gw_lo_seg segs[] = {
+        {1, 5000, 1000}, {2, 0, 1000}, {3, 7, 1000}, {4, 8192, 4096}, {5, 1, 1},
+    };
+    struct gw_lo_map m;
+    CN_CHECK_EQ_INT(gw_lo_map_init(&m, segs, 5, 1), CN_OK);
+    CN_CHECK_EQ_INT(m.size, 5000 + 7 + 8192 + 1);
+    CN_CHECK_EQ_INT(gw_lo_seg_chunks(&segs[0]), 5);
+    CN_CHECK_EQ_INT(gw_lo_seg_chunks(&segs[1]), 0);
+    CN_CHECK_EQ_INT(gw_lo_seg_chunks(&segs[3]), 2);
+    struct gw_lo_slice s;
+    gw_lo_map_slice(&m, 999, m.size, 512, &s);
+    CN_CHECK(s.seg == 0 && s.chunk == 0 && s.off == 999 && s.len == 1);
+    gw_lo_map_slice(&m, 5000, m.size, 512, &s); /* skips the empty part */
+    CN_CHECK(s.seg == 2 && s.chunk == 0 && s.off == 0 && s.len == 7);
+    gw_lo_map_slice(&m, m.size - 1, m.size, 512, &s);
+    CN_CHECK(s.seg == 4 && s.len == 1);
+    srand(1);
+    for (int i = 0; i < 2000; i++) {
+        uint64_t a = (uint64_t)rand() % m.size;
+        uint64_t b = a + 1 + (uint64_t)rand() % (m.size - a);
+        check_cover(&m, a, b, 1 + (uint64_t)rand() % 3000);
+    }
+    check_cover(&m, 0, m.size, 1);
+    gw_lo_map_fini(&m);
+    CN_CHECK_EQ_INT(gw_lo_map_init(&m, segs, 0, 0), CN_INVAL);
+    struct gw_lo_seg bad = {1, 10, 0};
+    CN_CHECK_EQ_INT(gw_lo_map_init(&m, &bad, 1, 0), CN_INVAL);
+}
+
+static void test_codec(void)
+{
+    struct gw_lo_seg segs[] = {{0xFFFFFFFFFFFFFFFFull, 5u << 20, 5u << 20}, {7, 123, 64}};
+    struct gw_lo_map m, d;
+    CN_CHECK_EQ_INT(gw_lo_map_init(&m, segs, 2, 1), CN_OK);
+    char *bytes;
+    size_t len;
+    gw_lo_map_encode(&m, &bytes, &len);
+    CN_CHECK_EQ_INT(gw_lo_map_decode(&d, bytes, len), CN_OK);
+    CN_CHECK(d.n_segs == 2 && d.multipart == 1 && d.size == m.size);
+    CN_CHECK(memcmp(d.segs, segs, sizeof(segs)) == 0);
+    gw_lo_map_fini(&d);
+    /* every truncation and a flipped size byte are refused */
+    for (size_t i = 0; i < len; i++)
+        CN_CHECK_EQ_INT(gw_lo_map_decode(&d, bytes, i), CN_INVAL);
+    char *bad = cn_memdup(bytes, len);
+    bad[5] ^= 1; /* inside "sz"'s value */
+    CN_CHECK_EQ_INT(gw_lo_map_decode(&d, bad, len), CN_INVAL);
+    cn_free(bad);
+    static const unsigned char wrong_type[] = {0x81, 0xa1, 's', 0x91, 0x93, 1, 2, 0};
+    CN_CHECK_EQ_INT(gw_lo_map_decode(&d, wrong_type, sizeof(wrong_type)), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_lo_map_decode(&d, "", 0), CN_INVAL);
+    cn_free(bytes);
+    gw_lo_map_fini(&m);
+}
+
+static void test_keys_and_etags(void)
+{
+    char out[GW_LO_KEY_MAX];
+    size_t n = gw_lo_map_chunk_key(out, "o/b/k/x", 7, 0xab, 3);
+    CN_CHECK_EQ_INT(n, 7 + 1 + 16 + 1 + 8);
+    CN_CHECK(memcmp(out, "c/b/k/x\0" "00000000000000ab/00000003", n) == 0);
+    char e[GW_LO_ETAG_MAX];
+    size_t el = gw_lo_map_etag_pack(e, "abc-2", 5, 12345);
+    CN_CHECK_EQ_STR(e, "abc-2 12345");
+    size_t tl;
+    uint64_t size;
+    CN_CHECK(gw_lo_map_etag_split(e, el, &tl, &size) == 1 && tl == 5 && size == 12345);
+    CN_CHECK(gw_lo_map_etag_split("0123abcd", 8, &tl, &size) == 0 && tl == 8);
+    CN_CHECK(gw_lo_map_etag_split("a b", 3, &tl, &size) == 0);
+    CN_CHECK(gw_lo_map_etag_split("a ", 2, &tl, &size) == 0);
+    CN_CHECK(gw_lo_map_etag_split(" 1", 2, &tl, &size) == 0);
+    CN_CHECK(gw_lo_map_etag_split("a 99999999999999999999", 22, &tl, &size) == 0);
+}
+
+static const struct cn_test_case cases[] = {
+    {"slices", test_slices},
+    {"codec", test_codec},
+    {"keys_and_etags", test_keys_and_etags},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return cn_test_main(cases, argc, argv);
+}
