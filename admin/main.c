@@ -1,32 +1,50 @@
 /* cairn-admin: operator commands against storage nodes over the protocol.
  *
- *   cairn-admin [--nodes EP,EP,...] [--timeout MS] status|stats|scrub|compact|ping
+ *   cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]
+ *               [--replicas N] [--vnodes V] [--dry-run] [-v]
+ *               status|stats|scrub|compact|ping|repair
  *
- * The node list comes from --nodes, else from CAIRN_STORAGE_NODES (the
- * gateway's storage.nodes setting, same format). status prints one line per
- * node (up/down, records, live and dead bytes); stats prints every counter;
- * scrub and compact run on each node in turn and print what they did. The
- * exit status is 0 when every node answered OK, 1 otherwise, 2 on bad usage. */
+ * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
+ * else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
+ * storage.nodes setting, same format). status prints one line per node
+ * (up/down, ring ownership, records, disk use, queue lengths); stats prints
+ * every counter; scrub and compact run on each node in turn; repair is the
+ * anti-entropy pass of repair.h (--dry-run only counts differences). The
+ * exit status is 0 when every node answered OK (repair: nothing failed;
+ * repair --dry-run: no difference), 1 otherwise, 2 on bad usage. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "repair.h"
+
 #include "cn/alloc.h"
+#include "cn/cluster.h"
+#include "cn/ring.h"
 #include "cn/time.h"
 #include "msg/client.h"
 
 struct adm_opts {
     const char *nodes;
+    const char *cluster_file;
     int timeout_ms;
     const char *cmd;
+    uint32_t replicas;   /* 0: min(3, nodes) */
+    uint32_t vnodes;
+    int dry_run;
+    int verbose;
+    const struct cn_ring *ring;
 };
 
 static void adm_usage(FILE *out)
 {
-    fprintf(out, "usage: cairn-admin [--nodes EP,EP,...] [--timeout MS] "
-                 "status|stats|scrub|compact|ping\n"
-                 "  nodes default to $CAIRN_STORAGE_NODES; scrub/compact wait up to "
-                 "--timeout (default 5000 ms, 1 h for scrub and compact)\n");
+    fprintf(out, "usage: cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]\n"
+                 "                   [--replicas N] [--vnodes V] [--dry-run] [-v]\n"
+                 "                   status|stats|scrub|compact|ping|repair\n"
+                 "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
+                 "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
+                 "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
+                 "--vnodes, default 168: as the gateways' settings)\n");
 }
 
 static uint64_t adm_stat(const struct msg *m, const char *name)
@@ -46,7 +64,7 @@ static void adm_print_stats(const struct msg *m)
 }
 
 /* Runs the command against one node; prints its lines; returns 0 when OK. */
-static int adm_run_node(void *zctx, const char *ep, const struct adm_opts *o)
+static int adm_run_node(void *zctx, const char *ep, uint32_t index, const struct adm_opts *o)
 {
     char err[CN_ERR_LEN];
     struct msg req;
@@ -78,13 +96,16 @@ static int adm_run_node(void *zctx, const char *ep, const struct adm_opts *o)
         printf("%-28s error %s: %.*s\n", ep, msg_status_str(m->st), (int)m->err.len,
                (const char *)m->err.ptr);
     } else if (strcmp(o->cmd, "status") == 0) {
-        printf("%-28s up   node=%.*s records=%llu live_bytes=%llu dead_bytes=%llu "
-               "queue=%llu rtt=%.2fms\n",
+        printf("%-28s up   node=%.*s ring=%.1f%% records=%llu live_bytes=%llu "
+               "dead_bytes=%llu disk_bytes=%llu queue=%llu inflight=%llu rtt=%.2fms\n",
                ep, (int)m->node.len, (const char *)m->node.ptr,
+               100.0 * cn_ring_ownership(o->ring, index),
                (unsigned long long)adm_stat(m, "records"),
                (unsigned long long)adm_stat(m, "bytes_live"),
                (unsigned long long)adm_stat(m, "bytes_dead"),
-               (unsigned long long)adm_stat(m, "queue_depth"), ms);
+               (unsigned long long)adm_stat(m, "bytes_total"),
+               (unsigned long long)adm_stat(m, "queue_depth"),
+               (unsigned long long)adm_stat(m, "inflight"), ms);
     } else {
         printf("%-28s ok (%.1f ms)\n", ep, ms);
         adm_print_stats(m);
@@ -99,14 +120,24 @@ static int adm_run_node(void *zctx, const char *ep, const struct adm_opts *o)
 
 static int adm_parse(int argc, char **argv, struct adm_opts *o)
 {
-    o->nodes = getenv("CAIRN_STORAGE_NODES");
+    memset(o, 0, sizeof(*o));
     o->timeout_ms = -2;
-    o->cmd = NULL;
+    o->vnodes = 168;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
             o->nodes = argv[++i];
+        else if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
+            o->cluster_file = argv[++i];
         else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
             o->timeout_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--replicas") == 0 && i + 1 < argc)
+            o->replicas = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--vnodes") == 0 && i + 1 < argc)
+            o->vnodes = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--dry-run") == 0)
+            o->dry_run = 1;
+        else if (strcmp(argv[i], "-v") == 0)
+            o->verbose = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return 1;
         else if (o->cmd == NULL && argv[i][0] != '-')
@@ -114,16 +145,51 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         else
             return -1;
     }
-    static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping"};
+    if (o->cluster_file == NULL && o->nodes == NULL)
+        o->cluster_file = getenv("CAIRN_CLUSTER_FILE");
+    if (o->cluster_file != NULL && o->cluster_file[0] == '\0')
+        o->cluster_file = NULL;
+    if (o->cluster_file == NULL && o->nodes == NULL)
+        o->nodes = getenv("CAIRN_STORAGE_NODES");
+    static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
-    if (!known || o->nodes == NULL || o->nodes[0] == '\0')
+    if (!known || (o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0')) ||
+        o->vnodes == 0)
         return -1;
     if (o->timeout_ms == -2)
         o->timeout_ms = (strcmp(o->cmd, "scrub") == 0 || strcmp(o->cmd, "compact") == 0)
                             ? 3600000 : 5000;
     return 0;
+}
+
+/* repair: the anti-entropy pass; prints its counts. */
+static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
+{
+    uint32_t nodes = cn_cluster_nodes(cl);
+    struct adm_repair_opts ro = {
+        .replicas = o->replicas > 0 ? o->replicas : CN_MIN(3u, nodes),
+        .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = o->dry_run,
+        .verbose = o->verbose,
+    };
+    if (ro.replicas > nodes) {
+        fprintf(stderr, "cairn-admin: --replicas %u is above the %u nodes\n", ro.replicas, nodes);
+        return 2;
+    }
+    struct adm_repair_counts n;
+    char err[CN_ERR_LEN];
+    uint64_t t0 = cn_time_mono_us();
+    int rc = adm_repair_run(cl, &ro, &n, err);
+    printf("repair%s: %llu keys, %llu differences, %llu repaired, %llu failed, %llu bytes "
+           "copied, %.2fs%s%s\n", o->dry_run ? " (dry run)" : "", (unsigned long long)n.keys,
+           (unsigned long long)n.differences, (unsigned long long)n.repaired,
+           (unsigned long long)n.failed, (unsigned long long)n.bytes,
+           (double)(cn_time_mono_us() - t0) / 1e6, rc != CN_OK ? ": stopped: " : "",
+           rc != CN_OK ? err : "");
+    if (rc != CN_OK || n.failed > 0)
+        return 1;
+    return o->dry_run && n.differences > 0 ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -134,12 +200,31 @@ int main(int argc, char **argv)
         adm_usage(p > 0 ? stdout : stderr);
         return p > 0 ? 0 : 2;
     }
-    void *zctx = zmq_ctx_new();
-    char *list = cn_strdup(o.nodes), *save = NULL;
+    struct cn_cluster *cl = NULL;
+    char err[CN_ERR_LEN];
+    int rc = o.cluster_file != NULL ? cn_cluster_load(o.cluster_file, &cl, err)
+                                    : cn_cluster_from_endpoints(o.nodes, &cl, err);
+    if (rc != CN_OK) {
+        fprintf(stderr, "cairn-admin: %s\n", err);
+        return 2;
+    }
+    struct cn_ring *ring = cn_cluster_ring(cl, o.vnodes, err);
+    if (ring == NULL) {
+        fprintf(stderr, "cairn-admin: %s\n", err);
+        cn_cluster_free(cl);
+        return 2;
+    }
+    o.ring = ring;
     int bad = 0;
-    for (char *ep = strtok_r(list, ",", &save); ep != NULL; ep = strtok_r(NULL, ",", &save))
-        bad |= adm_run_node(zctx, ep, &o);
-    cn_free(list);
-    zmq_ctx_term(zctx);
-    return bad ? 1 : 0;
+    if (strcmp(o.cmd, "repair") == 0) {
+        bad = adm_repair(cl, &o);
+    } else {
+        void *zctx = zmq_ctx_new();
+        for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++)
+            bad |= adm_run_node(zctx, cn_cluster_node(cl, i)->address, i, &o);
+        zmq_ctx_term(zctx);
+    }
+    cn_ring_free(ring);
+    cn_cluster_free(cl);
+    return bad;
 }

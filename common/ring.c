@@ -154,6 +154,22 @@ uint32_t cn_ring_total_points(const struct cn_ring *r)
     return r->n_points;
 }
 
+double cn_ring_ownership(const struct cn_ring *r, uint32_t node)
+{
+    /* the point at index i owns (points[i-1], points[i]]; the first one also
+     * owns the wrap-around arc after the last */
+    double owned = 0;
+    for (uint32_t i = 0; i < r->n_points; i++) {
+        if (r->points[i].node != node)
+            continue;
+        uint64_t prev = r->points[i == 0 ? r->n_points - 1 : i - 1].hash;
+        owned += (double)(r->points[i].hash - prev); /* unsigned: wraps for i == 0 */
+    }
+    if (r->n_points == 1)
+        return 1.0;
+    return owned / 18446744073709551616.0;
+}
+
 /* Index of the first point whose hash is >= h (wrapping to 0). */
 static uint32_t cn_ring_first_at(const struct cn_ring *r, uint64_t h)
 {

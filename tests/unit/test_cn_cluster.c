@@ -155,6 +155,14 @@ static void test_cn_cluster_weights(void)
            primary[2]);
     CN_CHECK(primary[2] > 16000 && primary[2] < 24000);
     CN_CHECK(primary[0] > 7000 && primary[0] < 13000);
+    double own = 0;
+    for (uint32_t i = 0; i < 3; i++) {
+        double o = cn_ring_ownership(r, i);
+        own += o;
+        /* the arcs predict the primaries counted above */
+        CN_CHECK(o > (double)primary[i] / 40000 - 0.02 && o < (double)primary[i] / 40000 + 0.02);
+    }
+    CN_CHECK(own > 0.999999 && own < 1.000001);
     cn_ring_free(r);
     cn_cluster_free(c);
 }

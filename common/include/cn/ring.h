@@ -36,6 +36,10 @@ struct cn_ring *cn_ring_new_weighted(const char *const *names, const uint32_t *w
 uint32_t cn_ring_node_points(const struct cn_ring *r, uint32_t node);
 uint32_t cn_ring_total_points(const struct cn_ring *r);
 
+/* The share of the hash space for which node is the primary (0..1): the
+ * arcs that end at its points. */
+double cn_ring_ownership(const struct cn_ring *r, uint32_t node);
+
 uint32_t cn_ring_nodes(const struct cn_ring *r);
 
 /* The 64-bit hash the ring places keys with (FNV-1a, then a splitmix64
