@@ -1,6 +1,7 @@
 /* cairn-gateway: the S3 HTTP front of a cairn cluster. Reads gateway.conf
  * (cn_config_cli: --config, --set, CAIRN_* environment, --dump-config,
  * --help) and runs the server until SIGINT/SIGTERM. */
+#include <malloc.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -27,6 +28,12 @@ int main(int argc, char **argv)
         cn_config_fini(gw_config_table, &cfg);
         return 2;
     }
+    /* Object buffers (chunks, slices, socket reads) are 0.5-5 MiB. glibc
+     * raises its mmap threshold each time such a block is freed, after which
+     * they come from the heap and freed ones stay resident: the RSS after one
+     * large PUT would stay at its peak. A fixed threshold keeps them mmapped
+     * and returned on free (docs/gateway.md, memory bound). */
+    mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
     struct gw_server *s = gw_server_new(&cfg, err);
     if (s == NULL) {
         cn_error("%s", err);

@@ -32,6 +32,7 @@ struct gw_read_pipeline {
     uint64_t end;               /* exclusive */
     uint64_t written;           /* bytes queued toward the client */
     uint64_t slice_len;
+    uint64_t high_water;        /* bytes queued toward the client that pause us */
     uint32_t prefetch;
     struct gw_read_slot *slots;
     uint32_t head, count;
@@ -56,6 +57,10 @@ struct gw_read_pipeline *gw_read_pipeline_new(struct gw_req *r, const char *okey
     p->written = first;
     p->slice_len = (uint64_t)cfg->lo_read_len;
     p->prefetch = (uint32_t)cfg->lo_read_prefetch;
+    /* one slice queued toward the client is enough to keep its socket
+     * busy (the kernel buffers more): the GET's memory stays about
+     * (read_prefetch + 1) x slice length */
+    p->high_water = CN_MIN((uint64_t)cfg->http_output_high_water, p->slice_len);
     p->slots = cn_calloc(p->prefetch, sizeof(*p->slots));
     for (uint32_t i = 0; i < p->prefetch; i++) {
         p->slots[i].p = p;
@@ -156,7 +161,7 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
         gw_req_reply_end(r);
         return;
     }
-    if (gw_req_output_full(r)) {
+    if (evbuffer_get_length(gw_req_reply_body(r)) >= p->high_water) {
         gw_req_on_drain(r, gw_read_pipeline_on_drain);
         return;
     }

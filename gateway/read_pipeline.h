@@ -3,8 +3,9 @@
  * chunk boundary, with up to large_object.read_prefetch slice requests in
  * flight to the nodes that hold them. Answers may come back in any order;
  * they are written to the client in order. No slice is requested while the
- * client's output buffer is above http.output_high_water; requesting resumes
- * from the connection's drain callback. Each slice's CRC32C is verified (by
+ * client's output buffer holds a slice length or more (or
+ * http.output_high_water, if lower); requesting resumes from the
+ * connection's drain callback. Each slice's CRC32C is verified (by
  * the store, which tries the next replica on an error, a timeout or a bad
  * checksum); when every replica failed, the response is cut short (the
  * connection is closed: the client sees fewer bytes than Content-Length)
