@@ -85,23 +85,6 @@ static const char *gw_s3_router_vhost_bucket(const struct gw_req *r, size_t *len
     return host;
 }
 
-/* Rejects keys with "." or ".." path segments: clients and proxies
- * normalise such URLs differently, so these keys would not round trip and
- * could look like a way out of the bucket. */
-static int gw_s3_router_key_has_dot_segment(const char *k, size_t len)
-{
-    size_t s = 0;
-    for (size_t i = 0; i <= len; i++) {
-        if (i == len || k[i] == '/') {
-            size_t n = i - s;
-            if ((n == 1 && k[s] == '.') || (n == 2 && k[s] == '.' && k[s + 1] == '.'))
-                return 1;
-            s = i + 1;
-        }
-    }
-    return 0;
-}
-
 /* Fills bucket and key from the addressing. */
 static enum gw_s3_err gw_s3_router_target(struct gw_req *r, const char **why)
 {
@@ -148,10 +131,10 @@ static enum gw_s3_err gw_s3_router_target(struct gw_req *r, const char **why)
     if (klen > (size_t)r->worker->cfg->s3_max_key_len) {
         kerr = GW_S3_KEY_TOO_LONG;
     } else if (gw_s3_names_key_check(key, klen, &kerr) != CN_OK) {
-        *why = "Object key is not valid UTF-8 or holds a NUL byte.";
-    } else if (gw_s3_router_key_has_dot_segment(key, klen)) {
-        kerr = GW_S3_INVALID_ARGUMENT;
-        *why = "Object key has a '.' or '..' path segment.";
+        /* a path that is not UTF-8 (or holds NUL) is InvalidURI, as S3
+         * answers; "." and ".." segments are ordinary key bytes in S3 (the
+         * store's keys are flat strings, so they lead nowhere) */
+        kerr = GW_S3_INVALID_URI;
     }
     if (kerr != GW_S3_OK) {
         cn_free(key);
