@@ -483,6 +483,20 @@ static void gw_s3_object_not_found_bucket_ok(struct gw_req *r)
     gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
 }
 
+/* The spelling S3 answers a stored standard header with ("Content-Type");
+ * x-amz-* and unknown names stay as stored (lower case, as S3 sends
+ * x-amz-meta-*). Returns a static string or name itself. */
+static const char *gw_s3_object_header_case(const char *name)
+{
+    static const char *const canon[] = {"Content-Type", "Cache-Control",
+                                        "Content-Disposition", "Content-Encoding",
+                                        "Content-Language", "Expires"};
+    for (size_t i = 0; i < CN_ARRAY_LEN(canon); i++)
+        if (strcasecmp(name, canon[i]) == 0)
+            return canon[i];
+    return name;
+}
+
 /* The object headers of a GET/HEAD answer. A partial (ranged) answer
  * leaves out the whole-object x-amz-checksum-*, as S3 does: clients that
  * validate response checksums would check them against the range. */
@@ -510,7 +524,7 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, si
                                             ? gw_req_param(r, qname) : NULL;
         if (ov != NULL)
             continue;
-        gw_req_reply_header(r, name, h->value, h->value_len);
+        gw_req_reply_header(r, gw_s3_object_header_case(name), h->value, h->value_len);
     }
     static const char *const overridable[] = {"content-type", "content-language", "expires",
                                               "cache-control", "content-disposition",
@@ -520,7 +534,8 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, si
         snprintf(qname, sizeof(qname), "response-%s", overridable[i]);
         const struct gw_req_param *ov = gw_req_param(r, qname);
         if (ov != NULL)
-            gw_req_reply_header(r, overridable[i], ov->value, ov->value_len);
+            gw_req_reply_header(r, gw_s3_object_header_case(overridable[i]), ov->value,
+                                ov->value_len);
     }
 }
 
