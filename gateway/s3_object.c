@@ -768,6 +768,35 @@ static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
     evbuffer_free(doc);
 }
 
+/* The source bucket's record was looked up after its key was not found. */
+static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc == CN_NOTFOUND)
+        gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
+    else if (res->rc != CN_OK)
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+    else
+        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+}
+
+/* The source is missing: S3 answers NoSuchBucket when its bucket does not
+ * exist, else NoSuchKey. The destination bucket is known to exist. */
+static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
+{
+    if (c->src_bucket_len == r->bucket_len &&
+        memcmp(c->src_bucket, r->bucket, r->bucket_len) == 0) {
+        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        return;
+    }
+    char key[GW_KEYS_MAX];
+    size_t n = gw_keys_bucket(key, c->src_bucket, c->src_bucket_len);
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, key, n, gw_s3_copy_on_src_bucket, r);
+}
+
 static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -775,7 +804,7 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         return;
     struct gw_s3_copy *c = r->h;
     if (res->rc == CN_NOTFOUND) {
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_s3_copy_src_missing(r, c);
         return;
     }
     if (res->rc != CN_OK) {
