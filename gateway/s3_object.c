@@ -39,6 +39,7 @@ struct gw_s3_object {
     struct gw_lo_put *lp;              /* a large PUT's body and chunks */
     struct gw_lo_map old_map;          /* the chunks an overwrite or delete replaces */
     int have_old;
+    int is_put;                        /* PutObject: If-Match / If-None-Match apply */
     uint64_t old_ts;
     uint64_t ts;
     char etag_field[GW_LO_ETAG_MAX];
@@ -179,6 +180,7 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
 /* ---- PutObject ------------------------------------------------------- */
 
 static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next);
+static int gw_s3_object_etag_in(const char *list, size_t len, const char *etag, size_t elen);
 
 static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
 {
@@ -336,11 +338,35 @@ static void gw_s3_object_old_on_get(struct gw_store_result *res, void *arg)
     r->then(r);
 }
 
+/* PutObject's conditional write, decided against the record it replaces
+ * (m NULL: there is none): If-None-Match ("*" or ETags) fails with 412 when
+ * the object exists (and matches), If-Match with 404 NoSuchKey when it does
+ * not and 412 when no ETag matches. Returns GW_S3_OK to write. Not atomic:
+ * two conditional writes racing on one key may both pass. */
+static enum gw_s3_err gw_s3_object_put_conditions(const struct gw_req *r, const struct msg *m)
+{
+    size_t im_len, inm_len, elen = 0;
+    const char *im = gw_req_header(r, "if-match", &im_len);
+    const char *inm = gw_req_header(r, "if-none-match", &inm_len);
+    const char *etag = m != NULL ? (const char *)m->etag.ptr : "";
+    uint64_t size;
+    if (m != NULL && !gw_lo_map_etag_split(etag, m->etag.len, &elen, &size))
+        elen = m->etag.len;
+    if (im != NULL && m == NULL)
+        return GW_S3_NO_SUCH_KEY;
+    if (im != NULL && !gw_s3_object_etag_in(im, im_len, etag, elen))
+        return GW_S3_PRECONDITION_FAILED;
+    if (inm != NULL && m != NULL && gw_s3_object_etag_in(inm, inm_len, etag, elen))
+        return GW_S3_PRECONDITION_FAILED;
+    return GW_S3_OK;
+}
+
 static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     struct gw_s3_object *o = r->h;
     int large = 0;
+    enum gw_s3_err cerr = GW_S3_OK;
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
         size_t tl;
@@ -348,8 +374,17 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
         o->old_ts = m->ts;
         large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size);
     }
+    if (o->is_put && (res->rc == CN_OK || res->rc == CN_NOTFOUND))
+        cerr = gw_s3_object_put_conditions(r, res->rc == CN_OK ? &res->reply->m : NULL);
+    else if (o->is_put && (gw_req_header(r, "if-match", NULL) != NULL ||
+                           gw_req_header(r, "if-none-match", NULL) != NULL))
+        cerr = gw_s3_bucket_store_err(res->rc); /* a condition cannot be decided */
     if (!gw_req_release(r))
         return;
+    if (cerr != GW_S3_OK) {
+        gw_req_error(r, cerr, NULL);
+        return;
+    }
     if (!large) {
         r->then(r);
         return;
@@ -413,7 +448,7 @@ void gw_s3_object_put(struct gw_req *r)
         gw_req_error(r, GW_S3_ENTITY_TOO_LARGE, NULL);
         return;
     }
-    gw_s3_object_state(r);
+    gw_s3_object_state(r)->is_put = 1;
     if (declared >= 0 && declared < cfg->lo_threshold)
         gw_s3_bucket_require(r, gw_s3_object_put_bucket_ok);
     else
