@@ -2,6 +2,7 @@
  * main() reads the settings and hands over to bench_run(). */
 #include <curl/curl.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,6 +14,13 @@ static void bench_main_warn(void *arg, const char *msg)
 {
     (void)arg;
     fprintf(stderr, "cairn-bench: warning: %s\n", msg);
+}
+
+/* Ctrl-C or a sweep script's timeout: finish the run and write its files. */
+static void bench_main_on_signal(int sig)
+{
+    (void)sig;
+    bench_run_interrupt();
 }
 
 int main(int argc, char **argv)
@@ -35,6 +43,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "cairn-bench: curl_global_init failed\n");
         return 1;
     }
+    struct sigaction sa = {0};
+    sa.sa_handler = bench_main_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
     rc = bench_run(&s, stdout, err);
     curl_global_cleanup();
     if (rc != CN_OK) {

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,6 +26,13 @@
 
 /* How often the progress line (and the reporter) wakes up. */
 #define BENCH_RUN_TICK_US 1000000ULL
+
+static atomic_int bench_run_interrupted;
+
+void bench_run_interrupt(void)
+{
+    atomic_store(&bench_run_interrupted, 1);
+}
 
 struct bench_run {
     const struct bench_settings *s;
@@ -226,7 +234,7 @@ static uint64_t bench_run_drive(struct bench_run *r)
         uint64_t wake = CN_MIN(CN_MIN(next_row, next_tick), deadline);
         bench_run_sleep_until(wake);
         uint64_t now = cn_time_mono_us();
-        int done = bench_run_all_retired(r);
+        int done = bench_run_all_retired(r) || atomic_load(&bench_run_interrupted);
         if (now >= deadline || done)
             return now;
         if (now < next_tick && now < next_row)

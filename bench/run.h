@@ -16,6 +16,11 @@
  * write that failed). Requests that failed are results, not errors. */
 int bench_run(const struct bench_settings *s, FILE *out, char err[CN_ERR_LEN]);
 
+/* Ends the run in progress as if its duration were over (the last window,
+ * errors.csv and the summary are still written). Async-signal-safe: for a
+ * SIGINT/SIGTERM handler. */
+void bench_run_interrupt(void);
+
 /* Makes the results folder: s->out_dir as is, else test_dir/<timestamp>
  * with test_dir/current pointing at it. Writes its path into dir. */
 int bench_run_results_dir(const struct bench_settings *s, char *dir, size_t dirlen,

@@ -225,6 +225,23 @@ class BenchNginx(unittest.TestCase):
         with open(os.path.join(d2, "errors.csv")) as f:
             self.assertIn('"{get,{curl,couldnt_connect}}"', f.read())
 
+    def test_sigterm_finishes_the_files(self):
+        d = self.outdir("term")
+        p = subprocess.Popen([BENCH, "--endpoint", self.nginx.endpoint + "/small",
+                              "--duration", "10", "--concurrent", "2", "--report_interval", "1",
+                              "--key_generator", "{uniform_int,20}", "--progress", "false",
+                              "--plot", "false", "--out", d],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(2.5)
+        p.terminate()
+        self.assertEqual(p.wait(10), 0)
+        p.stderr.close()
+        js = self.summary_json(d)
+        self.assertAlmostEqual(js["elapsed_s"], 2.5, delta=1.0)
+        _, rows = read_csv(os.path.join(d, "summary.csv"))
+        self.assertEqual(sum(int(r[3]) for r in rows), js["ops"]["get"]["ok"])
+        self.assertTrue(os.path.exists(os.path.join(d, "errors.csv")))
+
     def test_bad_config(self):
         cfg = os.path.join(self.tmp, "bad.config")
         with open(cfg, "w") as f:
