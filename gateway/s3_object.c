@@ -177,6 +177,17 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
     return GW_S3_OK;
 }
 
+enum gw_s3_err gw_s3_object_request_meta(struct gw_req *r, char **meta, size_t *len)
+{
+    struct gw_s3_object *o = cn_calloc(1, sizeof(*o));
+    enum gw_s3_err err = gw_s3_object_build_meta(r, o);
+    *meta = o->meta;
+    *len = o->meta_len;
+    o->meta = NULL;
+    gw_s3_object_free(o);
+    return err;
+}
+
 /* ---- PutObject ------------------------------------------------------- */
 
 static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "conn.h"
+#include "multipart.h"
 #include "s3_bucket.h"
 #include "s3_list.h"
 #include "s3_multidelete.h"
@@ -188,10 +189,10 @@ static int gw_s3_router_unsupported_sub(const struct gw_req *r)
 {
     static const char *const subs[] = {
         "acl", "policy", "cors", "lifecycle", "versioning", "versions", "tagging", "website",
-        "logging", "notification", "replication", "encryption", "uploads", "uploadId",
+        "logging", "notification", "replication", "encryption",
         "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
         "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
-        "publicAccessBlock", "intelligent-tiering", "partNumber",
+        "publicAccessBlock", "intelligent-tiering",
     };
     for (size_t i = 0; i < CN_ARRAY_LEN(subs); i++)
         if (gw_req_param(r, subs[i]) != NULL)
@@ -222,6 +223,8 @@ static void gw_s3_router_route(struct gw_req *r)
             gw_s3_bucket_head(r);
         else if (gw_s3_router_is(r, "DELETE"))
             gw_s3_bucket_delete(r);
+        else if (gw_s3_router_is(r, "GET") && gw_req_param(r, "uploads") != NULL)
+            gw_multipart_list_uploads(r);
         else if (gw_s3_router_is(r, "GET") && gw_req_param(r, "location") != NULL)
             gw_s3_bucket_location(r);
         else if (gw_s3_router_is(r, "GET"))
@@ -232,7 +235,18 @@ static void gw_s3_router_route(struct gw_req *r)
             gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
         return;
     }
-    if (gw_s3_router_is(r, "PUT") && gw_req_header(r, "x-amz-copy-source", NULL) != NULL)
+    int upload = gw_req_param(r, "uploadId") != NULL;
+    if (gw_s3_router_is(r, "POST") && gw_req_param(r, "uploads") != NULL)
+        gw_multipart_create(r);
+    else if (gw_s3_router_is(r, "POST") && upload)
+        gw_multipart_complete(r);
+    else if (gw_s3_router_is(r, "PUT") && upload)
+        gw_multipart_upload_part(r);
+    else if (gw_s3_router_is(r, "DELETE") && upload)
+        gw_multipart_abort(r);
+    else if (gw_s3_router_is(r, "GET") && upload)
+        gw_multipart_list_parts(r);
+    else if (gw_s3_router_is(r, "PUT") && gw_req_header(r, "x-amz-copy-source", NULL) != NULL)
         gw_s3_object_copy(r);
     else if (gw_s3_router_is(r, "PUT"))
         gw_s3_object_put(r);

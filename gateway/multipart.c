@@ -1,0 +1,1004 @@
+/* Multipart uploads (multipart.h). Every handler keeps its state in one
+ * struct gw_multipart (r->h); storage calls hold the request. Part bodies go
+ * through lo_put.c (streamed into chunks, committed only after the body
+ * verified), so a part of any size costs (write_inflight + 1) chunks of
+ * memory. */
+#include "multipart.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "keys.h"
+#include "lo_map.h"
+#include "lo_put.h"
+#include "lo_reclaim.h"
+#include "lo_writer.h"
+#include "s3_body.h"
+#include "s3_bucket.h"
+#include "s3_names.h"
+#include "s3_object.h"
+#include "s3_range.h"
+#include "worker.h"
+#include "xml.h"
+
+#include "cn/alloc.h"
+#include "cn/log.h"
+#include "cn/time.h"
+
+#define GW_MP_MIN_PART (5u * 1024 * 1024) /* S3: every part but the last */
+#define GW_MP_MAX_PARTS 10000
+#define GW_MP_ID_LEN 16
+
+/* A stored part, from its record's etag field. */
+struct gw_mp_part {
+    uint32_t number;
+    char md5[33];
+    struct gw_lo_seg seg;
+    uint64_t ts;
+};
+
+struct gw_multipart {
+    char okey[GW_KEYS_MAX];       /* "o/" bucket "/" key */
+    size_t okey_len;
+    char ukey[GW_LO_KEY_MAX];     /* the upload record */
+    size_t ukey_len;
+    char pprefix[GW_LO_KEY_MAX];  /* "p/" ... upload_id "/" */
+    size_t pprefix_len;
+    char upload_id[GW_MP_ID_LEN + 1];
+    uint32_t part_number;
+    struct gw_lo_put *lp;         /* UploadPart body */
+    struct gw_lo_writer *w;       /* UploadPartCopy bytes */
+    struct evbuffer *copy_data;
+    struct gw_lo_seg seg;         /* the new part's chunks */
+    char md5[33];
+    struct gw_mp_part old_part;   /* the part record a re-upload replaces */
+    int have_old_part;
+    char *meta;                   /* the upload's stored headers */
+    size_t meta_len;
+    uint64_t initiated_ts;
+    struct gw_mp_part *parts;     /* listed parts, ascending */
+    uint32_t n_parts, cap_parts;
+    uint32_t list_limit;          /* ListParts: max-parts */
+    struct gw_xml_complete cmp;
+    struct gw_lo_map old_map;     /* the object Complete replaces */
+    int have_old;
+    uint64_t old_ts;
+    struct gw_blob *blob;
+    char etag[GW_CHECKSUM_MULTIPART_ETAG_MAX];
+    char etag_field[GW_LO_ETAG_MAX];
+    uint64_t ts;
+    gw_req_cb then;
+};
+
+static void gw_multipart_free(void *p)
+{
+    struct gw_multipart *m = p;
+    gw_lo_put_free(m->lp);
+    gw_lo_writer_abandon(m->w);
+    if (m->copy_data != NULL)
+        evbuffer_free(m->copy_data);
+    cn_free(m->meta);
+    cn_free(m->parts);
+    gw_xml_complete_fini(&m->cmp);
+    gw_lo_map_fini(&m->old_map);
+    gw_blob_unref(m->blob);
+    cn_free(m);
+}
+
+/* Builds the record keys of upload id (16 hex digits). */
+static void gw_multipart_keys(struct gw_req *r, struct gw_multipart *m, const char *id)
+{
+    memcpy(m->upload_id, id, GW_MP_ID_LEN);
+    m->upload_id[GW_MP_ID_LEN] = '\0';
+    m->okey_len = gw_keys_object(m->okey, r->bucket, r->bucket_len, r->key, r->key_len);
+    memcpy(m->ukey, m->okey, m->okey_len);
+    m->ukey[0] = 'u';
+    m->ukey[m->okey_len] = '\0';
+    memcpy(m->ukey + m->okey_len + 1, id, GW_MP_ID_LEN);
+    m->ukey_len = m->okey_len + 1 + GW_MP_ID_LEN;
+    memcpy(m->pprefix, m->ukey, m->ukey_len);
+    m->pprefix[0] = 'p';
+    m->pprefix[m->ukey_len] = '/';
+    m->pprefix_len = m->ukey_len + 1;
+}
+
+static size_t gw_multipart_part_key(const struct gw_multipart *m, uint32_t n, char *out)
+{
+    memcpy(out, m->pprefix, m->pprefix_len);
+    int k = snprintf(out + m->pprefix_len, GW_LO_KEY_MAX - m->pprefix_len, "%05u", n);
+    return m->pprefix_len + (size_t)k;
+}
+
+static struct gw_multipart *gw_multipart_state(struct gw_req *r)
+{
+    if (r->h == NULL) {
+        r->h = cn_calloc(1, sizeof(struct gw_multipart));
+        r->h_free = gw_multipart_free;
+    }
+    return r->h;
+}
+
+/* Reads uploadId into the state; NoSuchUpload when it is not one of ours. */
+static enum gw_s3_err gw_multipart_upload_id(struct gw_req *r, struct gw_multipart *m)
+{
+    const struct gw_req_param *p = gw_req_param(r, "uploadId");
+    if (p == NULL || p->value_len != GW_MP_ID_LEN)
+        return GW_S3_NO_SUCH_UPLOAD;
+    for (size_t i = 0; i < GW_MP_ID_LEN; i++) {
+        char c = p->value[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return GW_S3_NO_SUCH_UPLOAD;
+    }
+    gw_multipart_keys(r, m, p->value);
+    return GW_S3_OK;
+}
+
+/* A part record's etag field: "<md5> <size> <ver hex> <chunk_len>". */
+static size_t gw_multipart_part_etag(char *out, const char *md5, const struct gw_lo_seg *s)
+{
+    return (size_t)snprintf(out, GW_LO_ETAG_MAX, "%s %llu %016llx %u", md5,
+                            (unsigned long long)s->size, (unsigned long long)s->ver,
+                            s->chunk_len);
+}
+
+static int gw_multipart_part_parse(const char *etag, struct gw_mp_part *p)
+{
+    unsigned long long size, ver;
+    unsigned clen;
+    char md5[33];
+    if (sscanf(etag, "%32[0-9a-f] %llu %16llx %u", md5, &size, &ver, &clen) != 4 || clen == 0 ||
+        strlen(md5) != 32)
+        return CN_INVAL;
+    memcpy(p->md5, md5, 33);
+    p->seg = (struct gw_lo_seg){ver, size, clen};
+    return CN_OK;
+}
+
+/* The part number of a part record key (its last 5 characters). */
+static uint32_t gw_multipart_key_number(const char *key, size_t len, size_t prefix_len)
+{
+    if (len != prefix_len + 5)
+        return 0;
+    uint32_t n = 0;
+    for (size_t i = prefix_len; i < len; i++) {
+        if (key[i] < '0' || key[i] > '9')
+            return 0;
+        n = n * 10 + (uint32_t)(key[i] - '0');
+    }
+    return n;
+}
+
+/* ---- the upload record ---------------------------------------------- */
+
+static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc == CN_NOTFOUND) {
+        gw_req_error(r, GW_S3_NO_SUCH_UPLOAD, NULL);
+        return;
+    }
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    cn_free(m->meta);
+    m->meta = cn_memdup(res->reply->m.meta.ptr, res->reply->m.meta.len);
+    m->meta_len = res->reply->m.meta.len;
+    m->initiated_ts = res->reply->m.ts;
+    m->then(r);
+}
+
+/* Checks that the upload exists (keeping its meta), then runs next. */
+static void gw_multipart_require_upload(struct gw_req *r, gw_req_cb next)
+{
+    struct gw_multipart *m = r->h;
+    m->then = next;
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, m->ukey, m->ukey_len, gw_multipart_on_upload_head, r);
+}
+
+/* ---- listing an upload's parts --------------------------------------- */
+
+static void gw_multipart_list_page(struct gw_req *r, const char *after, size_t after_len);
+
+static void gw_multipart_on_list(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    for (uint32_t i = 0; i < res->n_ents && m->n_parts < m->list_limit; i++) {
+        const struct gw_store_entry *e = &res->ents[i];
+        struct gw_mp_part p = {.ts = e->ts};
+        p.number = gw_multipart_key_number(e->key, e->key_len, m->pprefix_len);
+        if (p.number == 0 || gw_multipart_part_parse(e->etag, &p) != CN_OK) {
+            CN_LOGR(CN_LOG_WARN, r->id, "skipping a malformed part record");
+            continue;
+        }
+        if (m->n_parts == m->cap_parts) {
+            m->cap_parts = m->cap_parts ? 2 * m->cap_parts : 64;
+            m->parts = cn_realloc(m->parts, m->cap_parts * sizeof(*m->parts));
+        }
+        m->parts[m->n_parts++] = p;
+    }
+    if (res->more && res->n_ents > 0 && m->n_parts < m->list_limit) {
+        const struct gw_store_entry *last = &res->ents[res->n_ents - 1];
+        char after[GW_LO_KEY_MAX];
+        size_t al = CN_MIN((size_t)last->key_len, sizeof(after));
+        memcpy(after, last->key, al);
+        gw_multipart_list_page(r, after, al);
+        return;
+    }
+    m->then(r);
+}
+
+static void gw_multipart_list_page(struct gw_req *r, const char *after, size_t after_len)
+{
+    struct gw_multipart *m = r->h;
+    uint32_t limit = CN_MIN(m->list_limit - m->n_parts + 1, 1000u);
+    gw_req_hold(r);
+    gw_store_list(r->worker->store, m->pprefix, m->pprefix_len, after, after_len, limit,
+                  gw_multipart_on_list, r);
+}
+
+/* Lists up to limit parts after part number `marker` into m->parts, then
+ * runs next. */
+static void gw_multipart_list(struct gw_req *r, uint32_t marker, uint32_t limit, gw_req_cb next)
+{
+    struct gw_multipart *m = r->h;
+    m->then = next;
+    m->list_limit = limit;
+    m->n_parts = 0;
+    char after[GW_LO_KEY_MAX];
+    size_t al = marker > 0 ? gw_multipart_part_key(m, marker, after) : 0;
+    gw_multipart_list_page(r, after, al);
+}
+
+/* Deletes records without waiting (part and upload records after Complete
+ * or Abort; a failure leaves a record that a later Abort removes). */
+static void gw_multipart_on_forget(struct gw_store_result *res, void *arg)
+{
+    (void)arg;
+    if (res->rc != CN_OK)
+        CN_LOG(CN_LOG_WARN, "multipart record delete failed: %s", res->err);
+}
+
+static void gw_multipart_forget_parts(struct gw_req *r, struct gw_multipart *m)
+{
+    uint64_t ts = cn_time_now_us();
+    for (uint32_t i = 0; i < m->n_parts; i++) {
+        char key[GW_LO_KEY_MAX];
+        size_t kl = gw_multipart_part_key(m, m->parts[i].number, key);
+        gw_store_delete(r->worker->store, key, kl, r->id, CN_MAX(ts, m->parts[i].ts + 1),
+                        gw_multipart_on_forget, NULL);
+    }
+}
+
+/* ---- CreateMultipartUpload ------------------------------------------- */
+
+static void gw_multipart_on_created(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "InitiateMultipartUploadResult", GW_XML_S3_NS);
+    gw_xml_elem(&w, "Bucket", r->bucket, r->bucket_len);
+    gw_xml_elem(&w, "Key", r->key, r->key_len);
+    gw_xml_elem_str(&w, "UploadId", m->upload_id);
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+static void gw_multipart_create_bucket_ok(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    enum gw_s3_err err = gw_s3_object_request_meta(r, &m->meta, &m->meta_len);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    struct gw_store_record rec = {
+        .key = m->ukey, .key_len = m->ukey_len,
+        .meta = m->meta, .meta_len = m->meta_len,
+        .ver = r->id, .ts = cn_time_now_us(),
+    };
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, NULL, gw_multipart_on_created, r);
+}
+
+void gw_multipart_create(struct gw_req *r)
+{
+    struct gw_multipart *m = gw_multipart_state(r);
+    char id[GW_MP_ID_LEN + 1];
+    snprintf(id, sizeof(id), "%016llx", (unsigned long long)r->id);
+    gw_multipart_keys(r, m, id);
+    gw_s3_bucket_require(r, gw_multipart_create_bucket_ok);
+}
+
+/* ---- UploadPart ------------------------------------------------------ */
+
+static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    /* as for objects: once the record may be on a replica, keep the chunks */
+    if (m->lp != NULL)
+        gw_lo_put_commit(m->lp);
+    if (m->w != NULL)
+        gw_lo_writer_commit(m->w);
+    m->w = NULL;
+    if (res->rc == CN_OK && m->have_old_part)
+        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->old_part.seg, 1,
+                           r->worker->cfg->lo_reclaim_delay_ms, r->id);
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    if (gw_req_header(r, "x-amz-copy-source", NULL) != NULL) {
+        struct evbuffer *doc = evbuffer_new();
+        struct gw_xml_writer w;
+        gw_xml_writer_init(&w, doc);
+        gw_xml_open_ns(&w, "CopyPartResult", GW_XML_S3_NS);
+        gw_xml_elem_time_ms(&w, "LastModified", (int64_t)(m->ts / 1000));
+        char q[40];
+        snprintf(q, sizeof(q), "\"%s\"", m->md5);
+        gw_xml_elem_str(&w, "ETag", q);
+        gw_xml_close(&w);
+        gw_xml_writer_finish(&w);
+        gw_req_reply_xml(r, 200, doc);
+        evbuffer_free(doc);
+        return;
+    }
+    gw_req_reply_start(r, 200);
+    gw_req_reply_headerf(r, "ETag", "\"%s\"", m->md5);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
+/* Writes the part record (the commit point of the part). */
+static void gw_multipart_write_part(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    char key[GW_LO_KEY_MAX];
+    size_t kl = gw_multipart_part_key(m, m->part_number, key);
+    size_t el = gw_multipart_part_etag(m->etag_field, m->md5, &m->seg);
+    m->ts = cn_time_now_us();
+    if (m->have_old_part)
+        m->ts = CN_MAX(m->ts, m->old_part.ts + 1);
+    struct gw_store_record rec = {
+        .key = key, .key_len = kl,
+        .etag = m->etag_field, .etag_len = el,
+        .ver = r->id, .ts = m->ts,
+    };
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, NULL, gw_multipart_on_part_record, r);
+}
+
+static void gw_multipart_on_old_part(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (res->rc == CN_OK) {
+        char etag[GW_LO_ETAG_MAX + 1];
+        size_t el = CN_MIN((size_t)res->reply->m.etag.len, sizeof(etag) - 1);
+        memcpy(etag, res->reply->m.etag.ptr, el);
+        etag[el] = '\0';
+        if (gw_multipart_part_parse(etag, &m->old_part) == CN_OK) {
+            m->old_part.ts = res->reply->m.ts;
+            m->have_old_part = 1;
+        }
+    }
+    if (!gw_req_release(r))
+        return;
+    gw_multipart_write_part(r);
+}
+
+/* The part's chunks are stored: learn what it replaces, then commit it. */
+static void gw_multipart_part_stored(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    char key[GW_LO_KEY_MAX];
+    size_t kl = gw_multipart_part_key(m, m->part_number, key);
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, key, kl, gw_multipart_on_old_part, r);
+}
+
+static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, const char *why,
+                                      void *arg)
+{
+    struct gw_multipart *m = arg;
+    if (err != GW_S3_OK) {
+        CN_LOGR(CN_LOG_INFO, r->id, "UploadPart failed: %s", why != NULL ? why : "body refused");
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    gw_lo_put_seg(m->lp, &m->seg);
+    snprintf(m->md5, sizeof(m->md5), "%s", gw_s3_body_md5_hex(r));
+    gw_multipart_part_stored(r);
+}
+
+static uint64_t gw_multipart_part_limit(const struct gw_config *cfg)
+{
+    uint64_t chunked = (uint64_t)cfg->lo_max_chunks * (uint64_t)cfg->lo_chunk_len;
+    return CN_MIN(CN_MIN((uint64_t)5 << 30, chunked), (uint64_t)cfg->s3_max_object_size);
+}
+
+static void gw_multipart_part_upload_ok(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    m->lp = gw_lo_put_new(r, m->okey, m->okey_len, GW_LO_PUT_ALWAYS, gw_multipart_on_part_body,
+                          m);
+    gw_lo_put_begin(m->lp, gw_multipart_part_limit(r->worker->cfg));
+}
+
+/* ---- UploadPartCopy (single-record sources) --------------------------- */
+
+static void gw_multipart_on_copy_writer(struct gw_lo_writer *w, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (gw_lo_writer_error(w) != NULL) {
+        gw_req_error(r, GW_S3_SERVICE_UNAVAILABLE, gw_lo_writer_error(w));
+        return;
+    }
+    int rc = gw_lo_writer_feed(w, m->copy_data, 1);
+    if (rc == CN_OK && gw_lo_writer_inflight(w) == 0) {
+        gw_lo_writer_seg(w, &m->seg);
+        gw_multipart_part_stored(r);
+    }
+}
+
+static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc == CN_NOTFOUND) {
+        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        return;
+    }
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    const struct msg *sm = &res->reply->m;
+    size_t tl;
+    uint64_t lsize;
+    if (gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize)) {
+        gw_req_error(r, GW_S3_NOT_IMPLEMENTED,
+                     "UploadPartCopy from a chunked (large) object is not supported yet.");
+        return;
+    }
+    uint64_t first = 0, len = sm->payload.len;
+    size_t rl;
+    const char *rv = gw_req_header(r, "x-amz-copy-source-range", &rl);
+    if (rv != NULL) {
+        struct gw_s3_range range;
+        if (gw_s3_range_parse(rv, rl, sm->payload.len, &range) != GW_S3_RANGE_PARTIAL) {
+            gw_req_error(r, GW_S3_INVALID_RANGE, NULL);
+            return;
+        }
+        first = range.first;
+        len = range.last - range.first + 1;
+    }
+    m->copy_data = evbuffer_new();
+    evbuffer_add(m->copy_data, (const char *)sm->payload.ptr + first, len);
+    unsigned char digest[16];
+    gw_checksum_md5((const char *)sm->payload.ptr + first, len, digest);
+    gw_checksum_hex_encode(digest, 16, m->md5);
+    const struct gw_config *cfg = r->worker->cfg;
+    struct gw_lo_writer_config wc = {
+        .store = r->worker->store, .reclaim = r->worker->reclaim,
+        .okey = m->okey, .okey_len = m->okey_len, .ver = r->id,
+        .chunk_len = (uint32_t)cfg->lo_chunk_len,
+        .max_inflight = (uint32_t)cfg->lo_write_inflight, .reqid = r->id,
+    };
+    m->w = gw_lo_writer_new(&wc, gw_multipart_on_copy_writer, r);
+    gw_multipart_on_copy_writer(m->w, r);
+}
+
+static void gw_multipart_copy_upload_ok(struct gw_req *r)
+{
+    size_t len;
+    const char *v = gw_req_header(r, "x-amz-copy-source", &len);
+    char *dec = cn_malloc(len + 1);
+    size_t dlen;
+    char skey[GW_KEYS_MAX];
+    size_t skey_len = 0;
+    if (gw_s3_names_uri_decode(v, len, dec, &dlen, 0) == CN_OK) {
+        const char *p = dec, *end = dec + dlen;
+        const char *q = memchr(p, '?', dlen);
+        if (q != NULL)
+            end = q;
+        if (p < end && *p == '/')
+            p++;
+        const char *slash = memchr(p, '/', (size_t)(end - p));
+        enum gw_s3_err kerr;
+        if (slash != NULL && slash > p && slash - p <= 63 && end - slash > 1 &&
+            gw_s3_names_bucket_check(p, (size_t)(slash - p)) == CN_OK &&
+            gw_s3_names_key_check(slash + 1, (size_t)(end - slash - 1), &kerr) == CN_OK)
+            skey_len = gw_keys_object(skey, p, (size_t)(slash - p), slash + 1,
+                                      (size_t)(end - slash - 1));
+    }
+    cn_free(dec);
+    if (skey_len == 0) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Copy Source must mention the source bucket "
+                                                "and key: sourcebucket/sourcekey.");
+        return;
+    }
+    gw_req_hold(r);
+    gw_store_get(r->worker->store, skey, skey_len, 1, 0, 0, gw_multipart_on_copy_source, r);
+}
+
+void gw_multipart_upload_part(struct gw_req *r)
+{
+    struct gw_multipart *m = gw_multipart_state(r);
+    const struct gw_req_param *pn = gw_req_param(r, "partNumber");
+    char *end = NULL;
+    unsigned long n = pn != NULL ? strtoul(pn->value, &end, 10) : 0;
+    if (pn == NULL || pn->value_len == 0 || *end != '\0' || n < 1 || n > GW_MP_MAX_PARTS) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT,
+                     "Part number must be an integer between 1 and 10000, inclusive.");
+        return;
+    }
+    m->part_number = (uint32_t)n;
+    enum gw_s3_err err = gw_multipart_upload_id(r, m);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    if (gw_req_header(r, "x-amz-copy-source", NULL) != NULL) {
+        gw_multipart_require_upload(r, gw_multipart_copy_upload_ok);
+        return;
+    }
+    if (r->http->content_length < 0 && !r->http->chunked) {
+        gw_req_error(r, GW_S3_MISSING_CONTENT_LENGTH, NULL);
+        return;
+    }
+    int64_t declared = gw_s3_body_declared_length(r);
+    if (declared > (int64_t)gw_multipart_part_limit(r->worker->cfg)) {
+        gw_req_error(r, GW_S3_ENTITY_TOO_LARGE, NULL);
+        return;
+    }
+    gw_multipart_require_upload(r, gw_multipart_part_upload_ok);
+}
+
+/* ---- CompleteMultipartUpload ----------------------------------------- */
+
+static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (res->rc == CN_OK) {
+        const struct gw_config *cfg = r->worker->cfg;
+        if (m->have_old)
+            gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, m->old_map.segs,
+                               m->old_map.n_segs, cfg->lo_reclaim_delay_ms, r->id);
+        /* parts uploaded but not named in the list */
+        for (uint32_t i = 0, j = 0; i < m->n_parts; i++) {
+            while (j < m->cmp.n_parts && m->cmp.parts[j].part_number < m->parts[i].number)
+                j++;
+            if (j < m->cmp.n_parts && m->cmp.parts[j].part_number == m->parts[i].number)
+                continue;
+            gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->parts[i].seg, 1,
+                               cfg->lo_reclaim_delay_ms, r->id);
+        }
+        gw_multipart_forget_parts(r, m);
+        gw_store_delete(r->worker->store, m->ukey, m->ukey_len, r->id,
+                        CN_MAX(cn_time_now_us(), m->initiated_ts + 1), gw_multipart_on_forget,
+                        NULL);
+    }
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "CompleteMultipartUploadResult", GW_XML_S3_NS);
+    char loc[GW_KEYS_MAX + 80];
+    snprintf(loc, sizeof(loc), "/%.*s/%.*s", (int)r->bucket_len, r->bucket, (int)r->key_len,
+             r->key);
+    gw_xml_elem_str(&w, "Location", loc);
+    gw_xml_elem(&w, "Bucket", r->bucket, r->bucket_len);
+    gw_xml_elem(&w, "Key", r->key, r->key_len);
+    char q[GW_CHECKSUM_MULTIPART_ETAG_MAX + 2];
+    snprintf(q, sizeof(q), "\"%s\"", m->etag);
+    gw_xml_elem_str(&w, "ETag", q);
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    /* Complete may take a while: S3 sends 200 and the result (or an error
+     * document) in the body; here the whole answer comes at once */
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+/* Writes the object's parent record over the listed parts. */
+static void gw_multipart_write_parent(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    struct gw_lo_seg *segs = cn_calloc(m->cmp.n_parts, sizeof(*segs));
+    unsigned char (*md5s)[16] = cn_calloc(m->cmp.n_parts, 16);
+    for (size_t i = 0, j = 0; i < m->cmp.n_parts; i++) {
+        while (m->parts[j].number != m->cmp.parts[i].part_number)
+            j++; /* validated: present, both ascending */
+        segs[i] = m->parts[j].seg;
+        for (int k = 0; k < 16; k++) {
+            unsigned v;
+            sscanf(m->parts[j].md5 + 2 * k, "%2x", &v);
+            md5s[i][k] = (unsigned char)v;
+        }
+    }
+    gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
+    struct gw_lo_map map;
+    CN_ASSERT(gw_lo_map_init(&map, segs, (uint32_t)m->cmp.n_parts, 1) == CN_OK);
+    cn_free(segs);
+    cn_free(md5s);
+    char *bytes;
+    size_t len;
+    gw_lo_map_encode(&map, &bytes, &len);
+    struct evbuffer *buf = evbuffer_new();
+    evbuffer_add(buf, bytes, len);
+    cn_free(bytes);
+    m->blob = gw_blob_from_evbuffer(buf);
+    size_t el = gw_lo_map_etag_pack(m->etag_field, m->etag, strlen(m->etag), map.size);
+    gw_lo_map_fini(&map);
+    struct gw_store_record rec = {
+        .key = m->okey, .key_len = m->okey_len,
+        .etag = m->etag_field, .etag_len = el,
+        .meta = m->meta, .meta_len = m->meta_len,
+        .ver = r->id, .ts = CN_MAX(cn_time_now_us(), m->old_ts + 1),
+    };
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, m->blob, gw_multipart_on_completed, r);
+}
+
+/* The object Complete replaces: its chunks (if large) and timestamp. */
+static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (res->rc == CN_OK) {
+        const struct msg *om = &res->reply->m;
+        size_t tl;
+        uint64_t size;
+        m->old_ts = om->ts;
+        if (gw_lo_map_etag_split((const char *)om->etag.ptr, om->etag.len, &tl, &size) &&
+            gw_lo_map_decode(&m->old_map, om->payload.ptr, om->payload.len) == CN_OK)
+            m->have_old = 1;
+    }
+    if (!gw_req_release(r))
+        return;
+    gw_multipart_write_parent(r);
+}
+
+/* Checks the client's list against the stored parts. */
+static enum gw_s3_err gw_multipart_validate(struct gw_multipart *m, const char **why)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < m->cmp.n_parts; i++) {
+        const struct gw_xml_part *p = &m->cmp.parts[i];
+        if (i > 0 && p->part_number <= m->cmp.parts[i - 1].part_number)
+            return GW_S3_INVALID_PART_ORDER;
+        while (j < m->n_parts && m->parts[j].number < p->part_number)
+            j++;
+        if (j == m->n_parts || m->parts[j].number != p->part_number) {
+            *why = "One or more of the specified parts could not be found.";
+            return GW_S3_INVALID_PART;
+        }
+        if (p->etag_len != 32 || strncmp(p->etag, m->parts[j].md5, 32) != 0) {
+            *why = "One or more of the specified parts' ETags do not match.";
+            return GW_S3_INVALID_PART;
+        }
+        if (i + 1 < m->cmp.n_parts && m->parts[j].seg.size < GW_MP_MIN_PART)
+            return GW_S3_ENTITY_TOO_SMALL;
+    }
+    return GW_S3_OK;
+}
+
+static void gw_multipart_complete_listed(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    const char *why = NULL;
+    enum gw_s3_err err = gw_multipart_validate(m, &why);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, why);
+        return;
+    }
+    gw_req_hold(r);
+    gw_store_get(r->worker->store, m->okey, m->okey_len, 1, 0, 0, gw_multipart_on_old_object, r);
+}
+
+static void gw_multipart_complete_upload_ok(struct gw_req *r)
+{
+    gw_multipart_list(r, 0, GW_MP_MAX_PARTS, gw_multipart_complete_listed);
+}
+
+static void gw_multipart_complete_body(struct gw_req *r, enum gw_s3_err err,
+                                       struct evbuffer *data)
+{
+    struct gw_multipart *m = r->h;
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    size_t len = evbuffer_get_length(data);
+    const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
+    if (gw_xml_parse_complete(body, len, &m->cmp, &err) != CN_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    gw_multipart_require_upload(r, gw_multipart_complete_upload_ok);
+}
+
+void gw_multipart_complete(struct gw_req *r)
+{
+    struct gw_multipart *m = gw_multipart_state(r);
+    enum gw_s3_err err = gw_multipart_upload_id(r, m);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    gw_s3_body_read(r, GW_XML_COMPLETE_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                    gw_multipart_complete_body);
+}
+
+/* ---- AbortMultipartUpload -------------------------------------------- */
+
+static void gw_multipart_on_aborted(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    gw_req_reply_start(r, 204);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
+static void gw_multipart_abort_listed(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    for (uint32_t i = 0; i < m->n_parts; i++)
+        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->parts[i].seg, 1, 0,
+                           r->id);
+    gw_multipart_forget_parts(r, m);
+    gw_req_hold(r);
+    gw_store_delete(r->worker->store, m->ukey, m->ukey_len, r->id,
+                    CN_MAX(cn_time_now_us(), m->initiated_ts + 1), gw_multipart_on_aborted, r);
+}
+
+static void gw_multipart_abort_upload_ok(struct gw_req *r)
+{
+    gw_multipart_list(r, 0, GW_MP_MAX_PARTS, gw_multipart_abort_listed);
+}
+
+void gw_multipart_abort(struct gw_req *r)
+{
+    struct gw_multipart *m = gw_multipart_state(r);
+    enum gw_s3_err err = gw_multipart_upload_id(r, m);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    gw_multipart_require_upload(r, gw_multipart_abort_upload_ok);
+}
+
+/* ---- ListParts ------------------------------------------------------- */
+
+/* A non-negative decimal query parameter, or def when absent; -1 when bad. */
+static long gw_multipart_param_num(const struct gw_req *r, const char *name, long def, long max)
+{
+    const struct gw_req_param *p = gw_req_param(r, name);
+    if (p == NULL)
+        return def;
+    char *end = NULL;
+    long v = strtol(p->value, &end, 10);
+    if (p->value_len == 0 || *end != '\0' || v < 0)
+        return -1;
+    return CN_MIN(v, max);
+}
+
+static void gw_multipart_owner(struct gw_xml_writer *w, const struct gw_req *r,
+                               const char *elem)
+{
+    gw_xml_open(w, elem);
+    gw_xml_elem_str(w, "ID", r->auth.cred->owner_id);
+    gw_xml_elem_str(w, "DisplayName", r->auth.cred->display_name);
+    gw_xml_close(w);
+}
+
+static void gw_multipart_list_parts_done(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    long marker = gw_multipart_param_num(r, "part-number-marker", 0, GW_MP_MAX_PARTS);
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "ListPartsResult", GW_XML_S3_NS);
+    gw_xml_elem(&w, "Bucket", r->bucket, r->bucket_len);
+    gw_xml_elem(&w, "Key", r->key, r->key_len);
+    gw_xml_elem_str(&w, "UploadId", m->upload_id);
+    gw_multipart_owner(&w, r, "Initiator");
+    gw_multipart_owner(&w, r, "Owner");
+    gw_xml_elem_str(&w, "StorageClass", "STANDARD");
+    gw_xml_elem_u64(&w, "PartNumberMarker", (uint64_t)marker);
+    uint32_t shown = CN_MIN(m->n_parts, m->list_limit - 1);
+    int truncated = m->n_parts > shown;
+    if (shown > 0)
+        gw_xml_elem_u64(&w, "NextPartNumberMarker", m->parts[shown - 1].number);
+    gw_xml_elem_u64(&w, "MaxParts", m->list_limit - 1);
+    gw_xml_elem_bool(&w, "IsTruncated", truncated);
+    for (uint32_t i = 0; i < shown; i++) {
+        const struct gw_mp_part *p = &m->parts[i];
+        gw_xml_open(&w, "Part");
+        gw_xml_elem_u64(&w, "PartNumber", p->number);
+        gw_xml_elem_time_ms(&w, "LastModified", (int64_t)(p->ts / 1000));
+        char q[40];
+        snprintf(q, sizeof(q), "\"%s\"", p->md5);
+        gw_xml_elem_str(&w, "ETag", q);
+        gw_xml_elem_u64(&w, "Size", p->seg.size);
+        gw_xml_close(&w);
+    }
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+static void gw_multipart_list_parts_upload_ok(struct gw_req *r)
+{
+    long marker = gw_multipart_param_num(r, "part-number-marker", 0, GW_MP_MAX_PARTS);
+    long max = gw_multipart_param_num(r, "max-parts", 1000, 1000);
+    if (marker < 0 || max < 0) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, NULL);
+        return;
+    }
+    /* one more than asked, to tell whether the list is truncated */
+    gw_multipart_list(r, (uint32_t)marker, (uint32_t)max + 1, gw_multipart_list_parts_done);
+}
+
+void gw_multipart_list_parts(struct gw_req *r)
+{
+    struct gw_multipart *m = gw_multipart_state(r);
+    enum gw_s3_err err = gw_multipart_upload_id(r, m);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    gw_multipart_require_upload(r, gw_multipart_list_parts_upload_ok);
+}
+
+/* ---- ListMultipartUploads -------------------------------------------- */
+
+struct gw_multipart_uploads {
+    uint32_t max;
+    char prefix[GW_LO_KEY_MAX];
+    size_t prefix_len;        /* "u/" bucket "/" + the prefix parameter */
+    size_t base_len;          /* "u/" bucket "/" */
+};
+
+static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    struct gw_multipart_uploads *u = r->h;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    const struct gw_req_param *km = gw_req_param(r, "key-marker");
+    const struct gw_req_param *um = gw_req_param(r, "upload-id-marker");
+    const struct gw_req_param *pf = gw_req_param(r, "prefix");
+    uint32_t shown = CN_MIN(res->n_ents, u->max);
+    int truncated = res->n_ents > u->max || (res->more && shown > 0);
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "ListMultipartUploadsResult", GW_XML_S3_NS);
+    gw_xml_elem(&w, "Bucket", r->bucket, r->bucket_len);
+    gw_xml_elem(&w, "KeyMarker", km != NULL ? km->value : "", km != NULL ? km->value_len : 0);
+    gw_xml_elem(&w, "UploadIdMarker", um != NULL ? um->value : "",
+                um != NULL ? um->value_len : 0);
+    gw_xml_elem(&w, "Prefix", pf != NULL ? pf->value : "", pf != NULL ? pf->value_len : 0);
+    if (shown > 0) {
+        const struct gw_store_entry *e = &res->ents[shown - 1];
+        size_t kl = e->key_len - u->base_len - 1 - GW_MP_ID_LEN;
+        gw_xml_elem(&w, "NextKeyMarker", e->key + u->base_len, kl);
+        gw_xml_elem(&w, "NextUploadIdMarker", e->key + e->key_len - GW_MP_ID_LEN, GW_MP_ID_LEN);
+    }
+    gw_xml_elem_u64(&w, "MaxUploads", u->max);
+    gw_xml_elem_bool(&w, "IsTruncated", truncated);
+    for (uint32_t i = 0; i < shown; i++) {
+        const struct gw_store_entry *e = &res->ents[i];
+        if (e->key_len < u->base_len + 2 + GW_MP_ID_LEN ||
+            e->key[e->key_len - GW_MP_ID_LEN - 1] != '\0')
+            continue;
+        gw_xml_open(&w, "Upload");
+        gw_xml_elem(&w, "Key", e->key + u->base_len, e->key_len - u->base_len - 1 - GW_MP_ID_LEN);
+        gw_xml_elem(&w, "UploadId", e->key + e->key_len - GW_MP_ID_LEN, GW_MP_ID_LEN);
+        gw_multipart_owner(&w, r, "Initiator");
+        gw_multipart_owner(&w, r, "Owner");
+        gw_xml_elem_str(&w, "StorageClass", "STANDARD");
+        gw_xml_elem_time_ms(&w, "Initiated", (int64_t)(e->ts / 1000));
+        gw_xml_close(&w);
+    }
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+static void gw_multipart_list_uploads_bucket_ok(struct gw_req *r)
+{
+    struct gw_multipart_uploads *u = r->h;
+    const struct gw_req_param *km = gw_req_param(r, "key-marker");
+    const struct gw_req_param *um = gw_req_param(r, "upload-id-marker");
+    char after[GW_LO_KEY_MAX + 2];
+    size_t al = 0;
+    if (km != NULL && km->value_len > 0 && km->value_len <= 1024) {
+        memcpy(after, u->prefix, u->base_len);
+        memcpy(after + u->base_len, km->value, km->value_len);
+        al = u->base_len + km->value_len;
+        after[al++] = '\0';
+        if (um != NULL && um->value_len == GW_MP_ID_LEN) {
+            memcpy(after + al, um->value, GW_MP_ID_LEN);
+            al += GW_MP_ID_LEN;
+        } else {
+            after[al++] = (char)0xFF; /* past every upload of that key */
+        }
+    }
+    gw_req_hold(r);
+    gw_store_list(r->worker->store, u->prefix, u->prefix_len, after, al, u->max + 1,
+                  gw_multipart_on_uploads, r);
+}
+
+void gw_multipart_list_uploads(struct gw_req *r)
+{
+    long max = gw_multipart_param_num(r, "max-uploads", 1000, 1000);
+    const struct gw_req_param *pf = gw_req_param(r, "prefix");
+    if (max < 0 || (pf != NULL && pf->value_len > 1024)) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, NULL);
+        return;
+    }
+    struct gw_multipart_uploads *u = cn_calloc(1, sizeof(*u));
+    r->h = u;
+    r->h_free = cn_free;
+    u->max = max > 0 ? (uint32_t)max : 1;
+    u->base_len = gw_keys_object_prefix(u->prefix, r->bucket, r->bucket_len);
+    u->prefix[0] = 'u';
+    u->prefix_len = u->base_len;
+    if (pf != NULL) {
+        memcpy(u->prefix + u->base_len, pf->value, pf->value_len);
+        u->prefix_len += pf->value_len;
+    }
+    gw_s3_bucket_require(r, gw_multipart_list_uploads_bucket_ok);
+}
