@@ -585,6 +585,19 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, si
     }
 }
 
+/* 304 Not Modified: no body, but the validators a 200 would carry (RFC
+ * 7232 4.1: ETag; S3 also sends Last-Modified), so caches can refresh. */
+static void gw_s3_object_not_modified(struct gw_req *r, const struct msg *m, size_t etag_len)
+{
+    char date[GW_S3_NAMES_HTTP_DATE_LEN];
+    gw_s3_names_http_date_format((time_t)(m->ts / 1000000), date);
+    gw_req_reply_start(r, 304);
+    gw_req_reply_header(r, "Last-Modified", date, strlen(date));
+    gw_req_reply_headerf(r, "ETag", "\"%.*s\"", (int)etag_len, (const char *)m->etag.ptr);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
 /* What a GET or HEAD answers: the whole object, a Range, or a part
  * (partNumber). */
 struct gw_s3_object_span {
@@ -703,7 +716,10 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     if (err != GW_S3_OK) {
         if (have_map)
             gw_lo_map_fini(&map);
-        gw_req_error(r, err, NULL);
+        if (err == GW_S3_NOT_MODIFIED)
+            gw_s3_object_not_modified(r, m, etag_len);
+        else
+            gw_req_error(r, err, NULL);
         return;
     }
     gw_s3_object_send_head(r, m, etag_len, &om, &sp);
