@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,9 +56,26 @@ int bench_plot_script(const char *dir, const struct bench_settings *s, char err[
     return CN_OK;
 }
 
+/* Finds gnuplot on PATH; writes its path into out. */
+static int bench_plot_find(char *out, size_t outlen)
+{
+    const char *path = getenv("PATH");
+    if (path == NULL)
+        path = "/usr/bin:/bin";
+    while (*path != '\0') {
+        size_t n = strcspn(path, ":");
+        snprintf(out, outlen, "%.*s/gnuplot", (int)n, n ? path : ".");
+        if (access(out, X_OK) == 0)
+            return CN_OK;
+        path += n + (path[n] == ':');
+    }
+    return CN_NOTFOUND;
+}
+
 int bench_plot_draw(const char *dir, char err[CN_ERR_LEN])
 {
-    if (access("/usr/bin/gnuplot", X_OK) != 0 && access("/usr/local/bin/gnuplot", X_OK) != 0) {
+    char gnuplot[4096];
+    if (bench_plot_find(gnuplot, sizeof(gnuplot)) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "gnuplot is not installed (apt-get install gnuplot-nox); "
                  "no summary.png, the script is %s/summary.gp", dir);
         return CN_NOTFOUND;
@@ -74,7 +92,7 @@ int bench_plot_draw(const char *dir, char err[CN_ERR_LEN])
             dup2(devnull, STDERR_FILENO);
         }
         if (chdir(dir) == 0)
-            execlp("gnuplot", "gnuplot", "summary.gp", (char *)NULL);
+            execl(gnuplot, "gnuplot", "summary.gp", (char *)NULL);
         _exit(127);
     }
     int status = 0;

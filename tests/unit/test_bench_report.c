@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cn/test.h"
+#include "plot.h"
 #include "run.h"
 
 CN_TEST_GLOBALS;
@@ -187,7 +188,35 @@ static void test_report_results_dir(void)
     CN_CHECK_EQ_INT(system(cmd), 0);
 }
 
+static void test_report_plot(void)
+{
+    char tmpl[] = "/tmp/test_bench_plot_XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CN_CHECK(dir != NULL);
+    struct bench_settings s;
+    bench_settings_init(&s);
+    char err[CN_ERR_LEN], path[4096];
+    CN_CHECK_EQ_INT(bench_plot_script(dir, &s, err), CN_OK);
+    char *gp = slurp(dir, "summary.gp");
+    CN_CHECK(gp != NULL && strstr(gp, "'summary.csv' skip 1 using 1:($4/$2)") != NULL &&
+             strstr(gp, "'get_latencies.csv' skip 1 using 1:($9/1000)") != NULL);
+    /* no gnuplot on PATH: a clear CN_NOTFOUND, not a failure */
+    const char *old = getenv("PATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("PATH", dir, 1);
+    CN_CHECK_EQ_INT(bench_plot_draw(dir, err), CN_NOTFOUND);
+    CN_CHECK(strstr(err, "gnuplot is not installed") != NULL);
+    if (saved != NULL) {
+        setenv("PATH", saved, 1);
+        free(saved);
+    }
+    snprintf(path, sizeof(path), "%s/summary.gp", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 static const struct cn_test_case cases[] = {
+    {"plot", test_report_plot},
     {"secs", test_report_secs},
     {"rows", test_report_rows},
     {"files", test_report_files},
