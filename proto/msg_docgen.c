@@ -26,6 +26,40 @@ static char *docgen_read(const char *path, size_t *len)
     return buf;
 }
 
+/* Checks or rewrites the generated part of the file at path. */
+static int docgen_apply(const char *mode, const char *path, const char *tables, size_t tlen)
+{
+    size_t len;
+    char *doc = docgen_read(path, &len);
+    char *b = doc ? strstr(doc, BEGIN_MARK) : NULL;
+    char *e = b ? strstr(b, END_MARK) : NULL;
+    if (e == NULL) {
+        fprintf(stderr, "%s: no GENERATED markers\n", path);
+        free(doc);
+        return 2;
+    }
+    char *body = b + strlen(BEGIN_MARK);
+    if (strcmp(mode, "--check") == 0) {
+        int same = (size_t)(e - body) == tlen && memcmp(body, tables, tlen) == 0;
+        if (!same)
+            fprintf(stderr, "%s is out of date: run build/bin/msg-docgen --update %s\n",
+                    path, path);
+        free(doc);
+        return same ? 0 : 1;
+    }
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        free(doc);
+        return 2;
+    }
+    fwrite(doc, 1, (size_t)(body - doc), f);
+    fwrite(tables, 1, tlen, f);
+    fputs(e, f);
+    fclose(f);
+    free(doc);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char *tables = NULL;
@@ -35,34 +69,15 @@ int main(int argc, char **argv)
     fclose(mem);
     if (argc == 1) {
         fputs(tables, stdout);
+        free(tables);
         return 0;
     }
     if (argc != 3 || (strcmp(argv[1], "--update") != 0 && strcmp(argv[1], "--check") != 0)) {
         fprintf(stderr, "usage: msg-docgen [--update|--check PROTOCOL.md]\n");
+        free(tables);
         return 2;
     }
-    size_t len;
-    char *doc = docgen_read(argv[2], &len);
-    char *b = doc ? strstr(doc, BEGIN_MARK) : NULL;
-    char *e = b ? strstr(b, END_MARK) : NULL;
-    if (e == NULL) {
-        fprintf(stderr, "%s: no GENERATED markers\n", argv[2]);
-        return 2;
-    }
-    char *body = b + strlen(BEGIN_MARK);
-    if (strcmp(argv[1], "--check") == 0) {
-        int same = (size_t)(e - body) == tlen && memcmp(body, tables, tlen) == 0;
-        if (!same)
-            fprintf(stderr, "%s is out of date: run build/bin/msg-docgen --update %s\n",
-                    argv[2], argv[2]);
-        return same ? 0 : 1;
-    }
-    FILE *f = fopen(argv[2], "wb");
-    if (f == NULL)
-        return 2;
-    fwrite(doc, 1, (size_t)(body - doc), f);
-    fwrite(tables, 1, tlen, f);
-    fputs(e, f);
-    fclose(f);
-    return 0;
+    int rc = docgen_apply(argv[1], argv[2], tables, tlen);
+    free(tables);
+    return rc;
 }
