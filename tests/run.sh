@@ -42,7 +42,8 @@ stage "tests under sanitizers"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L unit)
-(cd build-asan && ctest --output-on-failure -j1 -L integration -R 'storage|gateway_s3')
+(cd build-asan && ctest --output-on-failure -j"$jobs" -L integration \
+  -R 'storage_(basic|protocol|corrupt|crash)|gateway_(basic|chunked|conformance)')
 
 if [ "$fuzz_seconds" -gt 0 ]; then
   stage "fuzz targets, ${fuzz_seconds}s each (libFuzzer)"
