@@ -479,6 +479,16 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
     op->corrupt += rc == CN_CORRUPT;
     if (rc != CN_NOTFOUND)
         op->last_rc = rc;
+    /* N - W + 1 replicas without the key: a write acknowledged by W
+     * replicas would be on one of them, so the key is absent (and a hung
+     * replica further down the list is not waited for) */
+    uint32_t enough = op->n_replicas - CN_MIN(op->s->w, op->n_replicas) + 1;
+    if (op->quorum <= 1 && op->not_found >= enough && op->not_found == op->next &&
+        op->next < op->n_replicas) {
+        gw_store_op_finish(op, CN_NOTFOUND, NULL);
+        gw_store_op_free(op);
+        return;
+    }
     gw_store_read_next(op);
 }
 
@@ -832,10 +842,16 @@ static void gw_store_on_replayed(const struct gw_repair_result *res, void *arg)
         s->stats.hints_replayed++;
         gw_handoff_replayed(s->handoff, rp->node, 1);
     }
+    uint32_t node = rp->node;
     cn_free(rp->key);
     cn_free(rp);
-    if (--s->replaying == 0 && s->closing && s->live_ops == 0)
+    if (--s->replaying == 0 && s->closing && s->live_ops == 0) {
         gw_store_release(s);
+        return;
+    }
+    /* more hints waiting: refill the repair window now, not at the next tick */
+    if (!s->closing && !gw_store_node_down(s, node) && gw_handoff_pending(s->handoff, node) > 0)
+        event_active(s->replay_timer, EV_TIMEOUT, 0);
 }
 
 /* Timer: repairs hinted keys of nodes that are up, a bounded number at a
@@ -863,7 +879,7 @@ static void gw_store_on_replay_timer(evutil_socket_t fd, short what, void *arg)
         }
     }
     struct timeval tv = {s->replay_interval_ms / 1000, (s->replay_interval_ms % 1000) * 1000};
-    evtimer_add(s->replay_timer, &tv);
+    evtimer_add(s->replay_timer, &tv); /* (re)arms; an early activation moves it */
 }
 
 void gw_store_configure(struct gw_store *s, const struct gw_store_options *o)
