@@ -1,9 +1,10 @@
 /* The storage key layout of the S3 namespace (docs/gateway.md):
  *   "b/" bucket                 bucket record (etag = owner id, meta = region)
  *   "o/" bucket "/" key         object record (etag = hex MD5, meta = objmeta)
- * Room is kept for the large-object issue: "c/..." chunk records and
- * "u/..." multipart parts never share the "o/" prefix, so listings (which
- * ask for "o/" bucket "/" prefix) never see them. */
+ * Large objects add "c/..." chunk records (lo_map.h), multipart uploads
+ * "u/..." upload and "p/..." part records (multipart.h); none shares the
+ * "o/" prefix, so listings (which ask for "o/" bucket "/" prefix) never see
+ * them. */
 #ifndef GW_KEYS_H
 #define GW_KEYS_H
 

@@ -266,6 +266,17 @@ def test_disconnect_mid_get(c):
     wait_no_chunks(c, "cut")
 
 
+def test_slice_longer_than_chunk_refused(c):
+    """As LeoFS: reading_chunked_obj_len above chunked_obj_len stops the start."""
+    import subprocess
+    p = subprocess.run([c.bin, "--set", "s3.credentials_file=" + c.creds,
+                        "--set", "large_object.chunked_obj_len=1M",
+                        "--set", "large_object.reading_chunked_obj_len=2M",
+                        "--set", "http.port=0"], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and "reading_chunked_obj_len" in p.stderr, "refused: %d %r" %
+          (p.returncode, p.stderr))
+
+
 def test_node_killed_mid_get(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="kill")
@@ -283,5 +294,6 @@ def test_node_killed_mid_get(c):
 
 if __name__ == "__main__":
     run_tests([test_boundaries, test_ranges, test_overwrite_and_reclaim,
-               test_failed_put_leaves_nothing, test_disconnect_mid_get, test_node_killed_mid_get],
+               test_failed_put_leaves_nothing, test_disconnect_mid_get,
+               test_slice_longer_than_chunk_refused, test_node_killed_mid_get],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
