@@ -17,7 +17,11 @@
 #     container is stopped; every object must still be listed and read back
 #     identical through both gateways
 #  7. the stopped node comes back with its volume's data
-#  8. down -v, dockerd stopped, host network settings compared with the
+#  8. the cluster grows (deploy/docker/compose-grow.yml): node4 joins, the
+#     gateways are restarted with it one at a time, every object still reads
+#     back, cairn-admin repair copies node4 its records, reads still match
+#  9. every daemon exits 0 on SIGTERM
+# 10. down -v, dockerd stopped, host network settings compared with the
 #     snapshot taken before dockerd started (and restored if they differ:
 #     that is a failure)
 #
@@ -80,6 +84,8 @@ tmp=$(mktemp -d /tmp/cairn-compose.XXXXXX)
 sandbox=$tmp/d
 project=cairntest$$
 dc=(/usr/bin/docker-compose -f "$root/deploy/docker-compose.yml" -p "$project")
+# the same project with node4 added (step 8)
+dcg=("${dc[@]:0:3}" -f "$root/deploy/docker/compose-grow.yml" -p "$project")
 docker=/usr/bin/docker
 image=cairn:compose-test
 status=1
@@ -90,7 +96,7 @@ cleanup() {
   set +e
   if [ "$rc" -ne 0 ] && [ "$dockerd_started" -eq 1 ]; then
     echo "--- last log lines of the cluster"
-    "${dc[@]}" logs --no-color --tail 30 2>&1 | tail -n 120
+    "${dcg[@]}" logs --no-color --tail 30 2>&1 | tail -n 120
   fi
   if [ "$rc" -ne 0 ] && [ "${CAIRN_KEEP:-0}" = 1 ]; then
     echo "CAIRN_KEEP=1: left running; $(cat "$sandbox/env"); stop with:"
@@ -99,7 +105,7 @@ cleanup() {
   fi
   if [ "$dockerd_started" -eq 1 ]; then
     step "teardown"
-    "${dc[@]}" --profile bench down -v --remove-orphans -t 10 >/dev/null 2>&1
+    "${dcg[@]}" --profile bench down -v --remove-orphans -t 10 >/dev/null 2>&1
     if ! deploy/docker/dockerd-sandbox.sh stop "$sandbox"; then
       echo "FAIL: test_compose: the host was not left as it was found (see above)" >&2
       rc=1
@@ -258,7 +264,8 @@ step "gateways up"
 "${dc[@]}" up -d --no-build gateway1 gateway2
 wait_healthy gateway1 gateway2
 check_config gateway1 cairn-gateway "storage.nodes = $nodes" "http.port = 8080" \
-  "s3.credentials_file = /etc/cairn/credentials" "storage.request_timeout = 3000"
+  "s3.credentials_file = /etc/cairn/credentials" "storage.request_timeout = 3000" \
+  "consistency.read = 2"
 eps=http://127.0.0.1:$gw1_port,http://127.0.0.1:$gw2_port
 objects() { /usr/bin/python3 tests/compose/objects.py "$@"; }
 bucket=bench
@@ -327,10 +334,35 @@ wait_healthy node2
 objects verify --endpoints "$eps" --bucket "$bucket" --expect "$tmp/snap.json" ||
   fail "objects did not read back after node2 restarted"
 
+step "grow: node4 joins, gateways restarted one at a time, repair"
+dc=("${dcg[@]}")
+nodes4=$nodes,tcp://node4:7100
+"${dc[@]}" up -d --no-build node4
+wait_healthy node4
+for gw in gateway1 gateway2; do
+  "${dc[@]}" up -d --no-build --no-deps "$gw"
+  wait_healthy "$gw"
+done
+check_config gateway2 cairn-gateway "storage.nodes = $nodes4"
+# before any repair: records whose replica set now includes node4 are read
+# from their old replicas
+objects verify --endpoints "$eps" --bucket "$bucket" --expect "$tmp/snap.json" ||
+  fail "objects did not read back after node4 joined"
+t=$SECONDS
+"${dc[@]}" exec -T node1 cairn-admin --nodes "$nodes4" repair | tail -n 5 ||
+  fail "cairn-admin repair failed"
+echo "repair: $((SECONDS - t))s"
+"${dc[@]}" exec -T node1 cairn-admin --nodes "$nodes4" status | tee "$tmp/status4"
+grep -E '^tcp://node4:7100 +up .*records=[1-9]' "$tmp/status4" >/dev/null ||
+  fail "node4 holds no records after the repair"
+"${dc[@]}" exec -T node1 cairn-admin --nodes "$nodes4" --dry-run repair | tail -n 3
+objects verify --endpoints "$eps" --bucket "$bucket" --expect "$tmp/snap.json" ||
+  fail "objects did not read back after the repair"
+
 step "every daemon stops cleanly on SIGTERM"
 "${dc[@]}" stop -t 30
 bad=0
-for svc in node1 node2 node3 gateway1 gateway2; do
+for svc in node1 node2 node3 node4 gateway1 gateway2; do
   code=$($docker inspect -f '{{.State.ExitCode}}' "$("${dc[@]}" ps -q "$svc")")
   echo "$svc exit status $code"
   [ "$code" = 0 ] || bad=1
