@@ -131,7 +131,10 @@ static void gw_s3_list_reply(struct gw_req *r)
     if (l->url)
         gw_xml_elem_str(&w, "EncodingType", "url");
     gw_xml_elem_bool(&w, "IsTruncated", l->truncated);
-    if (l->truncated && l->n_items > 0)
+    /* v1 has NextMarker only with a delimiter, as S3 (clients page on the
+     * last key otherwise); v2 always has its token */
+    int has_delim = l->delim != NULL && l->delim->value_len > 0;
+    if (l->truncated && l->n_items > 0 && (l->v2 || has_delim))
         gw_s3_list_next(l, &w);
     for (uint32_t i = 0; i < l->n_items; i++) {
         const struct gw_s3_list_item *it = &l->items[i];

@@ -199,6 +199,7 @@ def test_bucket_list_maxkeys(c):
     s3, b = new_bucket(c, ["bar", "baz", "foo", "quxx"])
     r = s3.list_objects(Bucket=b, MaxKeys=1)
     check(r["IsTruncated"] and keys_of(r) == ["bar"], "one")
+    check("NextMarker" not in r, "v1 NextMarker only with a delimiter (AWS)")
     r = s3.list_objects(Bucket=b, Marker="bar")
     check(not r["IsTruncated"] and keys_of(r) == ["baz", "foo", "quxx"], "rest")
     for v2 in (False, True):
