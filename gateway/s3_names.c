@@ -126,6 +126,18 @@ int gw_s3_names_key_check(const char *key, size_t len, enum gw_s3_err *err)
     return *err == GW_S3_OK ? CN_OK : CN_INVAL;
 }
 
+int gw_s3_names_storage_class_ok(const char *v, size_t len)
+{
+    static const char *const classes[] = {
+        "STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING",
+        "GLACIER", "DEEP_ARCHIVE", "OUTPOSTS", "GLACIER_IR", "SNOW", "EXPRESS_ONEZONE",
+    };
+    for (size_t i = 0; i < CN_ARRAY_LEN(classes); i++)
+        if (strlen(classes[i]) == len && memcmp(classes[i], v, len) == 0)
+            return 1;
+    return 0;
+}
+
 /* ---- URI encoding ---------------------------------------------------- */
 
 static int gw_s3_names_hexval(char c)

@@ -29,6 +29,11 @@ int gw_s3_names_bucket_check(const char *name, size_t len);
  * or a NUL byte, which the store's C tools could not carry). */
 int gw_s3_names_key_check(const char *key, size_t len, enum gw_s3_err *err);
 
+/* 1 when v[len] names an S3 storage class (STANDARD, REDUCED_REDUNDANCY,
+ * STANDARD_IA, ...: the values of the API reference), else 0 (answer
+ * InvalidStorageClass). */
+int gw_s3_names_storage_class_ok(const char *v, size_t len);
+
 /* 1 when s[len] is valid UTF-8 (RFC 3629: no overlongs, no surrogates,
  * nothing above U+10FFFF), else 0. */
 int gw_s3_names_utf8_valid(const char *s, size_t len);

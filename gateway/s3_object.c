@@ -447,11 +447,25 @@ static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
     gw_lo_put_begin(o->lp, gw_s3_object_put_limit(r->worker->cfg));
 }
 
+/* x-amz-storage-class must name an S3 class; every object is stored the
+ * same way (answered as STANDARD in listings). GW_S3_OK or the error. */
+static enum gw_s3_err gw_s3_object_storage_class(const struct gw_req *r)
+{
+    size_t len;
+    const char *v = gw_req_header(r, "x-amz-storage-class", &len);
+    return v == NULL || gw_s3_names_storage_class_ok(v, len) ? GW_S3_OK
+                                                             : GW_S3_INVALID_STORAGE_CLASS;
+}
+
 void gw_s3_object_put(struct gw_req *r)
 {
     const struct gw_config *cfg = r->worker->cfg;
     if (r->http->content_length < 0 && !r->http->chunked) {
         gw_req_error(r, GW_S3_MISSING_CONTENT_LENGTH, NULL);
+        return;
+    }
+    if (gw_s3_object_storage_class(r) != GW_S3_OK) {
+        gw_req_error(r, GW_S3_INVALID_STORAGE_CLASS, NULL);
         return;
     }
     int64_t declared = gw_s3_body_declared_length(r);
@@ -992,6 +1006,10 @@ void gw_s3_object_copy(struct gw_req *r)
     if (err != GW_S3_OK) {
         gw_req_error(r, err, "Copy Source must mention the source bucket and key: "
                              "sourcebucket/sourcekey.");
+        return;
+    }
+    if (gw_s3_object_storage_class(r) != GW_S3_OK) {
+        gw_req_error(r, GW_S3_INVALID_STORAGE_CLASS, NULL);
         return;
     }
     gw_s3_bucket_require(r, gw_s3_copy_bucket_ok);

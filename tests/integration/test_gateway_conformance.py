@@ -472,6 +472,19 @@ def test_object_metadata(c):
                      Metadata={"m": "v" * 2100}) == ("MetadataTooLarge", 400), "2 KiB limit")
 
 
+def test_object_storage_class(c):
+    """x-amz-storage-class: S3's class names are accepted (one class is
+    stored: listings say STANDARD), anything else is InvalidStorageClass."""
+    s3, b = new_bucket(c)
+    for sc in ("STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA"):
+        s3.put_object(Bucket=b, Key="sc", Body=b"x", StorageClass=sc)
+    check(error_code(s3.put_object, Bucket=b, Key="bad", Body=b"x", StorageClass="FOO") ==
+          ("InvalidStorageClass", 400), "FOO")
+    check(error_code(s3.copy_object, Bucket=b, Key="bad", CopySource={"Bucket": b, "Key": "sc"},
+                     StorageClass="FOO") == ("InvalidStorageClass", 400), "copy FOO")
+    check(keys_of(s3.list_objects_v2(Bucket=b)) == ["sc"], "nothing stored")
+
+
 def test_object_write_read_update_read_delete(c):
     s3, b = new_bucket(c)
     s3.put_object(Bucket=b, Key="foo", Body=b"bar")

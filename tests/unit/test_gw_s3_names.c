@@ -57,6 +57,17 @@ static void test_keys(void)
     CN_CHECK(gw_s3_names_utf8_valid("\xef\xbf\xbd", 3));
 }
 
+static void test_storage_class(void)
+{
+    CN_CHECK(gw_s3_names_storage_class_ok("STANDARD", 8));
+    CN_CHECK(gw_s3_names_storage_class_ok("REDUCED_REDUNDANCY", 18));
+    CN_CHECK(gw_s3_names_storage_class_ok("GLACIER_IR", 10));
+    CN_CHECK(!gw_s3_names_storage_class_ok("GLACIER", 6)); /* a prefix is not a name */
+    CN_CHECK(!gw_s3_names_storage_class_ok("standard", 8));
+    CN_CHECK(!gw_s3_names_storage_class_ok("FOO", 3));
+    CN_CHECK(!gw_s3_names_storage_class_ok("", 0));
+}
+
 static void test_uri(void)
 {
     char out[64];
@@ -141,6 +152,7 @@ static void test_iso_and_amz_dates(void)
 static const struct cn_test_case cases[] = {
     {"bucket_names", test_bucket_names},
     {"keys", test_keys},
+    {"storage_class", test_storage_class},
     {"uri", test_uri},
     {"http_dates", test_http_dates},
     {"iso_and_amz_dates", test_iso_and_amz_dates},
