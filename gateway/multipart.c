@@ -336,25 +336,10 @@ void gw_multipart_create(struct gw_req *r)
 
 /* ---- UploadPart ------------------------------------------------------ */
 
-static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
+/* The part is stored: answer with its ETag (or CopyPartResult). */
+static void gw_multipart_part_reply(struct gw_req *r)
 {
-    struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
-    /* as for objects: once the record may be on a replica, keep the chunks */
-    if (m->lp != NULL)
-        gw_lo_put_commit(m->lp);
-    if (m->w != NULL)
-        gw_lo_writer_commit(m->w);
-    m->w = NULL;
-    if (res->rc == CN_OK && m->have_old_part)
-        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->old_part.seg, 1,
-                           r->worker->cfg->lo_reclaim_delay_ms, r->id);
-    if (!gw_req_release(r))
-        return;
-    if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
-        return;
-    }
     if (gw_req_header(r, "x-amz-copy-source", NULL) != NULL) {
         struct evbuffer *doc = evbuffer_new();
         struct gw_xml_writer w;
@@ -374,6 +359,53 @@ static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
     gw_req_reply_headerf(r, "ETag", "\"%s\"", m->md5);
     gw_req_reply_send_headers(r, 0);
     gw_req_reply_end(r);
+}
+
+/* The upload was completed or aborted while the part was being written:
+ * the part is dropped (record and chunks) and the client told so. */
+static void gw_multipart_on_recheck(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    int gone = res->rc == CN_NOTFOUND;
+    if (gone) {
+        char key[GW_LO_KEY_MAX];
+        size_t kl = gw_multipart_part_key(m, m->part_number, key);
+        gw_store_delete(r->worker->store, key, kl, r->id, m->ts + 1, gw_multipart_on_forget,
+                        NULL);
+        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->seg, 1,
+                           r->worker->cfg->lo_reclaim_delay_ms, r->id);
+    }
+    if (!gw_req_release(r))
+        return;
+    if (gone)
+        gw_req_error(r, GW_S3_NO_SUCH_UPLOAD, NULL);
+    else
+        gw_multipart_part_reply(r);
+}
+
+static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    /* as for objects: once the record may be on a replica, keep the chunks */
+    if (m->lp != NULL)
+        gw_lo_put_commit(m->lp);
+    if (m->w != NULL)
+        gw_lo_writer_commit(m->w);
+    m->w = NULL;
+    if (res->rc == CN_OK && m->have_old_part)
+        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->old_part.seg, 1,
+                           r->worker->cfg->lo_reclaim_delay_ms, r->id);
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        return;
+    }
+    /* an Abort or Complete that ran meanwhile did not see this part */
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, m->ukey, m->ukey_len, gw_multipart_on_recheck, r);
 }
 
 /* Writes the part record (the commit point of the part). */

@@ -136,6 +136,65 @@ def test_complete_checks(c):
     wait_no_chunks(c, "after abort")
 
 
+def test_abort_mid_upload(c):
+    """A part still streaming when its upload is aborted is dropped: the
+    client gets NoSuchUpload and no chunk stays behind."""
+    import socket
+    s3 = c.boto()
+    s3.create_bucket(Bucket="mpa")
+    uid = s3.create_multipart_upload(Bucket="mpa", Key="k")["UploadId"]
+    data = os.urandom(6 * MIB)
+    path = "/mpa/k?partNumber=1&uploadId=" + uid
+    hdrs = sign_v4_query(c, "PUT", "/mpa/k", "partNumber=1&uploadId=" + uid,
+                         {"x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+                          "content-length": str(len(data))})
+    sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+    sock.sendall(b"PUT %s HTTP/1.1\r\n" % path.encode() +
+                 b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) +
+                 b"\r\n" + data[:3 * MIB])
+    time.sleep(0.5)
+    s3.abort_multipart_upload(Bucket="mpa", Key="k", UploadId=uid)
+    sock.sendall(data[3 * MIB:])
+    resp = b""
+    while b"</Error>" not in resp and not (resp.startswith(b"HTTP/1.1 200") and
+                                           b"\r\n\r\n" in resp):
+        more = sock.recv(65536)
+        if not more:
+            break
+        resp += more
+    sock.close()
+    check(resp.startswith(b"HTTP/1.1 404") and b"NoSuchUpload" in resp, "late part %r" % resp[:300])
+    check(error_code(s3.list_parts, Bucket="mpa", Key="k", UploadId=uid)[0] == "NoSuchUpload",
+          "aborted")
+    wait_no_chunks(c, "part streaming during abort")
+
+
+def sign_v4_query(c, method, path, query, headers):
+    """SigV4 header auth over a request with a query string."""
+    import datetime
+    import hmac
+    from s3util import ACCESS_KEY, REGION, SECRET_KEY
+    now = datetime.datetime.utcnow()
+    amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    h = {k.lower(): str(v).strip() for k, v in headers.items()}
+    h["host"] = "127.0.0.1:%d" % c.port
+    h["x-amz-date"] = amz_date
+    names = sorted(h)
+    q = "&".join(sorted(query.split("&")))
+    canon = "\n".join([method, path, q, "".join("%s:%s\n" % (n, h[n]) for n in names),
+                        ";".join(names), h["x-amz-content-sha256"]])
+    scope = "%s/%s/s3/aws4_request" % (day, REGION)
+    sts = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                     hashlib.sha256(canon.encode()).hexdigest()])
+    k = ("AWS4" + SECRET_KEY).encode()
+    for part in (day, REGION, "s3", "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    sig = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+    h["authorization"] = ("AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s"
+                          % (ACCESS_KEY, scope, ";".join(names), sig))
+    return h
+
+
 def test_listings(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="mpl")
@@ -228,5 +287,5 @@ def test_aws_cli_cp(c):
 
 if __name__ == "__main__":
     run_tests([test_unequal_parts, test_reupload_and_unused_parts, test_complete_checks,
-               test_listings, test_upload_part_copy, test_aws_cli_cp],
+               test_abort_mid_upload, test_listings, test_upload_part_copy, test_aws_cli_cp],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
