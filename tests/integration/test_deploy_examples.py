@@ -106,7 +106,7 @@ def unit_exec_start(unit):
     return m.group(1).split(), int(stop.group(1)) if stop else 90
 
 
-def run_unit_command(unit, instance, conf_text, conf_name, probe):
+def run_unit_command(unit, instance, conf_text, conf_name, probe, extra_files=None):
     """Starts the unit's ExecStart with its config file replaced by conf_text
     (at the path the unit names, moved under a temp dir), probes it, stops it."""
     global tested
@@ -122,6 +122,9 @@ def run_unit_command(unit, instance, conf_text, conf_name, probe):
         conf = os.path.join(tmp, os.path.basename(argv[conf_idx]))
         with open(conf, "w") as f:
             f.write(conf_text.replace("@TMP@", tmp))
+        for name, text in (extra_files or {}).items():
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text)
         argv = [exe] + argv[1:conf_idx] + [conf] + argv[conf_idx + 1:]
         log = open(os.path.join(tmp, "log"), "w+")
         p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -179,9 +182,14 @@ def test_gateway_unit():
     conf = re.sub(r"^http.listen = .*$", "http.listen = 127.0.0.1", conf, flags=re.M)
     conf = re.sub(r"^http.port = .*$", "http.port = %d" % port, conf, flags=re.M)
     conf = re.sub(r"^http.threads = .*$", "http.threads = 2", conf, flags=re.M)
-    conf = re.sub(r"^storage.nodes = .*$",
-                  "storage.nodes = tcp://127.0.0.1:%d,tcp://127.0.0.1:%d,tcp://127.0.0.1:%d"
-                  % (free_port(), free_port(), free_port()), conf, flags=re.M)
+    # the example cluster file, its addresses moved to local ports (ids and
+    # zones kept, so a parse error in the example fails the gateway's start)
+    cluster = open(os.path.join(DEPLOY, "examples", "cluster.example")).read()
+    cluster = re.sub(r"tcp://[^\s]+", lambda m: "tcp://127.0.0.1:%d" % free_port(), cluster)
+    if "cluster.file" in conf:
+        conf = re.sub(r"^cluster.file = .*$", "cluster.file = @TMP@/cluster", conf, flags=re.M)
+    else:
+        fail("deploy/examples/gateway.conf names no cluster.file")
     conf = re.sub(r"^s3.credentials_file = .*$", "s3.credentials_file = %s"
                   % os.path.join(DEPLOY, "examples", "credentials.example"), conf, flags=re.M)
 
@@ -195,7 +203,8 @@ def test_gateway_unit():
                 time.sleep(0.2)
         return False
 
-    run_unit_command("cairn-gateway.service", "", conf, "gateway.conf", probe)
+    run_unit_command("cairn-gateway.service", "", conf, "gateway.conf", probe,
+                      extra_files={"cluster": cluster})
 
 
 def test_examples_load():
