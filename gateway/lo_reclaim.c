@@ -170,6 +170,80 @@ void gw_lo_reclaim_free(struct gw_lo_reclaim *rc)
     cn_free(rc);
 }
 
+/* One gw_lo_reclaim_delete_object(): HEAD, GET when large, tombstone. */
+struct gw_lo_reclaim_del {
+    struct gw_lo_reclaim *rc;
+    char okey[GW_KEYS_MAX];
+    size_t okey_len;
+    uint64_t ver;
+    int64_t delay_ms;
+    gw_store_cb cb;
+    void *arg;
+    uint64_t old_ts;
+    struct gw_lo_map map;
+    int have_map;
+};
+
+static void gw_lo_reclaim_del_on_tomb(struct gw_store_result *res, void *arg)
+{
+    struct gw_lo_reclaim_del *d = arg;
+    if (res->rc == CN_OK && d->have_map)
+        gw_lo_reclaim_segs(d->rc, d->okey, d->okey_len, d->map.segs, d->map.n_segs,
+                           d->delay_ms, d->ver);
+    d->cb(res, d->arg);
+    gw_lo_map_fini(&d->map);
+    cn_free(d);
+}
+
+static void gw_lo_reclaim_del_tomb(struct gw_lo_reclaim_del *d)
+{
+    gw_store_delete(d->rc->store, d->okey, d->okey_len, d->ver,
+                    CN_MAX(cn_time_now_us(), d->old_ts + 1), gw_lo_reclaim_del_on_tomb, d);
+}
+
+static void gw_lo_reclaim_del_on_get(struct gw_store_result *res, void *arg)
+{
+    struct gw_lo_reclaim_del *d = arg;
+    if (res->rc == CN_OK) {
+        const struct msg *m = &res->reply->m;
+        d->old_ts = CN_MAX(d->old_ts, m->ts);
+        d->have_map = gw_lo_map_decode(&d->map, m->payload.ptr, m->payload.len) == CN_OK;
+    }
+    gw_lo_reclaim_del_tomb(d);
+}
+
+static void gw_lo_reclaim_del_on_head(struct gw_store_result *res, void *arg)
+{
+    struct gw_lo_reclaim_del *d = arg;
+    size_t tl;
+    uint64_t size;
+    if (res->rc == CN_OK) {
+        const struct msg *m = &res->reply->m;
+        d->old_ts = m->ts;
+        if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size)) {
+            gw_store_get(d->rc->store, d->okey, d->okey_len, 1, 0, 0, gw_lo_reclaim_del_on_get,
+                         d);
+            return;
+        }
+    }
+    gw_lo_reclaim_del_tomb(d);
+}
+
+void gw_lo_reclaim_delete_object(struct gw_lo_reclaim *rc, const char *okey, size_t okey_len,
+                                 uint64_t ver, int64_t delay_ms, gw_store_cb cb, void *arg)
+{
+    CN_ASSERT(okey_len <= GW_KEYS_MAX);
+    struct gw_lo_reclaim_del *d = cn_calloc(1, sizeof(*d));
+    d->rc = rc;
+    memcpy(d->okey, okey, okey_len);
+    d->okey_len = okey_len;
+    d->ver = ver;
+    d->delay_ms = delay_ms;
+    d->cb = cb;
+    d->arg = arg;
+    gw_store_head(rc->store, okey, okey_len, gw_lo_reclaim_del_on_head, d);
+}
+
 uint64_t gw_lo_reclaim_pending(const struct gw_lo_reclaim *rc)
 {
     return rc->n_jobs;

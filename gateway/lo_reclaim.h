@@ -38,6 +38,14 @@ void gw_lo_reclaim_segs(struct gw_lo_reclaim *rc, const char *okey, size_t okey_
                         const struct gw_lo_seg *segs, uint32_t n, int64_t delay_ms,
                         uint64_t reqid);
 
+/* Deletes the object record okey ("o/...") the way DeleteObject does:
+ * reads the record first (a large object's chunk map), writes a tombstone
+ * newer than it (ver), and once that succeeded schedules its chunks for
+ * deletion after delay_ms. cb gets the tombstone write's result. For callers
+ * that delete many keys (DeleteObjects). */
+void gw_lo_reclaim_delete_object(struct gw_lo_reclaim *rc, const char *okey, size_t okey_len,
+                                 uint64_t ver, int64_t delay_ms, gw_store_cb cb, void *arg);
+
 /* Jobs waiting or running, and chunk deletes done (for tests and stats). */
 uint64_t gw_lo_reclaim_pending(const struct gw_lo_reclaim *rc);
 uint64_t gw_lo_reclaim_deleted(const struct gw_lo_reclaim *rc);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "lo_reclaim.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
 #include "s3_names.h"
@@ -13,7 +14,6 @@
 #include "xml.h"
 
 #include "cn/alloc.h"
-#include "cn/time.h"
 
 struct gw_s3_md_item;
 
@@ -86,7 +86,6 @@ static void gw_s3_md_on_delete(struct gw_store_result *res, void *arg)
 static void gw_s3_md_bucket_ok(struct gw_req *r)
 {
     struct gw_s3_md *md = r->h;
-    uint64_t ts = cn_time_now_us();
     md->pending = 1; /* until every send is issued */
     for (size_t i = 0; i < md->d.n_objects; i++) {
         const struct gw_xml_delete_obj *o = &md->d.objects[i];
@@ -99,7 +98,10 @@ static void gw_s3_md_bucket_ok(struct gw_req *r)
         size_t n = gw_keys_object(skey, r->bucket, r->bucket_len, o->key, o->key_len);
         md->pending++;
         gw_req_hold(r);
-        gw_store_delete(r->worker->store, skey, n, r->id, ts, gw_s3_md_on_delete, &md->items[i]);
+        /* reads each record first so a large object's chunks are reclaimed */
+        gw_lo_reclaim_delete_object(r->worker->reclaim, skey, n, r->id,
+                                    r->worker->cfg->lo_reclaim_delay_ms, gw_s3_md_on_delete,
+                                    &md->items[i]);
     }
     if (--md->pending == 0)
         gw_s3_md_reply(r);

@@ -204,6 +204,14 @@ def test_overwrite_and_reclaim(c):
     check(s3.get_object(Bucket="owr", Key="k")["Body"].read() == old, "large again")
     s3.delete_object(Bucket="owr", Key="k")
     wait_no_chunks(c, "after delete")
+    # DeleteObjects reclaims too
+    for k in ("m1", "m2"):
+        s3.put_object(Bucket="owr", Key=k, Body=new)
+    r = s3.delete_objects(Bucket="owr", Delete={"Objects": [{"Key": "m1"}, {"Key": "m2"},
+                                                            {"Key": "none"}]})
+    check(len(r.get("Deleted", [])) == 3 and not r.get("Errors"), "multi-delete %r" % r)
+    check(error_code(s3.head_object, Bucket="owr", Key="m1")[1] == 404, "m1 deleted")
+    wait_no_chunks(c, "after DeleteObjects")
 
 
 def test_failed_put_leaves_nothing(c):
