@@ -1,61 +1,15 @@
-/* Event-loop thread (see loop.h): epoll + curl_multi_socket_action over its
- * workers, publishing which epoch it has finished with. Waiting on epoll for
- * just the sockets that are ready, instead of poll() over all of them and
- * curl_multi_perform() over every transfer, keeps the cost per request flat
- * in the number of workers. */
+/* Event-loop thread (see loop.h): curl_multi_perform / curl_multi_poll over
+ * its workers, publishing which epoch it has finished with. */
 #include "loop.h"
 
-#include <errno.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "cn/alloc.h"
 #include "cn/time.h"
 
-/* Longest sleep in epoll_wait: bounds how late a stop or an epoch is
+/* Longest sleep in curl_multi_poll: bounds how late a stop or an epoch is
  * noticed even if a wakeup were lost. */
 #define BENCH_LOOP_MAX_POLL_MS 50
-#define BENCH_LOOP_EVENTS 256
-
-/* CURLMOPT_SOCKETFUNCTION: keeps the epoll set in step with what libcurl
- * wants to hear about on socket fd. */
-static int bench_loop_on_socket(CURL *easy, curl_socket_t fd, int what, void *arg, void *sockp)
-{
-    struct bench_loop *l = arg;
-    (void)easy;
-    if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
-        curl_multi_assign(l->multi, fd, NULL);
-        return 0;
-    }
-    struct epoll_event ev = {0};
-    ev.data.fd = fd;
-    if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
-        ev.events |= EPOLLIN;
-    if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
-        ev.events |= EPOLLOUT;
-    int op = sockp != NULL ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(l->epfd, op, fd, &ev) != 0 && errno == ENOENT)
-        epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
-    else if (op == EPOLL_CTL_ADD && errno == EEXIST)
-        epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
-    curl_multi_assign(l->multi, fd, l);
-    return 0;
-}
-
-/* CURLMOPT_TIMERFUNCTION: when libcurl next wants to be called with
- * CURL_SOCKET_TIMEOUT (-1: never). */
-static int bench_loop_on_timer(CURLM *multi, long timeout_ms, void *arg)
-{
-    struct bench_loop *l = arg;
-    (void)multi;
-    l->timer_at_us = timeout_ms < 0 ? 0 : cn_time_mono_us() + (uint64_t)timeout_ms * 1000;
-    if (timeout_ms == 0)
-        l->timer_at_us = 1; /* due at once */
-    return 0;
-}
 
 void bench_loop_init(struct bench_loop *l, struct bench_shared *sh, int id, int first_id,
                      size_t nworkers)
@@ -65,15 +19,7 @@ void bench_loop_init(struct bench_loop *l, struct bench_shared *sh, int id, int 
     l->id = id;
     l->sh = sh;
     l->multi = curl_multi_init();
-    l->epfd = epoll_create1(EPOLL_CLOEXEC);
-    l->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    CN_ASSERT(l->multi != NULL && l->epfd >= 0 && l->wakefd >= 0);
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = l->wakefd};
-    CN_ASSERT(epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->wakefd, &ev) == 0);
-    curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, bench_loop_on_socket);
-    curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
-    curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, bench_loop_on_timer);
-    curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
+    CN_ASSERT(l->multi != NULL);
     l->workers = cn_calloc(nworkers, sizeof(*l->workers));
     l->nworkers = nworkers;
     for (size_t i = 0; i < nworkers; i++)
@@ -94,10 +40,6 @@ void bench_loop_fini(struct bench_loop *l)
     cn_free(l->workers);
     if (l->multi != NULL)
         curl_multi_cleanup(l->multi);
-    if (l->epfd >= 0)
-        close(l->epfd);
-    if (l->wakefd >= 0)
-        close(l->wakefd);
     bench_stats_fini(&l->slot[0]);
     bench_stats_fini(&l->slot[1]);
     memset(l, 0, sizeof(*l));
@@ -105,9 +47,7 @@ void bench_loop_fini(struct bench_loop *l)
 
 void bench_loop_wake(struct bench_loop *l)
 {
-    uint64_t one = 1;
-    ssize_t n = write(l->wakefd, &one, sizeof(one));
-    (void)n; /* EAGAIN: a wakeup is already pending */
+    curl_multi_wakeup(l->multi);
 }
 
 /* Hands every finished transfer to its worker; in max mode starts the
@@ -166,66 +106,40 @@ static uint64_t bench_loop_unpause_due(struct bench_loop *l, uint64_t now)
     return next;
 }
 
-/* Waits for socket readiness (or a timeout, or a wakeup) and lets libcurl
- * act on what is ready. */
-static void bench_loop_wait(struct bench_loop *l, uint64_t until_us)
-{
-    struct epoll_event evs[BENCH_LOOP_EVENTS];
-    uint64_t now = cn_time_mono_us();
-    if (l->timer_at_us != 0 && l->timer_at_us < until_us)
-        until_us = l->timer_at_us;
-    int timeout = until_us <= now ? 0 : (int)CN_MIN((until_us - now + 999) / 1000,
-                                                    (uint64_t)BENCH_LOOP_MAX_POLL_MS);
-    int n = epoll_wait(l->epfd, evs, BENCH_LOOP_EVENTS, timeout);
-    int running;
-    for (int i = 0; i < n; i++) {
-        if (evs[i].data.fd == l->wakefd) {
-            uint64_t v;
-            ssize_t r = read(l->wakefd, &v, sizeof(v));
-            (void)r;
-            continue;
-        }
-        int flags = 0;
-        if (evs[i].events & (EPOLLIN | EPOLLHUP))
-            flags |= CURL_CSELECT_IN;
-        if (evs[i].events & EPOLLOUT)
-            flags |= CURL_CSELECT_OUT;
-        if (evs[i].events & EPOLLERR)
-            flags |= CURL_CSELECT_ERR;
-        curl_multi_socket_action(l->multi, evs[i].data.fd, flags, &running);
-    }
-    if (l->timer_at_us != 0 && l->timer_at_us <= cn_time_mono_us()) {
-        l->timer_at_us = 0;
-        curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    }
-}
-
 void *bench_loop_main(void *arg)
 {
     struct bench_loop *l = arg;
     struct bench_shared *sh = l->sh;
     size_t active = l->nworkers;
-    uint64_t now = cn_time_mono_us(), next = now;
+    uint64_t now = cn_time_mono_us();
     for (size_t i = 0; i < l->nworkers; i++)
         l->workers[i].next_start_us = now;
     for (;;) {
         uint64_t e = atomic_load_explicit(&sh->epoch, memory_order_acquire);
         l->cur = &l->slot[e & 1];
-        if (atomic_load_explicit(&sh->stop, memory_order_acquire))
+        int stopping = atomic_load_explicit(&sh->stop, memory_order_acquire);
+        if (stopping)
             break;
-        bench_loop_wait(l, next);
-        /* the epoch may have moved while we waited: record into its slot */
-        e = atomic_load_explicit(&sh->epoch, memory_order_acquire);
-        l->cur = &l->slot[e & 1];
+        int running = 0;
+        curl_multi_perform(l->multi, &running);
         active -= bench_loop_reap(l, 0);
-        next = UINT64_MAX;
+        uint64_t next = UINT64_MAX;
         now = cn_time_mono_us();
-        active -= bench_loop_start_due(l, now, &next);
+        if (!sh->s->mode_max || running == 0)
+            active -= bench_loop_start_due(l, now, &next);
         if (sh->s->recv_rate > 0)
             next = CN_MIN(next, bench_loop_unpause_due(l, now));
         atomic_store_explicit(&l->seen, e, memory_order_release);
         if (active == 0)
             break;
+        int timeout = BENCH_LOOP_MAX_POLL_MS;
+        if (next != UINT64_MAX) {
+            now = cn_time_mono_us();
+            uint64_t wait_ms = next > now ? (next - now + 999) / 1000 : 0;
+            timeout = (int)CN_MIN(wait_ms, (uint64_t)timeout);
+        }
+        if (timeout > 0 || running > 0)
+            curl_multi_poll(l->multi, NULL, 0, timeout, NULL);
     }
     /* requests still in flight at the end are dropped, as basho_bench does */
     for (size_t i = 0; i < l->nworkers; i++)

@@ -1,7 +1,5 @@
 /* An event-loop thread: one libcurl multi handle driving its share of the
- * workers through curl_multi_socket_action() on an epoll set (libcurl says
- * which sockets to watch; a wakeup eventfd lets the reporter interrupt the
- * wait). It fills stats slot (epoch & 1) and acknowledges each epoch the
+ * workers. It fills stats slot (epoch & 1) and acknowledges each epoch the
  * reporter publishes, so the reporter can read the other slot without a lock
  * (see run.c for the protocol). */
 #ifndef BENCH_LOOP_H
@@ -18,9 +16,6 @@ struct bench_loop {
     int id;
     pthread_t thread;
     CURLM *multi;
-    int epfd;                          /* epoll set of libcurl's sockets */
-    int wakefd;                        /* eventfd: an epoch or stop */
-    uint64_t timer_at_us;              /* libcurl's next timeout, 0 = none */
     struct bench_shared *sh;
     struct bench_worker *workers;
     size_t nworkers;

@@ -394,9 +394,16 @@ void bench_worker_finish(struct bench_worker *w, CURLcode result, uint64_t now_u
         os->errors++;
         bench_errors_add(&l->errors, w->op, BENCH_ERR_HTTP, (int)status, 1, w->errbuf);
     } else if (v == BENCH_INTEGRITY_MISMATCH || v == BENCH_INTEGRITY_MISSING) {
+        char what[BENCH_ERROR_SAMPLE];
+        snprintf(what, sizeof(what),
+                 "key %" PRId64 ": HTTP %ld, %" PRIu64 " bytes%s; the last PUT wrote %" PRId64
+                 " bytes%s",
+                 w->key, status, w->received,
+                 w->kind == BENCH_OP_RANGE_GET ? " at the range asked" : "", w->snap.size,
+                 w->snap.state == BENCH_INTEGRITY_DELETED ? " and was deleted" : "");
         os->errors++;
         bench_errors_add(&l->errors, w->op, BENCH_ERR_INTEGRITY,
-                         v == BENCH_INTEGRITY_MISSING, 1, NULL);
+                         v == BENCH_INTEGRITY_MISSING, 1, what);
     } else {
         os->not_found += (uint64_t)not_found;
         bench_stats_ok(l->cur, w->op, now_us - w->start_us);
