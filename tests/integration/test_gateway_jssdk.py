@@ -8,6 +8,7 @@ CAIRN_BIN, git-ignored) and reused while the lock file is unchanged. When npm
 cannot reach its registry the test prints SKIP and passes; any other install
 failure fails it. To move to another SDK version, edit tests/js/package.json
 and run `npm install --package-lock-only` in tests/js."""
+import fcntl
 import hashlib
 import os
 import shutil
@@ -39,7 +40,16 @@ def lock_digest():
 
 def install_sdk():
     """npm ci into JS_DIR unless the same lock is installed there. Returns
-    None when ready, or the reason to skip (registry unreachable)."""
+    None when ready, or the reason to skip (registry unreachable). Tests
+    that share the install may run at once (ctest -j): a file lock makes
+    one of them install while the others wait."""
+    os.makedirs(JS_DIR, exist_ok=True)
+    with open(os.path.join(JS_DIR, ".cairn-install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return install_sdk_locked()
+
+
+def install_sdk_locked():
     stamp = os.path.join(JS_DIR, ".cairn-lock-sha256")
     want = lock_digest()
     if os.path.exists(stamp) and open(stamp).read().strip() == want and \
@@ -48,7 +58,6 @@ def install_sdk():
     if not os.path.exists(NPM) or not os.path.exists(NODE):
         raise AssertionError("node/npm missing: install the nodejs and npm packages "
                              "(deploy/deps/test.txt)")
-    os.makedirs(JS_DIR, exist_ok=True)
     for name in ("package.json", "package-lock.json"):
         shutil.copyfile(os.path.join(JS_SRC, name), os.path.join(JS_DIR, name))
     p = subprocess.run([NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
