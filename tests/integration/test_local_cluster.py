@@ -3,12 +3,10 @@
 works through the printed environment, `down` stops everything, and `up`
 again finds the data written before."""
 import os
+import random
+import socket
 import subprocess
-import sys
 import tempfile
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snclient import free_port  # noqa: E402
 
 SRC = os.environ.get("CAIRN_SRC", os.getcwd())
 BIN = os.environ.get("CAIRN_BIN", os.path.join(SRC, "build", "bin"))
@@ -22,12 +20,31 @@ def run(*args, env=None, check=True):
     return p
 
 
+def port_free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def free_block():
+    """A base port b such that b..b+4 are free (nodes b+1..b+3, gateway b+4),
+    outside the kernel's ephemeral range that other tests' free ports use."""
+    for _ in range(200):
+        b = random.randrange(20000, 30000)
+        if all(port_free(b + i) for i in range(5)):
+            return b
+    raise AssertionError("no free block of 5 loopback ports")
+
+
 def main():
     d = tempfile.mkdtemp(prefix="cairn-local-")
-    gw = free_port()
-    base = free_port()
-    while base + 4 >= 65535 or gw in range(base, base + 5):
-        base = free_port()
+    base = free_block()
+    gw = base + 4
     common = ["--dir", d, "--build", os.path.dirname(BIN)]
     try:
         up = run(LOCAL, "up", "-d", "--nodes", "3", "--gateway-port", str(gw),
