@@ -97,6 +97,57 @@ void gw_s3_bucket_location(struct gw_req *r)
     gw_s3_bucket_require(r, gw_s3_bucket_location_found);
 }
 
+/* ---- bucket configurations that are never set ----------------------- */
+
+/* The sub-resources of gw_s3_bucket_config_get() and what each answers:
+ * GW_S3_OK means an empty VersioningConfiguration (never versioned). */
+static const struct {
+    const char *sub;
+    enum gw_s3_err err;
+} gw_s3_bucket_configs[] = {
+    {"versioning", GW_S3_OK},
+    {"policy", GW_S3_NO_SUCH_BUCKET_POLICY},
+    {"cors", GW_S3_NO_SUCH_CORS_CONFIGURATION},
+    {"lifecycle", GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION},
+    {"tagging", GW_S3_NO_SUCH_TAG_SET},
+    {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND},
+};
+
+/* The row r asks for, or -1. */
+static int gw_s3_bucket_config_row(const struct gw_req *r)
+{
+    for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_bucket_configs); i++)
+        if (gw_req_param(r, gw_s3_bucket_configs[i].sub) != NULL)
+            return (int)i;
+    return -1;
+}
+
+static void gw_s3_bucket_config_found(struct gw_req *r)
+{
+    enum gw_s3_err err = gw_s3_bucket_configs[gw_s3_bucket_config_row(r)].err;
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "VersioningConfiguration", GW_XML_S3_NS);
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+int gw_s3_bucket_config_get(struct gw_req *r)
+{
+    if (r->key != NULL || r->bucket_len == 0 || r->http->method_len != 3 ||
+        memcmp(r->http->method, "GET", 3) != 0 || gw_s3_bucket_config_row(r) < 0)
+        return 0;
+    gw_s3_bucket_require(r, gw_s3_bucket_config_found);
+    return 1;
+}
+
 /* ---- CreateBucket ---------------------------------------------------- */
 
 static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)

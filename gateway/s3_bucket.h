@@ -11,6 +11,13 @@ void gw_s3_bucket_head(struct gw_req *r);
 void gw_s3_bucket_delete(struct gw_req *r);
 void gw_s3_bucket_location(struct gw_req *r);
 
+/* GET of a bucket configuration the gateway never has (?versioning, ?policy,
+ * ?cors, ?lifecycle, ?tagging, ?encryption): answers what S3 answers for a
+ * bucket without one (an empty VersioningConfiguration, or NoSuchBucketPolicy,
+ * NoSuchCORSConfiguration, ...) once the bucket is known to exist. Returns 0
+ * without answering when r is not such a request. */
+int gw_s3_bucket_config_get(struct gw_req *r);
+
 /* Checks that r->bucket exists, then calls next(r); answers NoSuchBucket
  * (or ServiceUnavailable) itself otherwise. */
 void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next);

@@ -203,6 +203,8 @@ static int gw_s3_router_unsupported_sub(const struct gw_req *r)
 /* Picks the handler of an authenticated request. */
 static void gw_s3_router_route(struct gw_req *r)
 {
+    if (gw_s3_bucket_config_get(r))
+        return;
     if (gw_s3_router_unsupported_sub(r)) {
         /* canned ACLs on PUT are accepted as headers; ?acl GET gives a
          * fixed owner-full-control answer would be a lie, so: not yet */

@@ -384,6 +384,30 @@ def test_bucket_get_location(c):
           "missing")
 
 
+def test_bucket_config_defaults(c):
+    """What a bucket without a configuration answers: the first checks of
+    test_versioning_bucket_create_suspend (no Status), test_set_cors
+    (NoSuchCORSConfiguration), test_set_bucket_tagging (NoSuchTagSet),
+    test_get_bucket_encryption_s3 (ServerSideEncryptionConfigurationNotFound-
+    Error), plus NoSuchBucketPolicy and NoSuchLifecycleConfiguration. Setting
+    any of them is NotImplemented."""
+    s3, b = new_bucket(c)
+    r = s3.get_bucket_versioning(Bucket=b)
+    check("Status" not in r and "MFADelete" not in r, "versioning %r" % r)
+    for fn, code in ((s3.get_bucket_cors, "NoSuchCORSConfiguration"),
+                     (s3.get_bucket_tagging, "NoSuchTagSet"),
+                     (s3.get_bucket_policy, "NoSuchBucketPolicy"),
+                     (s3.get_bucket_lifecycle_configuration, "NoSuchLifecycleConfiguration"),
+                     (s3.get_bucket_encryption,
+                      "ServerSideEncryptionConfigurationNotFoundError")):
+        check(error_code(fn, Bucket=b) == (code, 404), "%s" % code)
+    check(error_code(s3.get_bucket_versioning, Bucket="conf-nope") == ("NoSuchBucket", 404),
+          "missing bucket first")
+    check(error_code(s3.put_bucket_versioning, Bucket=b,
+                     VersioningConfiguration={"Status": "Enabled"}) ==
+          ("NotImplemented", 501), "put versioning")
+
+
 def test_bucket_create_bad_location(c):
     """test_bucket_create_exists variants: a LocationConstraint of another
     region is refused (the gateway serves one)."""
