@@ -6,6 +6,9 @@
 // Prints "ok <step>" per step and exits non-zero on the first failure.
 import { Readable } from "node:stream";
 import { createHash } from "node:crypto";
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   S3Client,
   CreateBucketCommand,
@@ -50,6 +53,7 @@ s3.middlewareStack.add(
       trailer: h["x-amz-trailer"],
       encoding: h["content-encoding"],
       crc32: h["x-amz-checksum-crc32"],
+      te: h["transfer-encoding"],
     });
     return next(args);
   },
@@ -125,6 +129,22 @@ await step("PutObject stream with length", async () => {
   check(r.ETag === '"' + md5(big.subarray(0, 200000)) + '"', "etag");
 });
 
+// A file stream: the SDK learns its length from the file and sends it as
+// aws-chunked inside HTTP Transfer-Encoding: chunked.
+await step("PutObject fs.ReadStream", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cairn-jssdk-"));
+  try {
+    const path = join(dir, "body.bin");
+    writeFileSync(path, big.subarray(0, 300000));
+    const r = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: "dir/sub/file.bin", Body: createReadStream(path) }));
+    check(r.ETag === '"' + md5(big.subarray(0, 300000)) + '"', "etag");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const p = seen[seen.length - 1];
+  check(p.te === "chunked" && p.encoding === "aws-chunked", "framing " + JSON.stringify(p));
+});
+
 // Buffers and strings are hashed up front (CRC32 in a header); streams go
 // as aws-chunked with the CRC32 in a trailer.
 await step("uploads carried CRC32 checksums", async () => {
@@ -180,7 +200,7 @@ await step("ListObjectsV2 prefix/delimiter", async () => {
     all.push(...(p.Contents ?? []).map((o) => o.Key));
     token = p.IsTruncated ? p.NextContinuationToken : undefined;
   } while (token);
-  check(all.length === 4, "paged keys " + JSON.stringify(all));
+  check(all.length === 5, "paged keys " + JSON.stringify(all));
   const e = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "nothing/" }));
   check(e.KeyCount === 0 && e.Contents === undefined, "empty listing");
 });
@@ -239,6 +259,7 @@ await step("DeleteObject", async () => {
   const again = await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: "big.bin" }));
   check(again.$metadata.httpStatusCode === 204, "delete of a missing key is 204");
   await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: "dir/sub/stream.bin" }));
+  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: "dir/sub/file.bin" }));
   const l = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
   check(l.KeyCount === 0, "bucket empty " + JSON.stringify(l.Contents));
 });
