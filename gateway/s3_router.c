@@ -200,9 +200,33 @@ static int gw_s3_router_unsupported_sub(const struct gw_req *r)
     return 0;
 }
 
+/* Does r ask for server-side encryption (SSE-S3, SSE-KMS, SSE-C, or SSE-C
+ * of a copy source)? The gateway stores nothing encrypted, so such a
+ * request is refused rather than stored in the clear behind the client's
+ * back. */
+static int gw_s3_router_asks_sse(const struct gw_req *r)
+{
+    static const char sse[] = "x-amz-server-side-encryption";
+    static const char copy_sse[] = "x-amz-copy-source-server-side-encryption";
+    const struct gw_http_parser *h = r->http;
+    for (uint32_t i = 0; i < h->n_headers; i++) {
+        const struct gw_http_header *hd = &h->headers[i];
+        if ((hd->name_len >= sizeof(sse) - 1 &&
+             strncasecmp(hd->name, sse, sizeof(sse) - 1) == 0) ||
+            (hd->name_len >= sizeof(copy_sse) - 1 &&
+             strncasecmp(hd->name, copy_sse, sizeof(copy_sse) - 1) == 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* Picks the handler of an authenticated request. */
 static void gw_s3_router_route(struct gw_req *r)
 {
+    if (gw_s3_router_asks_sse(r)) {
+        gw_req_error(r, GW_S3_NOT_IMPLEMENTED, "Server-side encryption is not supported.");
+        return;
+    }
     if (gw_s3_bucket_config_get(r))
         return;
     if (gw_s3_router_unsupported_sub(r)) {

@@ -509,6 +509,21 @@ def test_object_storage_class(c):
     check(keys_of(s3.list_objects_v2(Bucket=b)) == ["sc"], "nothing stored")
 
 
+def test_object_sse_refused(c):
+    """Server-side encryption is not implemented: a request asking for it
+    (SSE-S3, SSE-KMS, SSE-C) is NotImplemented, never stored in the clear."""
+    s3, b = new_bucket(c, ["src"])
+    for kw in ({"ServerSideEncryption": "AES256"},
+               {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": "k"},
+               {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": "k" * 32}):
+        check(error_code(s3.put_object, Bucket=b, Key="enc", Body=b"x", **kw) ==
+              ("NotImplemented", 501), "put %r" % kw)
+        check(error_code(s3.copy_object, Bucket=b, Key="enc",
+                         CopySource={"Bucket": b, "Key": "src"}, **kw) ==
+              ("NotImplemented", 501), "copy %r" % kw)
+    check(keys_of(s3.list_objects_v2(Bucket=b)) == ["src"], "nothing stored")
+
+
 def test_object_write_read_update_read_delete(c):
     s3, b = new_bucket(c)
     s3.put_object(Bucket=b, Key="foo", Body=b"bar")
