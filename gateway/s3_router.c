@@ -220,11 +220,45 @@ static int gw_s3_router_asks_sse(const struct gw_req *r)
     return 0;
 }
 
+/* Headers that ask for a feature buckets never have here, and the answer
+ * S3 gives for such a bucket: object lock on a write is InvalidRequest
+ * ("Bucket is missing Object Lock Configuration"), object tags and a
+ * lock-enabled bucket are NotImplemented. GW_S3_OK when none is present. */
+static enum gw_s3_err gw_s3_router_unsupported_header(const struct gw_req *r, const char **why)
+{
+    static const char lock[] = "x-amz-object-lock-";
+    const struct gw_http_parser *h = r->http;
+    for (uint32_t i = 0; i < h->n_headers; i++) {
+        const struct gw_http_header *hd = &h->headers[i];
+        if (hd->name_len >= sizeof(lock) - 1 &&
+            strncasecmp(hd->name, lock, sizeof(lock) - 1) == 0) {
+            *why = "Bucket is missing Object Lock Configuration";
+            return GW_S3_INVALID_REQUEST;
+        }
+        if (gw_http_token_eq(hd->name, hd->name_len, "x-amz-tagging") && hd->value_len > 0) {
+            *why = "Object tagging is not supported.";
+            return GW_S3_NOT_IMPLEMENTED;
+        }
+        if (gw_http_token_eq(hd->name, hd->name_len, "x-amz-bucket-object-lock-enabled") &&
+            gw_http_token_eq(hd->value, hd->value_len, "true")) {
+            *why = "Object lock is not supported.";
+            return GW_S3_NOT_IMPLEMENTED;
+        }
+    }
+    return GW_S3_OK;
+}
+
 /* Picks the handler of an authenticated request. */
 static void gw_s3_router_route(struct gw_req *r)
 {
     if (gw_s3_router_asks_sse(r)) {
         gw_req_error(r, GW_S3_NOT_IMPLEMENTED, "Server-side encryption is not supported.");
+        return;
+    }
+    const char *why = NULL;
+    enum gw_s3_err herr = gw_s3_router_unsupported_header(r, &why);
+    if (herr != GW_S3_OK) {
+        gw_req_error(r, herr, why);
         return;
     }
     if (gw_s3_bucket_config_get(r))

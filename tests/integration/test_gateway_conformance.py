@@ -524,6 +524,22 @@ def test_object_sse_refused(c):
     check(keys_of(s3.list_objects_v2(Bucket=b)) == ["src"], "nothing stored")
 
 
+def test_object_lock_and_tagging_refused(c):
+    """Buckets here never have Object Lock: lock headers on a write are
+    InvalidRequest as S3 answers for such a bucket (test_object_lock_put_obj_
+    lock_invalid_bucket); object tags and lock-enabled buckets are
+    NotImplemented rather than silently dropped."""
+    s3, b = new_bucket(c)
+    code = error_code(s3.put_object, Bucket=b, Key="k", Body=b"x", ObjectLockMode="GOVERNANCE",
+                      ObjectLockRetainUntilDate=datetime.datetime(2030, 1, 1))
+    check(code == ("InvalidRequest", 400), "lock %r" % (code,))
+    check(error_code(s3.put_object, Bucket=b, Key="k", Body=b"x", Tagging="a=b") ==
+          ("NotImplemented", 501), "tagging")
+    check(error_code(s3.create_bucket, Bucket="conf-locked", ObjectLockEnabledForBucket=True) ==
+          ("NotImplemented", 501), "lock-enabled bucket")
+    check(keys_of(s3.list_objects_v2(Bucket=b)) == [], "nothing stored")
+
+
 def test_object_write_read_update_read_delete(c):
     s3, b = new_bucket(c)
     s3.put_object(Bucket=b, Key="foo", Body=b"bar")
