@@ -80,7 +80,9 @@ def main():
     # ESM resolves packages from the script's own folder: run a copy there.
     script = os.path.join(JS_DIR, "s3_sdk_v3.mjs")
     shutil.copyfile(os.path.join(JS_SRC, "s3_sdk_v3.mjs"), script)
-    with Cluster() as c:
+    # R = 2: read-after-write as S3 (the script overwrites then reads; the
+    # default R = 1 may read the lagging replica, docs/s3-compat.md)
+    with Cluster(settings={"consistency.read": 2}) as c:
         env = dict(os.environ, AWS_CONFIG_FILE="/dev/null",
                    AWS_SHARED_CREDENTIALS_FILE="/dev/null", HOME=c.tmp)
         for k in ("AWS_REQUEST_CHECKSUM_CALCULATION", "AWS_RESPONSE_CHECKSUM_VALIDATION",
