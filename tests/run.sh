@@ -5,7 +5,8 @@
 #
 #   ./tests/run.sh            everything (what CI runs)
 #   ./tests/run.sh --quick    the main build's tests only
-#   CN_FUZZ_SECONDS=N         seconds per fuzz target (default 15; 0 skips)
+#   CN_FUZZ_SECONDS=N         seconds per fuzz target (default 10; 0 skips)
+#   CN_SKIP_COMPOSE=1         skip the docker-compose cluster test
 #   CN_JOBS=N                 build and test parallelism (default: nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ root=$(pwd)
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 jobs=${CN_JOBS:-$(nproc)}
-fuzz_seconds=${CN_FUZZ_SECONDS:-15}
+fuzz_seconds=${CN_FUZZ_SECONDS:-10}
 start=$(date +%s)
 
 stage() { printf '\n=== %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
@@ -44,6 +45,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L unit)
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L integration \
   -R 'storage_(basic|protocol|corrupt|crash)|gateway_(basic|chunked|conformance)')
+
+if [ "${CN_SKIP_COMPOSE:-0}" != 1 ]; then
+  stage "compose cluster (docker: 3 nodes, 2 gateways, bench, a node stopped, growth)"
+  ./tests/compose/test_compose.sh
+fi
 
 if [ "$fuzz_seconds" -gt 0 ]; then
   stage "fuzz targets, ${fuzz_seconds}s each (libFuzzer)"
