@@ -32,6 +32,7 @@ struct gw_s3_list_item {
 
 struct gw_s3_list {
     int v2;
+    int versions;                /* ListObjectVersions: every object is version "null" */
     int url;
     int fetch_owner;
     const struct gw_req_param *prefix, *delim, *marker, *token, *start_after;
@@ -109,53 +110,110 @@ static void gw_s3_list_next(struct gw_s3_list *l, struct gw_xml_writer *w)
     gw_xml_elem(w, "NextContinuationToken", b64, bl);
 }
 
+/* The owner element of an entry: the caller's, who owns every bucket it
+ * can list (bucket records carry no other). */
+static void gw_s3_list_owner(const struct gw_req *r, struct gw_xml_writer *w)
+{
+    gw_xml_open(w, "Owner");
+    gw_xml_elem_str(w, "ID", r->auth.cred->owner_id);
+    gw_xml_elem_str(w, "DisplayName", r->auth.cred->display_name);
+    gw_xml_close(w);
+}
+
+/* ListVersionsResult of a bucket that was never versioned: each object is
+ * its only version, "null", and the latest (as S3 lists such a bucket). */
+static void gw_s3_list_versions_doc(struct gw_req *r, struct gw_s3_list *l,
+                                    struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "ListVersionsResult", GW_XML_S3_NS);
+    gw_xml_elem(w, "Name", r->bucket, r->bucket_len);
+    gw_s3_list_param_elem(l, w, "Prefix", l->prefix, 1);
+    gw_s3_list_param_elem(l, w, "KeyMarker", l->marker, 1);
+    gw_xml_elem_str(w, "VersionIdMarker", gw_req_param(r, "version-id-marker") != NULL
+                                              ? gw_req_param(r, "version-id-marker")->value : "");
+    gw_xml_elem_u64(w, "MaxKeys", l->max_keys);
+    gw_s3_list_param_elem(l, w, "Delimiter", l->delim, 0);
+    if (l->url)
+        gw_xml_elem_str(w, "EncodingType", "url");
+    gw_xml_elem_bool(w, "IsTruncated", l->truncated);
+    if (l->truncated && l->n_items > 0) {
+        const struct gw_s3_list_item *last = &l->items[l->n_items - 1];
+        gw_s3_list_text(l, w, "NextKeyMarker", last->key, last->key_len);
+        if (!last->is_prefix)
+            gw_xml_elem_str(w, "NextVersionIdMarker", "null");
+    }
+    for (uint32_t i = 0; i < l->n_items; i++) {
+        const struct gw_s3_list_item *it = &l->items[i];
+        if (it->is_prefix)
+            continue;
+        gw_xml_open(w, "Version");
+        gw_s3_list_text(l, w, "Key", it->key, it->key_len);
+        gw_xml_elem_str(w, "VersionId", "null");
+        gw_xml_elem_bool(w, "IsLatest", 1);
+        gw_xml_elem_time_ms(w, "LastModified", (int64_t)(it->ts / 1000));
+        char q[140];
+        snprintf(q, sizeof(q), "\"%s\"", it->etag);
+        gw_xml_elem_str(w, "ETag", q);
+        gw_xml_elem_u64(w, "Size", it->size);
+        gw_s3_list_owner(r, w);
+        gw_xml_elem_str(w, "StorageClass", "STANDARD");
+        gw_xml_close(w);
+    }
+}
+
+/* ListBucketResult (v1 or v2) up to its Contents. */
+static void gw_s3_list_bucket_doc(struct gw_req *r, struct gw_s3_list *l,
+                                  struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "ListBucketResult", GW_XML_S3_NS);
+    gw_xml_elem(w, "Name", r->bucket, r->bucket_len);
+    gw_s3_list_param_elem(l, w, "Prefix", l->prefix, 1);
+    if (l->v2) {
+        gw_s3_list_param_elem(l, w, "StartAfter", l->start_after, 0);
+        if (l->token != NULL)
+            gw_xml_elem(w, "ContinuationToken", l->token->value, l->token->value_len);
+        gw_xml_elem_u64(w, "KeyCount", l->n_items);
+    } else {
+        gw_s3_list_param_elem(l, w, "Marker", l->marker, 1);
+    }
+    gw_xml_elem_u64(w, "MaxKeys", l->max_keys);
+    gw_s3_list_param_elem(l, w, "Delimiter", l->delim, 0);
+    if (l->url)
+        gw_xml_elem_str(w, "EncodingType", "url");
+    gw_xml_elem_bool(w, "IsTruncated", l->truncated);
+    /* v1 has NextMarker only with a delimiter, as S3 (clients page on the
+     * last key otherwise); v2 always has its token */
+    int has_delim = l->delim != NULL && l->delim->value_len > 0;
+    if (l->truncated && l->n_items > 0 && (l->v2 || has_delim))
+        gw_s3_list_next(l, w);
+    for (uint32_t i = 0; i < l->n_items; i++) {
+        const struct gw_s3_list_item *it = &l->items[i];
+        if (it->is_prefix)
+            continue;
+        gw_xml_open(w, "Contents");
+        gw_s3_list_text(l, w, "Key", it->key, it->key_len);
+        gw_xml_elem_time_ms(w, "LastModified", (int64_t)(it->ts / 1000));
+        char q[140];
+        snprintf(q, sizeof(q), "\"%s\"", it->etag);
+        gw_xml_elem_str(w, "ETag", q);
+        gw_xml_elem_u64(w, "Size", it->size);
+        if (!l->v2 || l->fetch_owner)
+            gw_s3_list_owner(r, w);
+        gw_xml_elem_str(w, "StorageClass", "STANDARD");
+        gw_xml_close(w);
+    }
+}
+
 static void gw_s3_list_reply(struct gw_req *r)
 {
     struct gw_s3_list *l = r->h;
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
-    gw_xml_open_ns(&w, "ListBucketResult", GW_XML_S3_NS);
-    gw_xml_elem(&w, "Name", r->bucket, r->bucket_len);
-    gw_s3_list_param_elem(l, &w, "Prefix", l->prefix, 1);
-    if (l->v2) {
-        gw_s3_list_param_elem(l, &w, "StartAfter", l->start_after, 0);
-        if (l->token != NULL)
-            gw_xml_elem(&w, "ContinuationToken", l->token->value, l->token->value_len);
-        gw_xml_elem_u64(&w, "KeyCount", l->n_items);
-    } else {
-        gw_s3_list_param_elem(l, &w, "Marker", l->marker, 1);
-    }
-    gw_xml_elem_u64(&w, "MaxKeys", l->max_keys);
-    gw_s3_list_param_elem(l, &w, "Delimiter", l->delim, 0);
-    if (l->url)
-        gw_xml_elem_str(&w, "EncodingType", "url");
-    gw_xml_elem_bool(&w, "IsTruncated", l->truncated);
-    /* v1 has NextMarker only with a delimiter, as S3 (clients page on the
-     * last key otherwise); v2 always has its token */
-    int has_delim = l->delim != NULL && l->delim->value_len > 0;
-    if (l->truncated && l->n_items > 0 && (l->v2 || has_delim))
-        gw_s3_list_next(l, &w);
-    for (uint32_t i = 0; i < l->n_items; i++) {
-        const struct gw_s3_list_item *it = &l->items[i];
-        if (it->is_prefix)
-            continue;
-        gw_xml_open(&w, "Contents");
-        gw_s3_list_text(l, &w, "Key", it->key, it->key_len);
-        gw_xml_elem_time_ms(&w, "LastModified", (int64_t)(it->ts / 1000));
-        char q[140];
-        snprintf(q, sizeof(q), "\"%s\"", it->etag);
-        gw_xml_elem_str(&w, "ETag", q);
-        gw_xml_elem_u64(&w, "Size", it->size);
-        if (!l->v2 || l->fetch_owner) {
-            gw_xml_open(&w, "Owner");
-            gw_xml_elem_str(&w, "ID", r->auth.cred->owner_id);
-            gw_xml_elem_str(&w, "DisplayName", r->auth.cred->display_name);
-            gw_xml_close(&w);
-        }
-        gw_xml_elem_str(&w, "StorageClass", "STANDARD");
-        gw_xml_close(&w);
-    }
+    if (l->versions)
+        gw_s3_list_versions_doc(r, l, &w);
+    else
+        gw_s3_list_bucket_doc(r, l, &w);
     for (uint32_t i = 0; i < l->n_items; i++) {
         const struct gw_s3_list_item *it = &l->items[i];
         if (!it->is_prefix)
@@ -276,7 +334,8 @@ static void gw_s3_list_bucket_ok(struct gw_req *r)
 static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
 {
     const struct gw_req_param *lt = gw_req_param(r, "list-type");
-    l->v2 = lt != NULL && strcmp(lt->value, "2") == 0;
+    l->versions = gw_req_param(r, "versions") != NULL;
+    l->v2 = !l->versions && lt != NULL && strcmp(lt->value, "2") == 0;
     const struct gw_req_param *enc = gw_req_param(r, "encoding-type");
     if (enc != NULL && strcmp(enc->value, "url") != 0)
         return GW_S3_INVALID_ARGUMENT;
@@ -319,7 +378,11 @@ static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
             gw_s3_list_set_after(l, l->start_after->value, l->start_after->value_len, 0);
         }
     } else {
-        l->marker = gw_req_param(r, "marker");
+        l->marker = gw_req_param(r, l->versions ? "key-marker" : "marker");
+        const struct gw_req_param *vm = gw_req_param(r, "version-id-marker");
+        if (l->versions && vm != NULL && vm->value_len > 0 &&
+            (l->marker == NULL || l->marker->value_len == 0))
+            return GW_S3_INVALID_ARGUMENT; /* S3: no version-id marker without a key marker */
         if (l->marker != NULL && l->marker->value_len > 0) {
             const struct gw_req_param *d = l->delim;
             int is_cp = d != NULL && d->value_len > 0 && l->marker->value_len >= d->value_len &&

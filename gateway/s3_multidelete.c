@@ -52,11 +52,15 @@ static void gw_s3_md_reply(struct gw_req *r)
                 continue;
             gw_xml_open(&w, "Deleted");
             gw_xml_elem(&w, "Key", o->key, o->key_len);
+            if (o->version_id != NULL)
+                gw_xml_elem(&w, "VersionId", o->version_id, o->version_id_len);
             gw_xml_close(&w);
             continue;
         }
         gw_xml_open(&w, "Error");
         gw_xml_elem(&w, "Key", o->key, o->key_len);
+        if (o->version_id != NULL)
+            gw_xml_elem(&w, "VersionId", o->version_id, o->version_id_len);
         gw_xml_elem_str(&w, "Code", gw_s3_error_code(err));
         gw_xml_elem_str(&w, "Message", gw_s3_error_message(err));
         gw_xml_close(&w);
@@ -92,6 +96,12 @@ static void gw_s3_md_bucket_ok(struct gw_req *r)
         enum gw_s3_err err = GW_S3_OK;
         if (gw_s3_names_key_check(o->key, o->key_len, &err) != CN_OK) {
             md->items[i].err = err;
+            continue;
+        }
+        /* buckets are never versioned: "null" is the object itself */
+        if (o->version_id != NULL &&
+            (o->version_id_len != 4 || memcmp(o->version_id, "null", 4) != 0)) {
+            md->items[i].err = GW_S3_NO_SUCH_VERSION;
             continue;
         }
         char skey[GW_KEYS_MAX];

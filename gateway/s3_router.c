@@ -188,7 +188,7 @@ static int gw_s3_router_is(const struct gw_req *r, const char *m)
 static int gw_s3_router_unsupported_sub(const struct gw_req *r)
 {
     static const char *const subs[] = {
-        "acl", "policy", "cors", "lifecycle", "versioning", "versions", "tagging", "website",
+        "acl", "policy", "cors", "lifecycle", "versioning", "tagging", "website",
         "logging", "notification", "replication", "encryption",
         "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
         "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
@@ -293,6 +293,12 @@ static void gw_s3_router_route(struct gw_req *r)
             gw_s3_multidelete(r);
         else
             gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
+        return;
+    }
+    /* buckets are never versioned: an object's only version is "null" */
+    const struct gw_req_param *vid = gw_req_param(r, "versionId");
+    if (vid != NULL && strcmp(vid->value, "null") != 0) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
     }
     int upload = gw_req_param(r, "uploadId") != NULL;
