@@ -960,6 +960,19 @@ static void gw_s3_copy_free(void *p)
     cn_free(c);
 }
 
+/* 1 when x-amz-copy-source names no version or version "null" (buckets are
+ * never versioned, so that is the object itself), else 0. */
+static int gw_s3_copy_source_version_ok(const struct gw_req *r)
+{
+    size_t len;
+    const char *v = gw_req_header(r, "x-amz-copy-source", &len);
+    const char *q = memchr(v, '?', len);
+    if (q == NULL)
+        return 1;
+    size_t qlen = len - (size_t)(q - v) - 1;
+    return qlen == 14 && memcmp(q + 1, "versionId=null", 14) == 0;
+}
+
 /* Parses x-amz-copy-source: [/]bucket/key[?versionId=...], URL-encoded. */
 static enum gw_s3_err gw_s3_copy_parse_source(struct gw_req *r, struct gw_s3_copy *c)
 {
@@ -967,7 +980,7 @@ static enum gw_s3_err gw_s3_copy_parse_source(struct gw_req *r, struct gw_s3_cop
     const char *v = gw_req_header(r, "x-amz-copy-source", &len);
     const char *q = memchr(v, '?', len);
     if (q != NULL)
-        len = (size_t)(q - v); /* versionId: versioning is not supported; latest */
+        len = (size_t)(q - v); /* ?versionId=null, checked by the caller */
     char *dec = cn_malloc(len + 1);
     size_t dlen;
     enum gw_s3_err err = GW_S3_OK;
@@ -1006,6 +1019,10 @@ void gw_s3_object_copy(struct gw_req *r)
     if (err != GW_S3_OK) {
         gw_req_error(r, err, "Copy Source must mention the source bucket and key: "
                              "sourcebucket/sourcekey.");
+        return;
+    }
+    if (!gw_s3_copy_source_version_ok(r)) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
     }
     if (gw_s3_object_storage_class(r) != GW_S3_OK) {

@@ -365,6 +365,11 @@ def test_list_object_versions_unversioned(c):
     check(v["Versions"][0]["ETag"] == h["ETag"] and v["Versions"][0]["Size"] == 1, "entry")
     check(s3.get_object(Bucket=b, Key="a", VersionId="null")["Body"].read() == b"a",
           "versionId=null is the object")
+    s3.copy_object(Bucket=b, Key="a", CopySource={"Bucket": b, "Key": "b", "VersionId": "null"})
+    check(s3.get_object(Bucket=b, Key="a")["Body"].read() == b"b", "copy from version null")
+    check(error_code(s3.copy_object, Bucket=b, Key="a",
+                     CopySource={"Bucket": b, "Key": "b", "VersionId": "3HL4kqtJlcpX"}) ==
+          ("InvalidArgument", 400), "copy from another version")
     check(error_code(s3.get_object, Bucket=b, Key="a", VersionId="3HL4kqtJlcpXroDTDmJ") ==
           ("InvalidArgument", 400), "other version id")
     for bt in batches:
