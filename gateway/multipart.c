@@ -11,6 +11,7 @@
 
 #include "checksum.h"
 #include "keys.h"
+#include "lo_copy.h"
 #include "lo_map.h"
 #include "lo_put.h"
 #include "lo_reclaim.h"
@@ -50,6 +51,9 @@ struct gw_multipart {
     uint32_t part_number;
     struct gw_lo_put *lp;         /* UploadPart body */
     struct gw_lo_writer *w;       /* UploadPartCopy bytes */
+    struct gw_lo_copy *copy;      /* UploadPartCopy from a chunked source */
+    char src[GW_KEYS_MAX];        /* UploadPartCopy source record */
+    size_t src_len;
     struct evbuffer *copy_data;
     struct gw_lo_seg seg;         /* the new part's chunks */
     char md5[33];
@@ -77,6 +81,7 @@ static void gw_multipart_free(void *p)
     struct gw_multipart *m = p;
     gw_lo_put_free(m->lp);
     gw_lo_writer_abandon(m->w);
+    gw_lo_copy_free(m->copy);
     if (m->copy_data != NULL)
         evbuffer_free(m->copy_data);
     cn_free(m->meta);
@@ -394,6 +399,8 @@ static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
     if (m->w != NULL)
         gw_lo_writer_commit(m->w);
     m->w = NULL;
+    if (m->copy != NULL)
+        gw_lo_copy_commit(m->copy);
     if (res->rc == CN_OK && m->have_old_part)
         gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->old_part.seg, 1,
                            r->worker->cfg->lo_reclaim_delay_ms, r->id);
@@ -501,6 +508,19 @@ static void gw_multipart_on_copy_writer(struct gw_lo_writer *w, void *arg)
     }
 }
 
+static void gw_multipart_on_copied(int rc, const char *err, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    if (rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(rc), err);
+        return;
+    }
+    gw_lo_copy_seg(m->copy, &m->seg);
+    snprintf(m->md5, sizeof(m->md5), "%s", gw_lo_copy_md5(m->copy));
+    gw_multipart_part_stored(r);
+}
+
 static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -518,22 +538,36 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     const struct msg *sm = &res->reply->m;
     size_t tl;
     uint64_t lsize;
-    if (gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize)) {
-        gw_req_error(r, GW_S3_NOT_IMPLEMENTED,
-                     "UploadPartCopy from a chunked (large) object is not supported yet.");
-        return;
-    }
-    uint64_t first = 0, len = sm->payload.len;
+    int large = gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize);
+    uint64_t size = large ? lsize : sm->payload.len;
+    uint64_t first = 0, len = size;
     size_t rl;
     const char *rv = gw_req_header(r, "x-amz-copy-source-range", &rl);
     if (rv != NULL) {
         struct gw_s3_range range;
-        if (gw_s3_range_parse(rv, rl, sm->payload.len, &range) != GW_S3_RANGE_PARTIAL) {
+        if (gw_s3_range_parse(rv, rl, size, &range) != GW_S3_RANGE_PARTIAL) {
             gw_req_error(r, GW_S3_INVALID_RANGE, NULL);
             return;
         }
         first = range.first;
         len = range.last - range.first + 1;
+    }
+    if (len > gw_multipart_part_limit(r->worker->cfg)) {
+        gw_req_error(r, GW_S3_INVALID_REQUEST, "The specified copy range is larger than the "
+                     "maximum part size.");
+        return;
+    }
+    if (large) {
+        struct gw_lo_map map;
+        if (gw_lo_map_decode(&map, sm->payload.ptr, sm->payload.len) != CN_OK ||
+            map.size != size) {
+            gw_lo_map_fini(&map);
+            gw_req_error(r, GW_S3_INTERNAL_ERROR, "The source object's chunk map is damaged.");
+            return;
+        }
+        m->copy = gw_lo_copy_start(r->worker, m->src, m->src_len, &map, first, len, m->okey,
+                                   m->okey_len, r->id, r->id, gw_multipart_on_copied, r);
+        return;
     }
     m->copy_data = evbuffer_new();
     evbuffer_add(m->copy_data, (const char *)sm->payload.ptr + first, len);
@@ -575,6 +609,9 @@ static void gw_multipart_copy_upload_ok(struct gw_req *r)
                                       (size_t)(end - slash - 1));
     }
     cn_free(dec);
+    struct gw_multipart *m = r->h;
+    memcpy(m->src, skey, skey_len);
+    m->src_len = skey_len;
     if (skey_len == 0) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Copy Source must mention the source bucket "
                                                 "and key: sourcebucket/sourcekey.");

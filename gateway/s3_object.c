@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "keys.h"
+#include "lo_copy.h"
 #include "lo_map.h"
 #include "lo_put.h"
 #include "lo_reclaim.h"
@@ -818,14 +819,21 @@ struct gw_s3_copy {
     size_t src_skey_len;
     char etag[129];
     uint64_t ts;
+    struct gw_lo_copy *copy;   /* a chunked source's bytes, copied */
 };
 
 static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
+    struct gw_s3_copy *c = r->h;
+    /* before the release, which may end the request (as for PUT) */
+    if (c->copy != NULL)
+        gw_lo_copy_commit(c->copy);
+    if (res->rc == CN_OK && c->o.have_old)
+        gw_lo_reclaim_segs(r->worker->reclaim, c->o.skey, c->o.skey_len, c->o.old_map.segs,
+                           c->o.old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
-    struct gw_s3_copy *c = r->h;
     if (res->rc != CN_OK) {
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
         return;
@@ -873,6 +881,71 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
     gw_store_head(r->worker->store, key, n, gw_s3_copy_on_src_bucket, r);
 }
 
+/* Writes the destination record: the source's bytes (o.blob) with etag, or
+ * for a chunked source the chunk map of the copy with "<md5> <size>". */
+static void gw_s3_copy_write(struct gw_req *r)
+{
+    struct gw_s3_copy *c = r->h;
+    c->ts = CN_MAX(cn_time_now_us(), c->o.old_ts + 1);
+    struct gw_store_record rec = {
+        .key = c->o.skey, .key_len = c->o.skey_len,
+        .etag = c->etag, .etag_len = strlen(c->etag),
+        .meta = c->o.meta, .meta_len = c->o.meta_len,
+        .ver = r->id, .ts = c->ts,
+    };
+    if (c->copy != NULL) {
+        struct gw_lo_seg seg;
+        gw_lo_copy_seg(c->copy, &seg);
+        struct gw_lo_map map;
+        CN_ASSERT(gw_lo_map_init(&map, &seg, 1, 0) == CN_OK);
+        char *bytes;
+        size_t len;
+        gw_lo_map_encode(&map, &bytes, &len);
+        gw_lo_map_fini(&map);
+        struct evbuffer *buf = evbuffer_new();
+        evbuffer_add(buf, bytes, len);
+        cn_free(bytes);
+        c->o.blob = gw_blob_from_evbuffer(buf);
+        rec.etag = c->o.etag_field;
+        rec.etag_len = gw_lo_map_etag_pack(c->o.etag_field, c->etag, strlen(c->etag), seg.size);
+    }
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, c->o.blob, gw_s3_copy_on_put, r);
+}
+
+static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_copy *c = r->h;
+    if (rc != CN_OK) {
+        gw_req_error(r, gw_s3_bucket_store_err(rc), err);
+        return;
+    }
+    snprintf(c->etag, sizeof(c->etag), "%s", gw_lo_copy_md5(c->copy));
+    gw_s3_object_read_old(r, gw_s3_copy_write);
+}
+
+/* A chunked source: its chunks are copied into new ones (lo_copy.c); the
+ * copy's ETag is the MD5 of the bytes, as for any single-PUT object. */
+static void gw_s3_copy_large(struct gw_req *r, const struct msg *m, uint64_t size)
+{
+    struct gw_s3_copy *c = r->h;
+    struct gw_lo_map map;
+    if (gw_lo_map_decode(&map, m->payload.ptr, m->payload.len) != CN_OK || map.size != size) {
+        gw_lo_map_fini(&map);
+        gw_req_error(r, GW_S3_INTERNAL_ERROR, "The source object's chunk map is damaged.");
+        return;
+    }
+    if (size > gw_s3_object_put_limit(r->worker->cfg)) {
+        gw_lo_map_fini(&map);
+        gw_req_error(r, GW_S3_INVALID_REQUEST, "The specified copy source is larger than the "
+                     "maximum allowable size for a copy source.");
+        return;
+    }
+    c->copy = gw_lo_copy_start(r->worker, c->src_skey, c->src_skey_len, &map, 0, size,
+                               c->o.skey, c->o.skey_len, r->id, r->id, gw_s3_copy_on_copied, r);
+}
+
 static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -890,13 +963,9 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     size_t tl;
     uint64_t lsize;
-    if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize)) {
-        gw_req_error(r, GW_S3_NOT_IMPLEMENTED,
-                     "CopyObject of a chunked (large) object is not supported yet.");
-        return;
-    }
+    int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);
     enum gw_s3_err err = gw_s3_object_conditions(r, "x-amz-copy-source-",
-                                                 (const char *)m->etag.ptr, m->etag.len,
+                                                 (const char *)m->etag.ptr, tl,
                                                  (time_t)(m->ts / 1000000));
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
@@ -927,21 +996,17 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         c->o.meta = cn_memdup(m->meta.ptr, m->meta.len);
         c->o.meta_len = m->meta.len;
     }
+    if (large) {
+        gw_s3_copy_large(r, m, lsize);
+        return;
+    }
     size_t el = CN_MIN(m->etag.len, sizeof(c->etag) - 1);
     memcpy(c->etag, m->etag.ptr, el);
     c->etag[el] = '\0';
     struct evbuffer *data = evbuffer_new();
     gw_storage_reply_move_payload(res->reply, data);
     c->o.blob = gw_blob_from_evbuffer(data);
-    c->ts = cn_time_now_us();
-    struct gw_store_record rec = {
-        .key = c->o.skey, .key_len = c->o.skey_len,
-        .etag = c->etag, .etag_len = el,
-        .meta = c->o.meta, .meta_len = c->o.meta_len,
-        .ver = r->id, .ts = c->ts,
-    };
-    gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, c->o.blob, gw_s3_copy_on_put, r);
+    gw_s3_object_read_old(r, gw_s3_copy_write);
 }
 
 static void gw_s3_copy_bucket_ok(struct gw_req *r)
@@ -954,6 +1019,7 @@ static void gw_s3_copy_bucket_ok(struct gw_req *r)
 static void gw_s3_copy_free(void *p)
 {
     struct gw_s3_copy *c = p;
+    gw_lo_copy_free(c->copy);
     gw_s3_object_fini(&c->o);
     cn_free(c->o.meta);
     gw_blob_unref(c->o.blob);

@@ -1,6 +1,6 @@
 /* Object operations: PutObject (single records, and chunked objects from
  * large_object.threshold_of_chunk_len up), GetObject and HeadObject (with
- * Range and partNumber), DeleteObject, CopyObject (single-record sources). */
+ * Range and partNumber), DeleteObject, CopyObject (chunked sources are copied chunk by chunk). */
 #ifndef GW_S3_OBJECT_H
 #define GW_S3_OBJECT_H
 

@@ -248,7 +248,31 @@ def test_upload_part_copy(c):
         "Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": etag2}]})
     check(s3.get_object(Bucket="mpy", Key="dst")["Body"].read() == big + src[10:1000],
           "copied part")
-    s3.delete_object(Bucket="mpy", Key="dst")
+    # chunked sources: UploadPartCopy of ranges that start and end inside
+    # chunks, and CopyObject of a whole multipart object
+    large = os.urandom(7 * MIB + 99)
+    s3.put_object(Bucket="mpy", Key="large", Body=large)
+    uid = s3.create_multipart_upload(Bucket="mpy", Key="dst2")["UploadId"]
+    cuts = [(MIB - 7, 6 * MIB + 5), (6 * MIB + 6, len(large) - 1)]
+    parts = []
+    for i, (a, b) in enumerate(cuts):
+        p = s3.upload_part_copy(Bucket="mpy", Key="dst2", UploadId=uid, PartNumber=i + 1,
+                                CopySource="mpy/large", CopySourceRange="bytes=%d-%d" % (a, b))
+        check(p["CopyPartResult"]["ETag"] == '"%s"' % hashlib.md5(large[a:b + 1]).hexdigest(),
+              "large copy part %d etag" % (i + 1))
+        parts.append({"PartNumber": i + 1, "ETag": p["CopyPartResult"]["ETag"]})
+    s3.complete_multipart_upload(Bucket="mpy", Key="dst2", UploadId=uid,
+                                 MultipartUpload={"Parts": parts})
+    want = b"".join(large[a:b + 1] for a, b in cuts)
+    check(s3.get_object(Bucket="mpy", Key="dst2")["Body"].read() == want, "copied large parts")
+    r = s3.copy_object(Bucket="mpy", Key="dst3", CopySource="mpy/dst2")
+    check(r["CopyObjectResult"]["ETag"] == '"%s"' % hashlib.md5(want).hexdigest(), "copy etag")
+    check(s3.get_object(Bucket="mpy", Key="dst3")["Body"].read() == want, "CopyObject large")
+    check(s3.head_object(Bucket="mpy", Key="dst3")["ContentLength"] == len(want), "copy size")
+    # a small object copied over a large one reclaims the large one's chunks
+    s3.copy_object(Bucket="mpy", Key="dst3", CopySource="mpy/src")
+    for k in ("dst", "dst2", "large"):
+        s3.delete_object(Bucket="mpy", Key=k)
     wait_no_chunks(c, "part copy")
 
 
