@@ -231,22 +231,41 @@ def test_failed_put_leaves_nothing(c):
           (r.status, body))
     check(error_code(s3.head_object, Bucket="fail", Key="k")[1] == 404, "no object")
     wait_no_chunks(c, "after a refused body")
-    # client disconnect mid-PUT
+    # client disconnect mid-PUT (ten times): chunks, fds and memory come back
+    base_fds, base_rss = open_fds(c), rss(c)
+    for _ in range(10):
+        cut_put(c, data)
+    time.sleep(0.5)
+    check(error_code(s3.head_object, Bucket="fail", Key="k")[1] == 404, "no object after cut")
+    wait_no_chunks(c, "after client disconnects mid-PUT")
+    check(open_fds(c) <= base_fds, "fds %d > %d after cut PUTs" % (open_fds(c), base_fds))
+    check(rss(c) < base_rss + 4 * 1024 * 1024, "RSS %d > %d + 4 MiB after cut PUTs" %
+          (rss(c), base_rss))
+
+
+def cut_put(c, data):
+    """Sends part of a PUT body, then closes the connection."""
+    path = "/fail/k"
     hdrs = sign_v4("PUT", path, {"x-amz-content-sha256": "UNSIGNED-PAYLOAD",
                                  "content-length": str(len(data))}, c.port)
     sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
     sock.sendall(b"PUT /fail/k HTTP/1.1\r\n" +
                  b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) +
                  b"\r\n" + data[:4 * CHUNK + 5])
-    time.sleep(0.5)
+    time.sleep(0.2)
     sock.close()
-    time.sleep(0.5)
-    check(error_code(s3.head_object, Bucket="fail", Key="k")[1] == 404, "no object after cut")
-    wait_no_chunks(c, "after a client disconnect mid-PUT")
 
 
 def open_fds(c):
     return len(os.listdir("/proc/%d/fd" % c.proc.pid))
+
+
+def rss(c):
+    with open("/proc/%d/status" % c.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def test_disconnect_mid_get(c):
@@ -255,7 +274,7 @@ def test_disconnect_mid_get(c):
     data = os.urandom(30 * CHUNK)
     s3.put_object(Bucket="cut", Key="k", Body=data)
     s3.get_object(Bucket="cut", Key="k")["Body"].read()
-    base = open_fds(c)
+    base, base_rss = open_fds(c), rss(c)
     hdrs = sign_v4("GET", "/cut/k", {"x-amz-content-sha256": hashlib.sha256(b"").hexdigest()},
                    c.port)
     req = (b"GET /cut/k HTTP/1.1\r\n" +
@@ -269,6 +288,8 @@ def test_disconnect_mid_get(c):
     while open_fds(c) > base and time.monotonic() < deadline:
         time.sleep(0.1)
     check(open_fds(c) <= base, "fds %d > baseline %d" % (open_fds(c), base))
+    check(rss(c) < base_rss + 4 * 1024 * 1024, "RSS %d > %d + 4 MiB after cut GETs" %
+          (rss(c), base_rss))
     check(s3.get_object(Bucket="cut", Key="k")["Body"].read() == data, "still served")
     s3.delete_object(Bucket="cut", Key="k")
     wait_no_chunks(c, "cut")
