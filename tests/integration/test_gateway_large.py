@@ -295,6 +295,46 @@ def test_disconnect_mid_get(c):
     wait_no_chunks(c, "cut")
 
 
+def test_bad_chunk_cuts_the_response(c):
+    """A chunk that no replica can serve right (here: replaced on every node
+    by a record of the wrong length) cuts the GET short, and the log names
+    the chunk; the bytes before it arrive intact."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="bad")
+    data = os.urandom(6 * CHUNK)
+    s3.put_object(Bucket="bad", Key="k", Body=data)
+    victim = [k for _, k in chunk_keys(c) if k.startswith(b"c/bad/k\0")]
+    victim = sorted(set(victim))[3]  # the 4th chunk
+    for n in c.nodes:
+        cl = n.client()
+        check(cl.put(victim, b"short", ver=1, ts=int(time.time() * 1e6) + 10 ** 9).st == 0,
+              "overwrite chunk")
+        cl.close()
+    hdrs = sign_v4("GET", "/bad/k", {"x-amz-content-sha256": hashlib.sha256(b"").hexdigest()},
+                   c.port)
+    sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+    sock.sendall(b"GET /bad/k HTTP/1.1\r\n" +
+                 b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) +
+                 b"\r\n")
+    got = b""
+    while True:
+        b_ = sock.recv(1 << 20)
+        if not b_:
+            break
+        got += b_
+    sock.close()
+    head, body = got.split(b"\r\n\r\n", 1)
+    check(head.startswith(b"HTTP/1.1 200") and b"Content-Length: %d" % len(data) in head,
+          "head %r" % head[:200])
+    check(len(body) < len(data) and body == data[:len(body)] and len(body) <= 3 * CHUNK,
+          "truncated at the bad chunk: %d bytes" % len(body))
+    deadline = time.monotonic() + 5
+    while b"aborted at byte" not in c.log_text().encode() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    log = [l for l in c.log_text().splitlines() if "aborted at byte" in l]
+    check(log and "chunk 3" in log[-1] and "bad/k" in log[-1], "log %r" % log)
+
+
 def test_slice_longer_than_chunk_refused(c):
     """As LeoFS: reading_chunked_obj_len above chunked_obj_len stops the start."""
     import subprocess
@@ -324,5 +364,6 @@ def test_node_killed_mid_get(c):
 if __name__ == "__main__":
     run_tests([test_boundaries, test_ranges, test_overwrite_and_reclaim,
                test_failed_put_leaves_nothing, test_disconnect_mid_get,
-               test_slice_longer_than_chunk_refused, test_node_killed_mid_get],
+               test_bad_chunk_cuts_the_response, test_slice_longer_than_chunk_refused,
+               test_node_killed_mid_get],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
