@@ -163,11 +163,6 @@ void gw_req_abort(struct gw_req *r)
     gw_conn_close(r->conn);
 }
 
-int gw_req_client_gone(const struct gw_req *r)
-{
-    return r->conn->dead || r->conn->state == GW_CONN_CLOSING;
-}
-
 void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc)
 {
     gw_req_reply_start(r, status);

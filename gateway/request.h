@@ -124,8 +124,6 @@ void gw_req_reply_end(struct gw_req *r);
  * than announced, as S3 does. The request is over for the handler: callbacks
  * still pending see gw_req_release() return 0 once the loop reaped it. */
 void gw_req_abort(struct gw_req *r);
-/* 1 when the client's connection is gone or going. */
-int gw_req_client_gone(const struct gw_req *r);
 
 /* Sends a whole response with body doc (moved out of doc) and Content-Type
  * application/xml, then ends it. */
