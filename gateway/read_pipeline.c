@@ -137,8 +137,8 @@ static void gw_read_pipeline_request(struct gw_read_pipeline *p)
     size_t klen = gw_lo_map_chunk_key(key, p->okey, p->okey_len, p->map.segs[s->slice.seg].ver,
                                       s->slice.chunk);
     gw_req_hold(p->r);
-    gw_store_get(p->r->worker->store, key, klen, 0, s->slice.off, s->slice.len,
-                 gw_read_pipeline_on_slice, s);
+    gw_store_get_immutable(p->r->worker->store, key, klen, s->slice.off, s->slice.len,
+                           gw_read_pipeline_on_slice, s);
 }
 
 static void gw_read_pipeline_on_drain(struct gw_req *r);

@@ -70,6 +70,7 @@ struct gw_store_op {
     int best_state;       /* R > 1: 0 none, 1 live, 2 tombstone */
     uint64_t best_ts, best_ver;
     int any_stale;
+    int decided;          /* R > 1: the first R answers settled the read */
     uint64_t seen_ts[GW_STORE_MAX_REPLICAS], seen_ver[GW_STORE_MAX_REPLICAS];
     int seen_state[GW_STORE_MAX_REPLICAS];
     uint32_t seen_node[GW_STORE_MAX_REPLICAS];
@@ -521,37 +522,49 @@ static void gw_store_read_next(struct gw_store_op *op)
 
 static void gw_store_quorum_next(struct gw_store_op *op);
 
-/* R versions are in: read the newest from a replica that holds it (or
- * answer NOT_FOUND), and repair the replicas that are behind. */
+/* Settles a read with R > 1 from the answers so far: called once, at the
+ * R-th version answer or when every replica has answered (or failed). The
+ * data read goes to a second op over the holders of the newest version and
+ * calls the user back; this op only collects the late answers and is freed
+ * by gw_store_on_version() when the last one is in. */
 static void gw_store_quorum_decide(struct gw_store_op *op)
 {
+    op->decided = 1;
     if (op->answers < op->quorum) {
         gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
-        gw_store_op_free(op);
         return;
     }
-    uint32_t holders[GW_STORE_MAX_REPLICAS], n_holders = 0;
-    for (uint32_t i = 0; i < op->answers; i++) {
-        int same = op->seen_state[i] == op->best_state && op->seen_ts[i] == op->best_ts &&
-                   op->seen_ver[i] == op->best_ver;
-        if (!same)
-            op->any_stale = 1;
-        else if (op->best_state == 1)
-            holders[n_holders++] = op->seen_node[i];
-    }
-    if (op->any_stale)
-        gw_store_read_repair(op);
     if (op->best_state != 1) {
         gw_store_op_finish(op, CN_NOTFOUND, NULL);
-        gw_store_op_free(op);
         return;
     }
-    /* phase 2: the sequential read over the holders of the newest version */
-    memcpy(op->replicas, holders, n_holders * sizeof(*holders));
-    op->n_replicas = n_holders;
-    op->next = 0;
-    op->missed = 0;
-    gw_store_read_next(op);
+    struct gw_store_op *data = gw_store_op_new(op->s, op->kind, NULL, 0);
+    data->key = cn_memdup(op->key, op->key_len);
+    data->key_len = op->key_len;
+    data->cb = op->cb;
+    data->arg = op->arg;
+    data->whole = op->whole;
+    data->off = op->off;
+    data->len = op->len;
+    data->quorum = op->quorum;
+    for (uint32_t i = 0; i < op->answers; i++)
+        if (op->seen_state[i] == 1 && op->seen_ts[i] == op->best_ts &&
+            op->seen_ver[i] == op->best_ver)
+            data->replicas[data->n_replicas++] = op->seen_node[i];
+    op->done = 1; /* the data op calls the user back now */
+    gw_store_read_next(data);
+}
+
+/* Every answer is in: repair the replicas that were stale or silent. */
+static void gw_store_quorum_end(struct gw_store_op *op)
+{
+    for (uint32_t i = 0; i < op->answers; i++)
+        if (op->seen_state[i] != op->best_state || op->seen_ts[i] != op->best_ts ||
+            op->seen_ver[i] != op->best_ver)
+            op->any_stale = 1;
+    if (op->any_stale || (op->answers < op->n_replicas && op->best_state != 0))
+        gw_store_read_repair(op);
+    gw_store_op_free(op);
 }
 
 static void gw_store_on_version(struct gw_storage_reply *r, void *arg)
@@ -568,24 +581,24 @@ static void gw_store_on_version(struct gw_storage_reply *r, void *arg)
         op->seen_ver[i] = state != 0 ? r->m.ver : 0;
         int newer = op->seen_ts[i] != op->best_ts ? op->seen_ts[i] > op->best_ts
                                                   : op->seen_ver[i] > op->best_ver;
-        if (state != 0 && (op->best_state == 0 || newer)) {
+        /* after the decision a late answer only feeds the repair */
+        if (!op->decided && state != 0 && (op->best_state == 0 || newer)) {
             op->best_state = state;
             op->best_ts = op->seen_ts[i];
             op->best_ver = op->seen_ver[i];
         }
     } else {
         op->last_rc = rc;
-        gw_store_quorum_next(op); /* ask one more replica instead */
     }
-    if (op->outstanding == 0)
+    if (!op->decided && (op->answers >= op->quorum || op->outstanding == 0))
         gw_store_quorum_decide(op);
+    if (op->outstanding == 0)
+        gw_store_quorum_end(op);
 }
 
-/* Sends one version request (HEAD) to the next replica, if one is left. */
+/* Sends one version request (HEAD) to the next replica. */
 static void gw_store_quorum_next(struct gw_store_op *op)
 {
-    if (op->next >= op->n_replicas)
-        return;
     struct msg m;
     msg_init_request(&m, MSG_OP_HEAD, 0);
     m.key = (struct msg_bytes){(const uint8_t *)op->key, (uint32_t)op->key_len};
@@ -595,18 +608,28 @@ static void gw_store_quorum_next(struct gw_store_op *op)
                            gw_store_on_version, op);
 }
 
-static void gw_store_read_start(struct gw_store_op *op)
+/* R = 1: replicas one after the other. R > 1: every replica is asked for its
+ * version at once and the first R answers decide (Dynamo), so a hung replica
+ * is never waited for while R others answer. */
+static void gw_store_read_start(struct gw_store_op *op, uint32_t want_r)
 {
     gw_store_order_for_read(op->s, op->replicas, op->n_replicas);
-    uint32_t r = CN_MIN(op->s->r, op->n_replicas);
+    uint32_t r = CN_MIN(want_r, op->n_replicas);
     op->quorum = r;
     if (r <= 1) {
         gw_store_read_next(op);
         return;
     }
     op->last_rc = CN_IO;
-    for (uint32_t i = 0; i < r; i++)
+    uint32_t n = op->n_replicas;
+    op->outstanding = 1; /* a guard: replies that come back inside the sends */
+    for (uint32_t i = 0; i < n; i++)
         gw_store_quorum_next(op);
+    op->outstanding--;
+    if (!op->decided && (op->answers >= op->quorum || op->outstanding == 0))
+        gw_store_quorum_decide(op);
+    if (op->outstanding == 0)
+        gw_store_quorum_end(op);
 }
 
 void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole, uint64_t off,
@@ -618,7 +641,19 @@ void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole
     op->whole = whole;
     op->off = off;
     op->len = len;
-    gw_store_read_start(op);
+    gw_store_read_start(op, s->r);
+}
+
+void gw_store_get_immutable(struct gw_store *s, const void *key, size_t key_len, uint64_t off,
+                            uint64_t len, gw_store_cb cb, void *arg)
+{
+    struct gw_store_op *op = gw_store_op_new(s, GW_STORE_GET, key, key_len);
+    op->cb = cb;
+    op->arg = arg;
+    op->whole = 0;
+    op->off = off;
+    op->len = len;
+    gw_store_read_start(op, 1);
 }
 
 void gw_store_head(struct gw_store *s, const void *key, size_t key_len, gw_store_cb cb,
@@ -627,7 +662,7 @@ void gw_store_head(struct gw_store *s, const void *key, size_t key_len, gw_store
     struct gw_store_op *op = gw_store_op_new(s, GW_STORE_HEAD, key, key_len);
     op->cb = cb;
     op->arg = arg;
-    gw_store_read_start(op);
+    gw_store_read_start(op, s->r);
 }
 
 /* ---- listings -------------------------------------------------------- */

@@ -129,6 +129,13 @@ void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64
 void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole, uint64_t off,
                   uint64_t len, gw_store_cb cb, void *arg);
 
+/* gw_store_get() of bytes [off, off+len) of a record that is never
+ * overwritten (a chunk: its key carries the object's version), so any one
+ * replica that has it is right: R is 1 whatever consistency.read says, which
+ * spares a large-object GET a version round trip per slice. */
+void gw_store_get_immutable(struct gw_store *s, const void *key, size_t key_len, uint64_t off,
+                            uint64_t len, gw_store_cb cb, void *arg);
+
 /* The record's size, etag and meta without data (same replica order). */
 void gw_store_head(struct gw_store *s, const void *key, size_t key_len, gw_store_cb cb,
                    void *arg);
