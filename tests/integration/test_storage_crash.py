@@ -75,6 +75,15 @@ def verify(node, acked, sent):
     return checked
 
 
+def wait_acks(acked, want, at_least):
+    """Sleeps at least `at_least` seconds and until `want` keys were
+    acknowledged (a loaded or sanitized machine acknowledges slowly), so the
+    crash always lands in the middle of a real stream of writes."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < at_least or (len(acked) < want and time.monotonic() - t0 < 30):
+        time.sleep(0.05)
+
+
 def test_kill9():
     with StorageNode({"obj_containers.sync_mode": "writethrough",
                       "obj_containers.max_container_len": "4M", "max_record_len": "1M"}) as node:
@@ -82,7 +91,7 @@ def test_kill9():
             acked, sent, stop = {}, {}, threading.Event()
             t = threading.Thread(target=writer, args=(node, acked, sent, stop))
             t.start()
-            time.sleep(1.0 + rnd * 0.5)
+            wait_acks(acked, 40, 1.0 + rnd * 0.5)
             node.kill9()
             stop.set()
             t.join()
@@ -148,7 +157,7 @@ def test_sigterm_under_load():
         acked, sent, stop = {}, {}, threading.Event()
         t = threading.Thread(target=writer, args=(node, acked, sent, stop))
         t.start()
-        time.sleep(1.0)
+        wait_acks(acked, 40, 1.0)
         rc = node.stop()
         stop.set()
         t.join()
