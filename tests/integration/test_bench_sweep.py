@@ -42,9 +42,12 @@ MATRIX = {
 }
 
 
-def sweep(*args, check=True):
+def sweep(*args, check=True, tmp=None):
+    env = dict(os.environ, CAIRN_BIN=BIN)
+    if tmp:
+        env["TMPDIR"] = tmp     # the sweep's clusters go there
     p = subprocess.run([sys.executable, SWEEP, *args], capture_output=True, text=True,
-                       env=dict(os.environ, CAIRN_BIN=BIN), timeout=300)
+                       env=env, timeout=300)
     if check and p.returncode != 0:
         raise AssertionError("sweep %s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout,
                                                                p.stderr))
@@ -71,6 +74,22 @@ def main():
             json.dump(dict(MATRIX, cache=["tepid"]), f)
         p = sweep(bad, "--plan", check=False)
         assert p.returncode == 2 and "tepid" in p.stderr, p.stderr
+
+        # a key no daemon has would be ignored in the environment: refused
+        with open(bad, "w") as f:
+            json.dump(dict(MATRIX, param="large_object.read_prefetchh"), f)
+        p = sweep(bad, "--smoke", "--out", os.path.join(d, "bad"), check=False)
+        assert p.returncode != 0 and "neither cairn-gateway nor cairn-storage" in p.stderr, \
+            p.stderr
+        # a value the gateway refuses (slice above the chunk length): its reason, no leftovers
+        with open(bad, "w") as f:
+            json.dump(dict(MATRIX, param="large_object.reading_chunked_obj_len",
+                           values=["6M", "512K"], default="512K"), f)
+        p = sweep(bad, "--smoke", "--out", os.path.join(d, "bad"), check=False, tmp=d)
+        assert p.returncode == 1 and "a slice never crosses a chunk" in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr, p.stderr
+        assert not [x for x in os.listdir(d) if x.startswith("cairn-sweep-")], \
+            "a failed cell left its cluster behind"
 
         mpath = os.path.join(d, "smoke.json")
         with open(mpath, "w") as f:
