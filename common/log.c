@@ -11,11 +11,15 @@
 
 int cn_log_level_current = CN_LOG_INFO;
 static char cn_log_ident[32] = "cairn";
+/* getpid() at cn_log_init, so a line costs one syscall (its write), not two;
+ * 0 before init. No cairn process forks after cn_log_init. */
+static int cn_log_pid;
 
 void cn_log_init(const char *ident, int level)
 {
     snprintf(cn_log_ident, sizeof(cn_log_ident), "%s", ident);
     cn_log_level_current = level;
+    cn_log_pid = (int)getpid();
 }
 
 int cn_log_level_parse(const char *s)
@@ -43,7 +47,7 @@ void cn_log_write(int level, uint64_t reqid, const char *fmt, ...)
     int n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %s[%d] %s ",
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                      tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000), cn_log_ident,
-                     (int)getpid(), cn_log_level_str(level));
+                     cn_log_pid != 0 ? cn_log_pid : (int)getpid(), cn_log_level_str(level));
     if (reqid != 0 && n < (int)sizeof(line))
         n += snprintf(line + n, sizeof(line) - (size_t)n, "[req %016llx] ",
                       (unsigned long long)reqid);
