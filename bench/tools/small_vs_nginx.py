@@ -98,7 +98,7 @@ def one(a, endpoint, op, keys, size, signed, pids):
 
 
 def sh(cmd):
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.rstrip("\n")
 
 
 def main():
