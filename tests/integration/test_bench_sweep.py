@@ -4,7 +4,8 @@ chunked objects) over real cairn-local clusters; checks the markdown table
 (rows, columns, one bold best cell per row, ratios to the default), the CSV
 (one row per run, numbers that match the table's medians), machine.txt and
 command.txt; that every committed matrix in bench/sweeps parses (--plan);
-and that a bad matrix is refused with its reason. Skips, saying why, when
+that a bad matrix is refused with its reason; and that SIGTERM mid-sweep
+stops and removes the cluster. Skips, saying why, when
 the daemons are not built. Finds binaries through CAIRN_BIN, the source via
 CAIRN_SRC."""
 import csv
@@ -12,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -143,9 +145,29 @@ def main():
                 else:
                     dflt = by[(name, "2")]
                     assert abs(float(ratio) - want / dflt) < 0.006, (line, want, dflt)
+
+        # SIGTERM in the middle of a cell stops its cluster and removes it
+        term = os.path.join(d, "term")
+        os.mkdir(term)
+        p = subprocess.Popen([sys.executable, SWEEP, mpath, "--smoke", "--out",
+                              os.path.join(term, "out")], stdout=subprocess.PIPE, text=True,
+                             env=dict(os.environ, CAIRN_BIN=BIN, TMPDIR=term))
+        try:
+            for line in p.stdout:
+                if line.startswith("  GET 6 MiB"):
+                    break
+            p.send_signal(signal.SIGTERM)
+            assert p.wait(60) == 143, p.returncode
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        left = [x for x in os.listdir(term) if x.startswith("cairn-sweep-")]
+        assert not left, "SIGTERM left a cluster behind: %s" % left
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    print("ok: bench/sweep --smoke over cairn-local (table, CSV, machine, command), matrices parse")
+    print("ok: bench/sweep --smoke over cairn-local (table, CSV, machine, command), matrices parse, "
+          "bad matrices refused, SIGTERM cleans up")
 
 
 if __name__ == "__main__":
