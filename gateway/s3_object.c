@@ -194,13 +194,11 @@ enum gw_s3_err gw_s3_object_request_meta(struct gw_req *r, char **meta, size_t *
 static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next);
 static int gw_s3_object_etag_in(const char *list, size_t len, const char *etag, size_t elen);
 
-static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
+/* The end of a PutObject, small or large, once its record write settled:
+ * drops the request's hold, then answers with the ETag and the checksum the
+ * client sent, or with the store's error. */
+static void gw_s3_object_put_done(struct gw_req *r, const struct gw_store_result *res)
 {
-    struct gw_req *r = arg;
-    struct gw_s3_object *o = r->h;
-    if (res->rc == CN_OK && o->have_old) /* a small object replaced a large one */
-        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
-                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -215,6 +213,16 @@ static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
         gw_req_reply_header(r, gw_checksum_header_name(algo), b64, strlen(b64));
     gw_req_reply_send_headers(r, 0);
     gw_req_reply_end(r);
+}
+
+static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_object *o = r->h;
+    if (res->rc == CN_OK && o->have_old) /* a small object replaced a large one */
+        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
+                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
+    gw_s3_object_put_done(r, res);
 }
 
 /* Writes a small object's one record (the body is in o->blob), newer than
@@ -275,20 +283,7 @@ static void gw_s3_object_lo_on_parent(struct gw_store_result *res, void *arg)
     if (res->rc == CN_OK && o->have_old)
         gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
                            o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
-    if (!gw_req_release(r))
-        return;
-    if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
-        return;
-    }
-    gw_req_reply_start(r, 200);
-    gw_req_reply_headerf(r, "ETag", "\"%s\"", gw_s3_body_md5_hex(r));
-    enum gw_checksum_algo algo;
-    char b64[GW_CHECKSUM_B64_MAX];
-    if (gw_s3_body_checksum(r, &algo, b64) == CN_OK && gw_checksum_header_name(algo) != NULL)
-        gw_req_reply_header(r, gw_checksum_header_name(algo), b64, strlen(b64));
-    gw_req_reply_send_headers(r, 0);
-    gw_req_reply_end(r);
+    gw_s3_object_put_done(r, res);
 }
 
 /* Writes the parent record: data = the chunk map, etag field = "<md5>
