@@ -73,6 +73,8 @@ def bench(a, endpoint, op, keys, seconds, size=None, signed=True, conc=None):
         cmd += ["--value_generator", "{fixed_bin,%d}" % size]
     if signed:
         cmd += ["--access_key", ACCESS_KEY, "--secret_key", SECRET_KEY]
+    else:
+        cmd += ["--create_bucket", "false"]  # nginx: no S3 CreateBucket
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(a.out, "summary.json")) as f:
         js = json.load(f)
