@@ -8,7 +8,8 @@ GiB of the node (from /proc/<pid>/stat), of the client (its own getrusage)
 and of iperf3 (its JSON report), which is where the time goes.
 
   bench/sn/slice_goal.py [--bin build/bin] [--dir /var/tmp] [--runs 7]
-      [--passes 8] [--depth 4] [--io-threads 8] [--out FILE] [--smoke]
+      [--passes 8] [--depth 4] [--io-threads 8] [--node-set KEY=VALUE]...
+      [--out FILE] [--smoke]
 
 Each run: dd of the container (warm), then `cairn-sn-bench slice` over TCP,
 then over ipc:// (a Unix socket; same node, second endpoint), then iperf3 over
@@ -51,7 +52,7 @@ def proc_cpu_s(pid):
 class Node:
     """cairn-storage on a TCP endpoint (ipc names the second node's socket)."""
 
-    def __init__(self, binary, work, io_threads):
+    def __init__(self, binary, work, io_threads, extra=()):
         self.tcp = "tcp://127.0.0.1:%d" % free_port()
         self.ipc = "ipc://%s/node.sock" % work
         self.data_dir = os.path.join(work, "data")
@@ -60,6 +61,8 @@ class Node:
                 "--set", "data_dir=" + self.data_dir, "--set", "log_level=warn",
                 "--set", "io_threads=%d" % io_threads,
                 "--set", "obj_containers.sync_mode=none"]
+        for kv in extra:
+            args += ["--set", kv]
         self.cmdline = " ".join(args)
         self.log = open(os.path.join(work, "node.log"), "ab")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log)
@@ -154,6 +157,8 @@ def main():
     ap.add_argument("--passes", type=int, default=8)
     ap.add_argument("--depth", type=int, default=4)
     ap.add_argument("--io-threads", type=int, default=8)
+    ap.add_argument("--node-set", action="append", default=[],
+                    help="a cairn-storage setting for both nodes (repeatable)")
     ap.add_argument("--out")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
@@ -167,7 +172,7 @@ def main():
     load_start = sh("cut -d' ' -f1-3 /proc/loadavg")
     rows = {k: [] for k in ("dd", "tcp", "ipc", "iperf", "tcp_node", "tcp_client", "ipc_node",
                             "ipc_client", "iperf_snd", "iperf_rcv")}
-    node = Node(a.bin, work, a.io_threads)
+    node = Node(a.bin, work, a.io_threads, a.node_set)
     try:
         subprocess.run([node.bench, "load", "--endpoint", node.tcp, "--prefix", "g/", "--count",
                         str(a.count), "--size", str(a.size), "--depth", "4"], check=True,
@@ -177,7 +182,8 @@ def main():
         ipc_node = subprocess.Popen(
             [os.path.join(a.bin, "cairn-storage"), "--set", "listen=" + node.ipc, "--set",
              "data_dir=" + os.path.join(work, "data-ipc"), "--set", "log_level=warn", "--set",
-             "io_threads=%d" % a.io_threads, "--set", "obj_containers.sync_mode=none"],
+             "io_threads=%d" % a.io_threads, "--set", "obj_containers.sync_mode=none"] +
+            [x for kv in a.node_set for x in ("--set", kv)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ipc = Node.__new__(Node)
         ipc.proc, ipc.bench, ipc.data_dir = ipc_node, node.bench, os.path.join(work, "data-ipc")
