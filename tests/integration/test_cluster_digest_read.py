@@ -1,0 +1,186 @@
+"""Quorum reads (R = 2 of N = 3, the default) done as digest reads: the GET
+goes to the first replica in ring order and HEADs to the other two, and the
+first two answers decide (gateway/store.c, docs/cluster.md).
+
+- A GET costs the nodes one GET and two HEADs (not a second round trip).
+- A stale replica, wherever it sits in the ring order, never wins: the
+  newest version (a newer body, or a tombstone) written to the other two
+  replicas by the storage protocol is what GET and HEAD answer, and the
+  stale replica is repaired.
+- A hung first replica (SIGSTOP, not yet marked down) does not stall GETs:
+  each is answered from the other two well within the request timeout."""
+import hashlib
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_util import (cluster, ring_replicas, storage_key, versions,  # noqa: E402
+                          wait_converged)
+from s3util import check, error_code  # noqa: E402
+
+BUCKET = "digest"
+TIMEOUT_S = 3
+
+
+def node_ops(cl):
+    """{op name: count} summed over the nodes (STATS)."""
+    out = {}
+    for n in cl.nodes:
+        c = n.client()
+        try:
+            st = c.stats()
+        finally:
+            c.close()
+        for k, v in st.items():
+            if k.startswith("ops_"):
+                out[k] = out.get(k, 0) + v
+    return out
+
+
+def order_of(cl, key):
+    """Indexes into cl.nodes of key's replicas, in ring order."""
+    return ring_replicas([n.endpoint for n in cl.nodes], storage_key(BUCKET, key), 3)
+
+
+def direct_put(cl, idx, key, body, newer_than):
+    """Writes body as key's record on node idx with a version newer than
+    newer_than (a HEAD reply), as a replica that got a later write would."""
+    skey = storage_key(BUCKET, key)
+    etag = hashlib.md5(body).hexdigest().encode()
+    c = cl.nodes[idx].client()
+    try:
+        r = c.put(skey, body, ver=newer_than["ver"] + 1, ts=newer_than["ts"] + 1, etag=etag,
+                  meta=newer_than.get("meta"))
+        check(r.st == 0, "direct put on node %d: %r" % (idx, r))
+    finally:
+        c.close()
+    return etag.decode()
+
+
+def direct_delete(cl, idx, key, newer_than):
+    c = cl.nodes[idx].client()
+    try:
+        r = c.delete(storage_key(BUCKET, key), ver=newer_than["ver"] + 1,
+                     ts=newer_than["ts"] + 1)
+        check(r.st == 0, "direct delete on node %d: %r" % (idx, r))
+    finally:
+        c.close()
+
+
+def head_of(cl, idx, key):
+    c = cl.nodes[idx].client()
+    try:
+        h = c.head(storage_key(BUCKET, key))
+        check(h.st == 0, "head on node %d: %r" % (idx, h))
+        return h
+    finally:
+        c.close()
+
+
+def test_one_round_trip(cl, s3):
+    keys = ["rt%02d" % i for i in range(20)]
+    for k in keys:
+        s3.put_object(Bucket=BUCKET, Key=k, Body=k.encode() * 100)
+    s3.get_object(Bucket=BUCKET, Key=keys[0])["Body"].read()  # bucket record cached
+    before = node_ops(cl)
+    for k in keys:
+        check(s3.get_object(Bucket=BUCKET, Key=k)["Body"].read() == k.encode() * 100, "body")
+    after = node_ops(cl)
+    gets = after["ops_get"] - before["ops_get"]
+    heads = after["ops_head"] - before["ops_head"]
+    print("   20 GETs cost the nodes %d GETs and %d HEADs" % (gets, heads))
+    # the quorum read before this change: 3 HEADs, then 1 GET per read
+    check(heads <= 2 * len(keys), "more than 2 HEADs per GET: %d" % heads)
+    # a GET that loses the race by more than the wait is read again
+    check(gets <= len(keys) + 3, "GETs read again: %d GETs for %d reads" % (gets, len(keys)))
+
+
+def test_stale_replica(cl, s3):
+    """The replica at each ring position in turn holds the old version."""
+    for pos in range(3):
+        key = "stale%d" % pos
+        s3.put_object(Bucket=BUCKET, Key=key, Body=b"old body %d" % pos)
+        order = order_of(cl, key)
+        h = head_of(cl, order[0], key)
+        new = b"the newer body %d" % pos
+        for i in range(3):
+            if i != pos:
+                etag = direct_put(cl, order[i], key, new, h)
+        skey = storage_key(BUCKET, key)
+        check(versions(cl, skey)[order[pos]][1] == h["ts"], "replica %d should be stale" % pos)
+        got = s3.get_object(Bucket=BUCKET, Key=key)
+        check(got["Body"].read() == new, "stale replica at position %d won a GET" % pos)
+        check(got["ETag"].strip('"') == etag, "GET etag")
+        hd = s3.head_object(Bucket=BUCKET, Key=key)
+        check(hd["ETag"].strip('"') == etag and hd["ContentLength"] == len(new),
+              "stale replica at position %d won a HEAD: %r" % (pos, hd["ETag"]))
+        wait_converged(cl, [skey], timeout=10)
+        check(versions(cl, skey)[order[pos]][1] == h["ts"] + 1,
+              "stale replica at position %d not repaired" % pos)
+        print("   stale replica at ring position %d: newest served, repaired" % pos)
+
+
+def test_stale_live_replica_after_delete(cl, s3):
+    """Two replicas hold a tombstone, the first one still the live record:
+    the GET it answers must not be served."""
+    key = "deleted"
+    s3.put_object(Bucket=BUCKET, Key=key, Body=b"deleted later")
+    order = order_of(cl, key)
+    h = head_of(cl, order[0], key)
+    for i in (1, 2):
+        direct_delete(cl, order[i], key, h)
+    check(error_code(s3.get_object, Bucket=BUCKET, Key=key)[0] == "NoSuchKey",
+          "a GET read the live record of the replica that missed the delete")
+    check(error_code(s3.head_object, Bucket=BUCKET, Key=key)[0] in ("404", "NoSuchKey"),
+          "a HEAD read the live record of the replica that missed the delete")
+
+
+def test_hung_first_replica(cl, s3):
+    """SIGSTOP the first replica of some keys: GETs of those keys are
+    answered from the other two, each far below the request timeout, before
+    the gateway marks the node down (no request to it timed out yet)."""
+    names = [n.endpoint for n in cl.nodes]
+    bucket_first = ring_replicas(names, b"b/" + BUCKET.encode(), 3)[0]
+    victim_idx = (bucket_first + 1) % 3
+    keys = [k for k in ("hung%03d" % i for i in range(300)) if order_of(cl, k)[0] == victim_idx]
+    keys = keys[:10]
+    check(len(keys) == 10, "keys whose first replica is the victim")
+    for k in keys:
+        s3.put_object(Bucket=BUCKET, Key=k, Body=k.encode() * 50)
+    mark = len(cl.log_text())
+    cl.nodes[victim_idx].freeze()
+    try:
+        t0 = time.monotonic()
+        slowest = 0.0
+        for k in keys:
+            t1 = time.monotonic()
+            got = s3.get_object(Bucket=BUCKET, Key=k)["Body"].read()
+            slowest = max(slowest, time.monotonic() - t1)
+            check(got == k.encode() * 50, "wrong body with a hung first replica")
+        took = time.monotonic() - t0
+        marked = "marked down" in cl.log_text()[mark:]
+        print("   hung first replica: 10 GETs in %.3fs, slowest %.3fs, node marked down "
+              "meanwhile: %s" % (took, slowest, marked))
+        check(slowest < 1.0, "a GET waited for the hung replica: %.3fs (timeout %ds)" % (
+            slowest, TIMEOUT_S))
+        check(took < TIMEOUT_S, "the GETs took past the request timeout (%.3fs): the test "
+              "did not run while the node was still held up" % took)
+    finally:
+        cl.nodes[victim_idx].thaw()
+
+
+def main():
+    with cluster(settings={"storage.request_timeout": "%ds" % TIMEOUT_S}) as cl:
+        s3 = cl.boto()
+        s3.create_bucket(Bucket=BUCKET)
+        for t in (test_one_round_trip, test_stale_replica, test_stale_live_replica_after_delete,
+                  test_hung_first_replica):
+            t0 = time.monotonic()
+            t(cl, s3)
+            print("ok   %s (%.1fs)" % (t.__name__, time.monotonic() - t0), flush=True)
+    print("all passed")
+
+
+if __name__ == "__main__":
+    main()
