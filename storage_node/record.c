@@ -184,7 +184,7 @@ int sn_record_verify_slice(const struct sn_record_info *ri, uint32_t first_block
         (start + buf_len != ri->data_len && (buf_len & (SN_RECORD_BLOCK - 1)) != 0) ||
         slice_off > buf_len || slice_len > buf_len - slice_off)
         return CN_INVAL;
-    const uint32_t full_shift = sn_crc32c_xpow8n(SN_RECORD_BLOCK);
+    uint32_t full_shift = 0; /* x^(8 block), derived at its first use: never 0 */
     uint64_t s0 = slice_off, s1 = slice_off + slice_len;
     uint32_t crc = 0, b = first_block;
     for (uint64_t off = 0; off < buf_len; off += SN_RECORD_BLOCK, b++) {
@@ -197,11 +197,16 @@ int sn_record_verify_slice(const struct sn_record_info *ri, uint32_t first_block
         uint64_t lo = CN_MAX(off, s0), hi = CN_MIN(off + n, s1);
         if (lo >= hi)
             continue;
-        if (lo == off && hi == off + n)   /* the whole block is in the slice */
+        if (lo == off && hi == off + n && crc == 0) {
+            crc = c;   /* the first whole block (or all before it had crc 0) */
+        } else if (lo == off && hi == off + n) {   /* the whole block is in the slice */
+            if (full_shift == 0)
+                full_shift = sn_crc32c_xpow8n(SN_RECORD_BLOCK);
             crc = n == SN_RECORD_BLOCK ? sn_crc32c_mulmod(full_shift, crc) ^ c
                                        : sn_crc32c_combine(crc, c, n);
-        else
+        } else {
             crc = cn_crc32c(crc, buf + lo, (size_t)(hi - lo));
+        }
     }
     *slice_crc = crc;
     return CN_OK;
