@@ -46,6 +46,8 @@ struct gw_store {
     int64_t replay_interval_ms;
     uint32_t replay_inflight, replaying;
     uint32_t live_ops;    /* operations not yet freed */
+    uint64_t read_us;     /* R > 1: moving average of the time R answers take, µs
+                             (reads that did not widen) */
     int closing;          /* gw_store_free() ran; free with the last op */
     struct gw_store_stats stats;
 };
@@ -84,9 +86,10 @@ struct gw_store_op {
     int digest;           /* R > 1 GET: data_node got the GET, the others a HEAD */
     uint32_t data_node;
     int data_answered;    /* the GET of a digest read answered (or failed) */
+    int waited;           /* the wait for a late GET was armed */
     struct gw_storage_reply *kept; /* R > 1: an answer that can serve, newest so far */
     uint64_t kept_ts, kept_ver;
-    struct event *defer;  /* R > 1: the decision waits a little for the GET */
+    struct event *timer;  /* R > 1: widen to the other replicas / stop waiting for the GET */
     uint64_t t0_us;       /* R > 1: when the requests went out */
     /* lists */
     struct gw_store_entry *ents;   /* this round's entries from the nodes */
@@ -269,8 +272,8 @@ static void gw_store_op_free(struct gw_store_op *op)
     cn_free(op->prefix);
     cn_free(op->key);
     gw_storage_reply_free(op->kept);
-    if (op->defer != NULL)
-        event_free(op->defer);
+    if (op->timer != NULL)
+        event_free(op->timer);
     cn_free(op);
     if (--s->live_ops == 0 && s->closing && s->replaying == 0)
         gw_store_release(s);
@@ -599,6 +602,13 @@ static void gw_store_quorum_fallback(struct gw_store_op *op)
 static void gw_store_quorum_decide(struct gw_store_op *op, struct gw_storage_reply *cur)
 {
     op->decided = 1;
+    evtimer_del(op->timer);
+    if (op->answers >= op->quorum && op->next == op->quorum) {
+        /* only reads that did not widen: a hung replica must not stretch
+         * the wait of the reads after it */
+        uint64_t took = cn_time_mono_us() - op->t0_us;
+        op->s->read_us = op->s->read_us - op->s->read_us / 8 + took / 8;
+    }
     if (op->answers < op->quorum)
         gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
     else if (op->best_state != 1)
@@ -613,14 +623,15 @@ static void gw_store_quorum_decide(struct gw_store_op *op, struct gw_storage_rep
     op->kept = NULL;
 }
 
-/* Every answer is in: repair the replicas that were stale or silent. */
+/* Every answer is in: repair the replicas asked that were stale or silent
+ * (those not asked are left to hints and anti-entropy). */
 static void gw_store_quorum_end(struct gw_store_op *op)
 {
     for (uint32_t i = 0; i < op->answers; i++)
         if (op->seen_state[i] != op->best_state || op->seen_ts[i] != op->best_ts ||
             op->seen_ver[i] != op->best_ver)
             op->any_stale = 1;
-    if (op->any_stale || (op->answers < op->n_replicas && op->best_state != 0))
+    if (op->any_stale || (op->answers < op->next && op->best_state != 0))
         gw_store_read_repair(op);
     gw_store_op_free(op);
 }
@@ -645,39 +656,62 @@ static int gw_store_seen(struct gw_store_op *op, const struct gw_storage_reply *
     return state;
 }
 
-/* The deferred decision (gw_store_quorum_wait): the GET did not answer in
- * time, so the data is read from a holder of the newest version. */
-static void gw_store_on_defer(evutil_socket_t fd, short what, void *arg)
+static void gw_store_quorum_send(struct gw_store_op *op, uint32_t i, int data);
+
+/* Arms the op's timer to fire in us (clamped to GW_STORE_WAIT_MIN_US ..
+ * GW_STORE_WAIT_MAX_US). */
+static void gw_store_timer_arm(struct gw_store_op *op, uint64_t us)
+{
+    us = CN_MAX(us, GW_STORE_WAIT_MIN_US);
+    us = CN_MIN(us, GW_STORE_WAIT_MAX_US);
+    struct timeval tv = {(time_t)(us / 1000000), (suseconds_t)(us % 1000000)};
+    evtimer_add(op->timer, &tv);
+}
+
+/* Asks up to k replicas not asked yet for their version. */
+static void gw_store_quorum_widen(struct gw_store_op *op, uint32_t k)
+{
+    for (; k > 0 && op->next < op->n_replicas; k--)
+        gw_store_quorum_send(op, op->next, 0);
+}
+
+/* The timer of an undecided read with R > 1: R answers are late, so every
+ * replica not asked yet is asked now (and a late GET is not waited for once
+ * they answer); or, when all were asked, the wait for a late GET is over and
+ * the data is read from a holder of the newest version. */
+static void gw_store_on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct gw_store_op *op = arg;
-    if (!op->decided)
-        gw_store_quorum_decide(op, NULL);
+    if (op->decided)
+        return;
+    if (op->next < op->n_replicas) {
+        op->s->stats.read_widened++;
+        op->waited = 1; /* the GET may be what is late: do not wait for it again */
+        gw_store_quorum_widen(op, op->n_replicas);
+        return;
+    }
+    gw_store_quorum_decide(op, NULL);
 }
 
 /* Whether the decision should wait for the GET of a digest read: R answers
- * are in, the newest version is live and nothing that could serve it came
- * yet, but the GET is still out. A GET costs a node about twice a HEAD, so
- * under load its answer is often the last (measured on 4 KiB GETs: a third
- * of the reads). The wait is twice as long as the answers so far took,
- * clamped to GW_STORE_WAIT_MIN_US .. GW_STORE_WAIT_MAX_US (then ~1 % of the
- * reads fall back), never a request timeout: a hung replica that is not
- * marked down yet costs a read about twice its latency once more, then the
- * data is read from a holder. Arms the wait once; 0: decide now. */
+ * are in (a replica failed and the next one answered instead), the newest
+ * version is live and nothing that could serve it came yet, but the GET is
+ * still out. The wait is twice as long as the
+ * answers so far took (clamped as the timer is), never a request timeout:
+ * a hung replica that is not marked down yet costs a read about twice its
+ * latency once more, then the data is read from a holder. Arms the wait
+ * once; 0: decide now. */
 static int gw_store_quorum_wait(struct gw_store_op *op)
 {
     if (!op->digest || op->data_answered || op->best_state != 1 ||
-        op->answers < op->quorum || op->defer != NULL || op->s->closing)
+        op->answers < op->quorum || op->waited || op->s->closing)
         return 0;
     if (op->kept != NULL && gw_store_is_best(op, op->kept_ts, op->kept_ver))
         return 0;
-    uint64_t wait = 2 * (cn_time_mono_us() - op->t0_us);
-    wait = CN_MAX(wait, GW_STORE_WAIT_MIN_US);
-    wait = CN_MIN(wait, GW_STORE_WAIT_MAX_US);
-    op->defer = evtimer_new(gw_storage_client_base(op->s->client), gw_store_on_defer, op);
-    struct timeval tv = {(time_t)(wait / 1000000), (suseconds_t)(wait % 1000000)};
-    evtimer_add(op->defer, &tv);
+    op->waited = 1;
+    gw_store_timer_arm(op, 2 * (cn_time_mono_us() - op->t0_us));
     return 1;
 }
 
@@ -700,6 +734,8 @@ static void gw_store_on_version(struct gw_storage_reply *r, void *arg)
         fresh = serves && state == 1 && !op->decided && gw_store_is_best(op, r->m.ts, r->m.ver);
     } else {
         op->last_rc = rc;
+        if (!op->decided)
+            gw_store_quorum_widen(op, 1); /* a replica not asked yet answers instead */
     }
     if (!op->decided && (op->answers >= op->quorum || op->outstanding == 0) &&
         (fresh || !gw_store_quorum_wait(op)))
@@ -710,21 +746,26 @@ static void gw_store_on_version(struct gw_storage_reply *r, void *arg)
         gw_store_quorum_end(op);
 }
 
-/* Sends the read's GET (data 1) or a HEAD to replica i. */
+/* Sends the read's GET (data 1) or a HEAD to replica i (the next one). */
 static void gw_store_quorum_send(struct gw_store_op *op, uint32_t i, int data)
 {
+    CN_ASSERT(i == op->next);
     struct msg m;
     gw_store_read_msg(op, &m, data);
     op->outstanding++;
+    op->next++;
     gw_storage_client_send(op->s->client, op->replicas[i], &m, NULL, gw_store_on_version, op);
 }
 
-/* R = 1: replicas one after the other. R > 1: every replica is asked at once
- * and the first R answers decide (Dynamo), so a hung replica is never waited
- * for while R others answer. A GET asks the first replica (up ones first,
- * ring order) for the data and the others for their version only (HEAD), as
- * Cassandra's digest reads do: when the GET's version is the newest of the
- * first R answers it is served with no second round trip. */
+/* R = 1: replicas one after the other. R > 1 (a quorum read): the first R
+ * replicas (up ones first, ring order) are asked at once and their answers
+ * decide; a replica that fails is replaced by the next one at once, and
+ * when the R answers are late (twice the usual time, GW_STORE_WAIT_MIN_US ..
+ * GW_STORE_WAIT_MAX_US) every other replica is asked too, so a hung replica
+ * is never waited for beyond that. A GET asks the first replica for the
+ * data and the others for their version only (HEAD), as Cassandra's digest
+ * reads do: when the GET's version is the newest of the R answers it is
+ * served with no second round trip. */
 static void gw_store_read_start(struct gw_store_op *op, uint32_t want_r)
 {
     gw_store_order_for_read(op->s, op->replicas, op->n_replicas);
@@ -738,8 +779,10 @@ static void gw_store_read_start(struct gw_store_op *op, uint32_t want_r)
     op->t0_us = cn_time_mono_us();
     op->digest = op->kind == GW_STORE_GET;
     op->data_node = op->replicas[0];
+    op->timer = evtimer_new(gw_storage_client_base(op->s->client), gw_store_on_timer, op);
+    gw_store_timer_arm(op, 2 * op->s->read_us);
     op->outstanding = 1; /* a guard: replies that come back inside the sends */
-    for (uint32_t i = 0; i < op->n_replicas; i++)
+    for (uint32_t i = 0; i < r; i++)
         gw_store_quorum_send(op, i, op->digest && i == 0);
     op->outstanding--;
     if (!op->decided && (op->answers >= op->quorum || op->outstanding == 0))

@@ -1,14 +1,16 @@
 """Quorum reads (R = 2 of N = 3, the default) done as digest reads: the GET
-goes to the first replica in ring order and HEADs to the other two, and the
-first two answers decide (gateway/store.c, docs/cluster.md).
+goes to the first replica in ring order and a HEAD to the second, and their
+two answers decide; the third is asked only when one of them fails or is
+late (gateway/store.c, docs/cluster.md).
 
-- A GET costs the nodes one GET and two HEADs (not a second round trip).
+- A GET costs the nodes one GET and one HEAD (one round trip).
 - A stale replica, wherever it sits in the ring order, never wins: the
   newest version (a newer body, or a tombstone) written to the other two
-  replicas by the storage protocol is what GET and HEAD answer, and the
-  stale replica is repaired.
-- A hung first replica (SIGSTOP, not yet marked down) does not stall GETs:
-  each is answered from the other two well within the request timeout."""
+  replicas by the storage protocol is what GET and HEAD answer; a stale
+  replica that was asked (the first two) is repaired.
+- A hung replica (SIGSTOP, not yet marked down), first or second in ring
+  order, does not stall GETs: each is answered from the other two well
+  within the request timeout."""
 import hashlib
 import os
 import sys
@@ -16,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_util import (cluster, ring_replicas, storage_key, versions,  # noqa: E402
-                          wait_converged)
+                          wait_converged, wait_log)
 from s3util import check, error_code  # noqa: E402
 
 BUCKET = "digest"
@@ -90,9 +92,11 @@ def test_one_round_trip(cl, s3):
     gets = after["ops_get"] - before["ops_get"]
     heads = after["ops_head"] - before["ops_head"]
     print("   20 GETs cost the nodes %d GETs and %d HEADs" % (gets, heads))
-    # the quorum read before this change: 3 HEADs, then 1 GET per read
-    check(heads <= 2 * len(keys), "more than 2 HEADs per GET: %d" % heads)
-    # a GET that loses the race by more than the wait is read again
+    # the quorum read before: 3 HEADs, then 1 GET per read; 2 HEADs with the
+    # GET when every replica was asked at once. A read whose two answers are
+    # late (2 ms at least) asks the third replica too: on a busy machine some
+    # do, so this allows up to half of them.
+    check(heads < 1.5 * len(keys), "more than 1 HEAD per GET: %d" % heads)
     check(gets <= len(keys) + 3, "GETs read again: %d GETs for %d reads" % (gets, len(keys)))
 
 
@@ -115,6 +119,9 @@ def test_stale_replica(cl, s3):
         hd = s3.head_object(Bucket=BUCKET, Key=key)
         check(hd["ETag"].strip('"') == etag and hd["ContentLength"] == len(new),
               "stale replica at position %d won a HEAD: %r" % (pos, hd["ETag"]))
+        if pos == 2:  # not asked: hints and anti-entropy repair it, not reads
+            print("   stale replica at ring position 2: newest served")
+            continue
         wait_converged(cl, [skey], timeout=10)
         check(versions(cl, skey)[order[pos]][1] == h["ts"] + 1,
               "stale replica at position %d not repaired" % pos)
@@ -122,30 +129,34 @@ def test_stale_replica(cl, s3):
 
 
 def test_stale_live_replica_after_delete(cl, s3):
-    """Two replicas hold a tombstone, the first one still the live record:
-    the GET it answers must not be served."""
-    key = "deleted"
-    s3.put_object(Bucket=BUCKET, Key=key, Body=b"deleted later")
-    order = order_of(cl, key)
-    h = head_of(cl, order[0], key)
-    for i in (1, 2):
-        direct_delete(cl, order[i], key, h)
-    check(error_code(s3.get_object, Bucket=BUCKET, Key=key)[0] == "NoSuchKey",
-          "a GET read the live record of the replica that missed the delete")
-    check(error_code(s3.head_object, Bucket=BUCKET, Key=key)[0] in ("404", "NoSuchKey"),
-          "a HEAD read the live record of the replica that missed the delete")
+    """Two replicas hold a tombstone, the first or the second one in ring
+    order still the live record: what it answers must not be served."""
+    for live in (0, 1):
+        key = "deleted%d" % live
+        s3.put_object(Bucket=BUCKET, Key=key, Body=b"deleted later")
+        order = order_of(cl, key)
+        h = head_of(cl, order[live], key)
+        for i in range(3):
+            if i != live:
+                direct_delete(cl, order[i], key, h)
+        check(error_code(s3.get_object, Bucket=BUCKET, Key=key)[0] == "NoSuchKey",
+              "a GET read the live record of the replica that missed the delete")
+        check(error_code(s3.head_object, Bucket=BUCKET, Key=key)[0] in ("404", "NoSuchKey"),
+              "a HEAD read the live record of the replica that missed the delete")
 
 
-def test_hung_first_replica(cl, s3):
-    """SIGSTOP the first replica of some keys: GETs of those keys are
-    answered from the other two, each far below the request timeout, before
-    the gateway marks the node down (no request to it timed out yet)."""
+def test_hung_replica(cl, s3, pos):
+    """SIGSTOP the replica at ring position pos (0: it gets the GET, 1: the
+    HEAD) of some keys: GETs of those keys are answered from the other two,
+    each far below the request timeout, before the gateway marks the node
+    down (no request to it timed out yet)."""
     names = [n.endpoint for n in cl.nodes]
     bucket_first = ring_replicas(names, b"b/" + BUCKET.encode(), 3)[0]
     victim_idx = (bucket_first + 1) % 3
-    keys = [k for k in ("hung%03d" % i for i in range(300)) if order_of(cl, k)[0] == victim_idx]
+    keys = [k for k in ("hung%d_%03d" % (pos, i) for i in range(300))
+            if order_of(cl, k)[pos] == victim_idx]
     keys = keys[:10]
-    check(len(keys) == 10, "keys whose first replica is the victim")
+    check(len(keys) == 10, "keys whose replica %d is the victim" % pos)
     for k in keys:
         s3.put_object(Bucket=BUCKET, Key=k, Body=k.encode() * 50)
     mark = len(cl.log_text())
@@ -160,14 +171,25 @@ def test_hung_first_replica(cl, s3):
             check(got == k.encode() * 50, "wrong body with a hung first replica")
         took = time.monotonic() - t0
         marked = "marked down" in cl.log_text()[mark:]
-        print("   hung first replica: 10 GETs in %.3fs, slowest %.3fs, node marked down "
-              "meanwhile: %s" % (took, slowest, marked))
+        print("   hung replica at ring position %d: 10 GETs in %.3fs, slowest %.3fs, node "
+              "marked down meanwhile: %s" % (pos, took, slowest, marked))
         check(slowest < 1.0, "a GET waited for the hung replica: %.3fs (timeout %ds)" % (
             slowest, TIMEOUT_S))
         check(took < TIMEOUT_S, "the GETs took past the request timeout (%.3fs): the test "
               "did not run while the node was still held up" % took)
     finally:
         cl.nodes[victim_idx].thaw()
+    time.sleep(0.2)
+    if "marked down" in cl.log_text()[mark:]:
+        wait_log(cl, "is up again", start=mark)
+
+
+def test_hung_first_replica(cl, s3):
+    test_hung_replica(cl, s3, 0)
+
+
+def test_hung_second_replica(cl, s3):
+    test_hung_replica(cl, s3, 1)
 
 
 def main():
@@ -175,7 +197,7 @@ def main():
         s3 = cl.boto()
         s3.create_bucket(Bucket=BUCKET)
         for t in (test_one_round_trip, test_stale_replica, test_stale_live_replica_after_delete,
-                  test_hung_first_replica):
+                  test_hung_first_replica, test_hung_second_replica):
             t0 = time.monotonic()
             t(cl, s3)
             print("ok   %s (%.1fs)" % (t.__name__, time.monotonic() - t0), flush=True)
