@@ -159,10 +159,18 @@ int bench_report_errors(const char *dir, const struct bench_settings *s,
     FILE *f = bench_report_create(dir, "errors.csv", BENCH_REPORT_ERRORS_HEADER, err);
     if (f == NULL)
         return CN_IO;
+    /* sorted as basho_bench sorts them (Erlang term order); at most 64 */
+    const struct bench_error_count *order[BENCH_ERRORS_MAX];
+    for (size_t i = 0; i < errs->n; i++) {
+        size_t j = i;
+        for (; j > 0 && bench_errors_cmp(order[j - 1], &errs->e[i], s) > 0; j--)
+            order[j] = order[j - 1];
+        order[j] = &errs->e[i];
+    }
     for (size_t i = 0; i < errs->n; i++) {
         char name[128];
-        bench_errors_name(&errs->e[i], s, name, sizeof(name));
-        fprintf(f, "\"%s\",\"%" PRIu64 "\"\n", name, errs->e[i].count);
+        bench_errors_name(order[i], s, name, sizeof(name));
+        fprintf(f, "\"%s\",\"%" PRIu64 "\"\n", name, order[i]->count);
     }
     if (errs->other)
         fprintf(f, "\"other\",\"%" PRIu64 "\"\n", errs->other);

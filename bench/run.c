@@ -192,8 +192,11 @@ static void bench_run_setup(struct bench_run *r, const struct bench_settings *s)
     r->s = s;
     r->sh.s = s;
     bench_valgen_init(&r->sh.valgen, &s->valgen, s->seed);
-    if (s->integrity)
+    if (s->integrity) {
         r->sh.integrity = bench_integrity_new(bench_keygen_limit(&s->keygen));
+        r->sh.md5 = EVP_MD_fetch(NULL, "MD5", NULL);
+        CN_ASSERT(r->sh.md5 != NULL);
+    }
     for (size_t i = 0; i < s->nops; i++)
         r->sh.total_weight += s->ops[i].weight;
     atomic_init(&r->sh.epoch, 0);
@@ -216,6 +219,7 @@ static void bench_run_teardown(struct bench_run *r)
         bench_loop_fini(&r->loops[i]);
     cn_free(r->loops);
     bench_integrity_free(r->sh.integrity);
+    EVP_MD_free(r->sh.md5);
     bench_valgen_fini(&r->sh.valgen);
     bench_stats_fini(&r->tick);
     bench_stats_fini(&r->window);

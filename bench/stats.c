@@ -108,6 +108,45 @@ static const char *bench_errors_curl_name(int code)
     }
 }
 
+/* Erlang's order of two atoms: by their text. */
+static int bench_errors_atom_cmp(const char *a, const char *b)
+{
+    int c = strcmp(a, b);
+    return (c > 0) - (c < 0);
+}
+
+/* Erlang's order of two reasons: atoms (integrity_*) before tuples; tuples
+ * by their tag (curl < http), then integers before atoms, integers by value. */
+static int bench_errors_reason_cmp(const struct bench_error_count *a,
+                                   const struct bench_error_count *b)
+{
+    int ta = a->kind != BENCH_ERR_INTEGRITY, tb = b->kind != BENCH_ERR_INTEGRITY;
+    if (ta != tb)
+        return ta - tb;
+    if (!ta)
+        return bench_errors_atom_cmp(a->code ? "integrity_missing" : "integrity_mismatch",
+                                     b->code ? "integrity_missing" : "integrity_mismatch");
+    if (a->kind != b->kind)
+        return bench_errors_atom_cmp(a->kind == BENCH_ERR_CURL ? "curl" : "http",
+                                     b->kind == BENCH_ERR_CURL ? "curl" : "http");
+    const char *na = a->kind == BENCH_ERR_CURL ? bench_errors_curl_name(a->code) : NULL;
+    const char *nb = b->kind == BENCH_ERR_CURL ? bench_errors_curl_name(b->code) : NULL;
+    if ((na != NULL) != (nb != NULL))
+        return na != NULL ? 1 : -1;
+    if (na != NULL)
+        return bench_errors_atom_cmp(na, nb);
+    return (a->code > b->code) - (a->code < b->code);
+}
+
+int bench_errors_cmp(const struct bench_error_count *a, const struct bench_error_count *b,
+                     const struct bench_settings *s)
+{
+    const char *oa = a->op < s->nops ? s->ops[a->op].label : "?";
+    const char *ob = b->op < s->nops ? s->ops[b->op].label : "?";
+    int c = bench_errors_atom_cmp(oa, ob);
+    return c != 0 ? c : bench_errors_reason_cmp(a, b);
+}
+
 void bench_errors_name(const struct bench_error_count *e, const struct bench_settings *s,
                        char *out, size_t outlen)
 {

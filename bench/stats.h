@@ -83,4 +83,9 @@ void bench_errors_merge(struct bench_errors *dst, const struct bench_errors *src
 void bench_errors_name(const struct bench_error_count *e, const struct bench_settings *s,
                        char *out, size_t outlen);
 
+/* <0, 0 or >0 as the two errors' names ({Op, Reason}) compare in Erlang's
+ * term order, the order basho_bench sorts errors.csv in (lists:sort). */
+int bench_errors_cmp(const struct bench_error_count *a, const struct bench_error_count *b,
+                     const struct bench_settings *s);
+
 #endif

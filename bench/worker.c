@@ -225,7 +225,7 @@ static void bench_worker_integrity_begin(struct bench_worker *w)
     case BENCH_OP_GET:
         bench_integrity_peek(t, w->key, &w->snap);
         w->check = 1;
-        EVP_DigestInit_ex(w->md5, EVP_md5(), NULL);
+        EVP_DigestInit_ex(w->md5, w->loop->sh->md5, NULL);
         break;
     case BENCH_OP_RANGE_GET:
         bench_integrity_peek(t, w->key, &w->snap);
@@ -236,7 +236,7 @@ static void bench_worker_integrity_begin(struct bench_worker *w)
     case BENCH_OP_DELETE:
         bench_integrity_write_begin(t, w->key);
         if (w->kind == BENCH_OP_PUT)
-            EVP_DigestInit_ex(w->md5, EVP_md5(), NULL);
+            EVP_DigestInit_ex(w->md5, w->loop->sh->md5, NULL);
         break;
     default:
         break;

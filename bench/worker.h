@@ -23,6 +23,8 @@ struct bench_shared {
     const struct bench_settings *s;
     struct bench_valgen valgen;
     struct bench_integrity *integrity;   /* NULL unless {integrity, true} */
+    EVP_MD *md5;                         /* fetched once: EVP_md5() fetches (a lock
+                                          * and allocations) at every init */
     uint64_t total_weight;
     atomic_uint_fast64_t epoch;          /* which stats slot the loops fill */
     atomic_int stop;

@@ -115,13 +115,24 @@ static void test_report_files(void)
     bench_errors_add(&errs, 0, BENCH_ERR_HTTP, 503, 3, NULL);
     bench_errors_add(&errs, 0, BENCH_ERR_INTEGRITY, 0, 1, NULL);
     bench_errors_add(&errs, 1, BENCH_ERR_CURL, 99, 1, NULL);
+    bench_errors_add(&errs, 0, BENCH_ERR_HTTP, 404, 4, NULL);
+    bench_errors_add(&errs, 0, BENCH_ERR_INTEGRITY, 1, 2, NULL);
+    bench_errors_add(&errs, 1, BENCH_ERR_CURL, 100, 1, NULL);
+    bench_errors_add(&errs, 1, BENCH_ERR_HTTP, 500, 1, NULL);
     CN_CHECK_EQ_INT(bench_report_errors(dir, &s, &errs, err), CN_OK);
+    /* basho_bench writes lists:sort of the {Key, Count} pairs: Erlang term
+     * order, ops by name; atoms before tuples; {curl,_} before {http,_};
+     * integers (by value, 99 before 100) before atoms */
     CN_CHECK_EQ_STR(slurp(dir, "errors.csv"),
                     "\"error\",\"count\"\n"
-                    "\"{get,{http,503}}\",\"5\"\n"
-                    "\"{update,{curl,operation_timedout}}\",\"1\"\n"
                     "\"{get,integrity_mismatch}\",\"1\"\n"
-                    "\"{update,{curl,99}}\",\"1\"\n");
+                    "\"{get,integrity_missing}\",\"2\"\n"
+                    "\"{get,{http,404}}\",\"4\"\n"
+                    "\"{get,{http,503}}\",\"5\"\n"
+                    "\"{update,{curl,99}}\",\"1\"\n"
+                    "\"{update,{curl,100}}\",\"1\"\n"
+                    "\"{update,{curl,operation_timedout}}\",\"1\"\n"
+                    "\"{update,{http,500}}\",\"1\"\n");
 
     /* summary.json names every op and the errors */
     struct bench_report_run run = {.results_dir = dir, .elapsed_s = 12.5};
