@@ -21,6 +21,10 @@ const struct cn_config_desc gw_config_table[] = {
      "event-loop threads, each with its own SO_REUSEPORT listener (0 = one per core)"},
     {"http.keepalive_timeout", CN_CONF_MSEC, GW_OFF(http_keepalive_timeout_ms), "60s", 100,
      3600000, NULL, "an idle keep-alive connection is closed after this long"},
+    {"http.shutdown_timeout", CN_CONF_MSEC, GW_OFF(http_shutdown_timeout_ms), "30s", 0, 3600000,
+     NULL,
+     "on SIGTERM/SIGINT: stop accepting, close idle connections, let requests in progress "
+     "finish for at most this long, then exit"},
     {"http.header_timeout", CN_CONF_MSEC, GW_OFF(http_header_timeout_ms), "15s", 100, 3600000,
      NULL, "a request head must be complete this long after its first byte (slowloris)"},
     {"http.body_idle_timeout", CN_CONF_MSEC, GW_OFF(http_body_idle_timeout_ms), "30s", 100,

@@ -14,6 +14,7 @@ struct gw_config {
     char *http_listen;
     int64_t http_threads;
     int64_t http_keepalive_timeout_ms;
+    int64_t http_shutdown_timeout_ms;
     int64_t http_header_timeout_ms;
     int64_t http_body_idle_timeout_ms;
     int64_t http_max_request_line;

@@ -106,6 +106,7 @@ void gw_conn_unref(struct gw_conn *c)
     if (--c->refs > 0)
         return;
     CN_ASSERT(c->dead);
+    struct gw_worker *w = c->worker;
     gw_conn_req_clear(&c->req);
     evbuffer_free(c->req.body);
     evbuffer_free(c->req.hdrs);
@@ -114,6 +115,30 @@ void gw_conn_unref(struct gw_conn *c)
     event_free(c->kick);
     event_free(c->timer);
     cn_free(c);
+    w->n_conn_mem--;
+    gw_worker_drain_check(w);
+}
+
+static void gw_conn_link(struct gw_conn *c)
+{
+    struct gw_worker *w = c->worker;
+    c->prev = NULL;
+    c->next = w->conns;
+    if (w->conns != NULL)
+        w->conns->prev = c;
+    w->conns = c;
+}
+
+static void gw_conn_unlink(struct gw_conn *c)
+{
+    struct gw_worker *w = c->worker;
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        w->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
 }
 
 /* Closes the socket; the memory goes with the last reference. */
@@ -127,6 +152,7 @@ static void gw_conn_reap(struct gw_conn *c)
         bufferevent_free(c->bev);
     c->bev = NULL;
     c->worker->n_conns--;
+    gw_conn_unlink(c);
     gw_conn_unref(c);
 }
 
@@ -367,7 +393,7 @@ void gw_conn_request_done(struct gw_conn *c)
     struct gw_req *r = &c->req;
     CN_LOGR(CN_LOG_DEBUG, r->id, "done %d in %llu us", r->status,
             (unsigned long long)(cn_time_mono_us() - r->start_us));
-    int must_close = r->close_after || !r->body_done || r->body_failed;
+    int must_close = r->close_after || !r->body_done || r->body_failed || c->worker->draining;
     gw_conn_req_clear(r);
     r->http = NULL;
     gw_http_parser_reset(&c->parser);
@@ -389,6 +415,20 @@ void gw_conn_request_done(struct gw_conn *c)
     bufferevent_set_timeouts(c->bev, NULL, &wt);
     bufferevent_enable(c->bev, EV_READ);
     gw_conn_kick(c); /* a pipelined request may already be buffered */
+}
+
+void gw_conn_close_all(struct gw_worker *w)
+{
+    while (w->conns != NULL)
+        gw_conn_reap(w->conns);   /* unlinks it */
+}
+
+void gw_conn_close_when_idle(struct gw_conn *c)
+{
+    if (c->state == GW_CONN_IDLE)
+        gw_conn_close(c);
+    else
+        c->req.close_after = 1;   /* the response says Connection: close; then closed */
 }
 
 /* Called by gw_req_body_read(): the handler wants the body. */
@@ -433,6 +473,8 @@ void gw_conn_accept(struct gw_worker *w, evutil_socket_t fd)
     gw_http_parser_init(&c->parser, &w->http_limits);
     c->state = GW_CONN_IDLE;
     w->n_conns++;
+    w->n_conn_mem++;
+    gw_conn_link(c);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     bufferevent_setcb(bev, gw_conn_on_read, gw_conn_on_write, gw_conn_on_event, c);

@@ -46,7 +46,17 @@ struct gw_conn {
     struct gw_http_chunked chunked;
     struct evbuffer *sink; /* discards HEAD bodies */
     struct gw_req req;
+    struct gw_conn *prev, *next;   /* the worker's open connections */
 };
+
+/* Closes c now if it is between requests; otherwise makes its current
+ * response the last (Connection: close). For a graceful stop. */
+void gw_conn_close_when_idle(struct gw_conn *c);
+
+/* Closes every connection of w still open, at once (its loop has ended:
+ * the stop's deadline passed). One that a storage reply still holds is freed
+ * with that hold, if ever. */
+void gw_conn_close_all(struct gw_worker *w);
 
 /* Takes over an accepted socket. On failure closes fd. */
 void gw_conn_accept(struct gw_worker *w, evutil_socket_t fd);

@@ -112,7 +112,7 @@ void gw_req_reply_send_headers(struct gw_req *r, uint64_t length)
     CN_ASSERT(!r->headers_sent);
     r->headers_sent = 1;
     /* an unread request body makes the connection unusable afterwards */
-    if (!r->body_done || r->body_failed)
+    if (!r->body_done || r->body_failed || r->worker->draining)
         r->close_after = 1;
     if (r->status != 304 && r->status != 204)
         evbuffer_add_printf(r->hdrs, "Content-Length: %llu\r\n", (unsigned long long)length);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +33,10 @@ struct gw_server {
     uint32_t n_workers;
     int port;
     uint64_t boot_s;
+    int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
+    struct event_base *ctl;          /* the main thread's loop: signals, the workers' ends */
+    struct event *worker_ended;      /* activated by each worker thread as it ends */
+    atomic_uint n_ended;
 };
 
 uint64_t gw_worker_next_request_id(struct gw_worker *w)
@@ -150,32 +155,111 @@ static void *gw_server_thread(void *arg)
 {
     struct gw_worker *w = arg;
     event_base_dispatch(w->base);
+    atomic_fetch_add(&w->server->n_ended, 1);
+    event_active(w->server->worker_ended, EV_READ, 0);   /* thread-safe: evthread is on */
     return NULL;
+}
+
+static void gw_server_on_worker_ended(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_server *s = arg;
+    if (atomic_load(&s->n_ended) == s->n_workers)
+        event_base_loopexit(s->ctl, NULL);
+}
+
+/* ---- graceful stop ---- */
+
+void gw_worker_drain_check(struct gw_worker *w)
+{
+    if (w->draining && w->n_conn_mem == 0)
+        event_base_loopexit(w->base, NULL);
+}
+
+static void gw_worker_on_drain_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_worker *w = arg;
+    cn_warn("thread %u: %llu connections still busy after http.shutdown_timeout, exiting",
+            w->index, (unsigned long long)w->n_conns);
+    event_base_loopexit(w->base, NULL);
+}
+
+void gw_worker_drain(struct gw_worker *w)
+{
+    if (w->draining)
+        return;
+    w->draining = 1;
+    if (w->listener != NULL)   /* closed: new connections are refused, not queued */
+        evconnlistener_free(w->listener);
+    w->listener = NULL;
+    for (struct gw_conn *c = w->conns, *next; c != NULL; c = next) {
+        next = c->next;   /* closing unlinks c only later, from the loop */
+        gw_conn_close_when_idle(c);
+    }
+    int64_t ms = w->cfg->http_shutdown_timeout_ms;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
+    w->drain_deadline = evtimer_new(w->base, gw_worker_on_drain_deadline, w);
+    evtimer_add(w->drain_deadline, &tv);
+    gw_worker_drain_check(w);
+}
+
+static void gw_server_on_drain(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    gw_worker_drain(arg);
 }
 
 static void gw_server_on_signal(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
     struct gw_server *s = arg;
-    cn_info("signal %d: shutting down", (int)sig);
+    if (s->stopping) {
+        cn_warn("signal %d again: exiting without waiting for connections", (int)sig);
+        for (uint32_t i = 0; i < s->n_workers; i++)
+            event_base_loopexit(s->workers[i].base, NULL);
+        return;
+    }
+    s->stopping = 1;
+    uint64_t busy = 0;
     for (uint32_t i = 0; i < s->n_workers; i++)
-        event_base_loopexit(s->workers[i].base, NULL);
+        busy += s->workers[i].n_conns;   /* a glance from another thread: only logged */
+    cn_info("signal %d: stopping; %llu connections to finish (http.shutdown_timeout %lld ms)",
+            (int)sig, (unsigned long long)busy, (long long)s->cfg->http_shutdown_timeout_ms);
+    /* each loop drains its own connections, on its own thread */
+    struct timeval now = {0, 0};
+    for (uint32_t i = 0; i < s->n_workers; i++)
+        event_base_once(s->workers[i].base, -1, EV_TIMEOUT, gw_server_on_drain, &s->workers[i],
+                        &now);
 }
 
+/* The workers run on their own threads; the main thread's loop takes the
+ * signals (so it keeps answering a second one while workers drain) and ends
+ * when every worker has ended. */
 int gw_server_run(struct gw_server *s)
 {
     signal(SIGPIPE, SIG_IGN);
-    for (uint32_t i = 1; i < s->n_workers; i++)
-        pthread_create(&s->workers[i].thread, NULL, gw_server_thread, &s->workers[i]);
-    struct event *sigint = evsignal_new(s->workers[0].base, SIGINT, gw_server_on_signal, s);
-    struct event *sigterm = evsignal_new(s->workers[0].base, SIGTERM, gw_server_on_signal, s);
+    s->ctl = event_base_new();
+    if (s->ctl == NULL)
+        return CN_ERR;
+    s->worker_ended = event_new(s->ctl, -1, EV_PERSIST, gw_server_on_worker_ended, s);
+    struct event *sigint = evsignal_new(s->ctl, SIGINT, gw_server_on_signal, s);
+    struct event *sigterm = evsignal_new(s->ctl, SIGTERM, gw_server_on_signal, s);
     event_add(sigint, NULL);
     event_add(sigterm, NULL);
-    event_base_dispatch(s->workers[0].base);
-    for (uint32_t i = 1; i < s->n_workers; i++)
+    for (uint32_t i = 0; i < s->n_workers; i++)
+        pthread_create(&s->workers[i].thread, NULL, gw_server_thread, &s->workers[i]);
+    event_base_dispatch(s->ctl);
+    for (uint32_t i = 0; i < s->n_workers; i++)
         pthread_join(s->workers[i].thread, NULL);
     event_free(sigint);
     event_free(sigterm);
+    event_free(s->worker_ended);
+    event_base_free(s->ctl);
+    s->ctl = NULL;
     return CN_OK;
 }
 
@@ -187,6 +271,10 @@ void gw_server_free(struct gw_server *s)
         struct gw_worker *w = &s->workers[i];
         if (w->listener != NULL)
             evconnlistener_free(w->listener);
+        if (w->base != NULL)
+            gw_conn_close_all(w);
+        if (w->drain_deadline != NULL)
+            event_free(w->drain_deadline);
         gw_lo_reclaim_close(w->reclaim);
         gw_storage_client_free(w->client);
         gw_lo_reclaim_free(w->reclaim);

@@ -18,6 +18,7 @@
 #include "store.h"
 
 struct gw_lo_reclaim;
+struct gw_conn;
 
 struct gw_server;
 
@@ -36,7 +37,18 @@ struct gw_worker {
     pthread_t thread;
     uint64_t next_req;   /* request counter of this thread */
     uint64_t n_conns;    /* open connections */
+    uint64_t n_conn_mem; /* connections not yet freed (open, or closed with holds) */
+    struct gw_conn *conns;   /* the open ones, linked through prev/next */
+    int draining;        /* shutting down: no accepts, close each connection when idle */
+    struct event *drain_deadline;
 };
+
+/* Starts the worker's graceful stop (its own thread): stop accepting, close
+ * idle connections, close the others after their current response, and end
+ * the loop when every connection is gone or after http.shutdown_timeout. */
+void gw_worker_drain(struct gw_worker *w);
+/* Ends the loop of a draining worker once nothing is left (conn.c calls it). */
+void gw_worker_drain_check(struct gw_worker *w);
 
 /* A new request id: unique per process run (start time, thread, counter). */
 uint64_t gw_worker_next_request_id(struct gw_worker *w);

@@ -43,6 +43,8 @@ class Cluster:
                 "s3.credentials_file": self.creds,
                 "s3.domain": "s3.localhost",
                 "log.level": "info",
+                # a test that leaves a request hanging must not hold up close()
+                "http.shutdown_timeout": "5s",
             }
             self.settings.update(settings or {})
             self.start()
