@@ -26,12 +26,18 @@ def free_port():
 
 
 class Nginx:
-    def __init__(self, small_size=100, nsmall=100, large_size=0, workers=1, tmp_root=None):
+    def __init__(self, small_size=100, nsmall=100, large_size=0, workers=1, tmp_root=None,
+                 sendfile_max_chunk=None, open_file_cache=False):
         self.small_size = small_size
         self.nsmall = nsmall
         self.large_size = large_size
         self.workers = workers
         self.tmp_root = tmp_root
+        # measurements: bytes per sendfile() call ("0": unlimited; nginx's
+        # default is 2m), and an fd cache for /small and /large (not /dav,
+        # whose files are replaced behind a cached fd)
+        self.sendfile_max_chunk = sendfile_max_chunk
+        self.open_file_cache = open_file_cache
         self.proc = None
         self.dir = None
         self.port = None
@@ -60,6 +66,10 @@ class Nginx:
 
     def _write_conf(self, www):
         d = self.dir
+        chunk = (f"sendfile_max_chunk {self.sendfile_max_chunk};"
+                 if self.sendfile_max_chunk is not None else "")
+        cache = ("open_file_cache max=1000 inactive=600s; open_file_cache_valid 600s;"
+                 if self.open_file_cache else "")
         conf = f"""
 daemon off;
 worker_processes {self.workers};
@@ -69,6 +79,7 @@ events {{ worker_connections 4096; }}
 http {{
     access_log off;
     sendfile on;
+    {chunk}
     tcp_nopush on;
     keepalive_requests 100000000;
     keepalive_timeout 300s;
@@ -81,6 +92,8 @@ http {{
     server {{
         listen 127.0.0.1:{self.port} reuseport backlog=4096;
         root {www};
+        location /small/ {{ {cache} }}
+        location /large/ {{ {cache} }}
         location /dav/ {{
             dav_methods PUT DELETE;
             create_full_put_path on;
