@@ -255,11 +255,18 @@ void gw_storage_client_free(struct gw_storage_client *c)
 {
     if (c == NULL)
         return;
-    for (uint32_t b = 0; b < GW_SC_BUCKETS; b++) {
-        while (c->buckets[b] != NULL) {
-            struct gw_sc_pending *p = c->buckets[b];
-            c->buckets[b] = p->next;
-            gw_storage_client_fail(p, CN_IO, "gateway shutting down");
+    /* a failed request's callback may send another (a read trying the next
+     * replica), possibly into a bucket already emptied: sweep until none is
+     * left */
+    for (int again = 1; again;) {
+        again = 0;
+        for (uint32_t b = 0; b < GW_SC_BUCKETS; b++) {
+            while (c->buckets[b] != NULL) {
+                struct gw_sc_pending *p = c->buckets[b];
+                c->buckets[b] = p->next;
+                gw_storage_client_fail(p, CN_IO, "gateway shutting down");
+                again = 1;
+            }
         }
     }
     for (uint32_t i = 0; i < c->n_nodes; i++) {
