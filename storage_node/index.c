@@ -198,8 +198,7 @@ int sn_index_get(struct sn_index *ix, const uint8_t *key, uint32_t klen, struct 
     return rc;
 }
 
-int sn_index_get_container(struct sn_index *ix, uint32_t cid, uint64_t *indexed_upto,
-                           uint64_t *live_bytes, uint64_t *live_records)
+int sn_index_get_container(struct sn_index *ix, uint32_t cid, struct sn_index_cacct *a)
 {
     uint8_t k[5];
     char *lerr = NULL;
@@ -213,11 +212,17 @@ int sn_index_get_container(struct sn_index *ix, uint32_t cid, uint64_t *indexed_
     if (val == NULL)
         return CN_NOTFOUND;
     int rc = CN_CORRUPT;
-    if (vlen == 24) {
+    if (vlen == 24 || vlen == 40) {
         const uint8_t *p = (const uint8_t *)val;
-        *indexed_upto = sn_get64(p);
-        *live_bytes = sn_get64(p + 8);
-        *live_records = sn_get64(p + 16);
+        memset(a, 0, sizeof(*a));
+        a->indexed_upto = sn_get64(p);
+        a->live_bytes = sn_get64(p + 8);
+        a->live_records = sn_get64(p + 16);
+        if (vlen == 40) {
+            a->live_tombstones = sn_get64(p + 24);
+            a->tombstone_bytes = sn_get64(p + 32);
+            a->tombstones_known = 1;
+        }
         rc = CN_OK;
     }
     leveldb_free(val);
@@ -254,15 +259,22 @@ void sn_index_batch_put(struct sn_index_batch *b, const uint8_t *key, uint32_t k
     leveldb_writebatch_put(b->wb, (const char *)b->kbuf, n, (const char *)val, vn);
 }
 
-void sn_index_batch_put_container(struct sn_index_batch *b, uint32_t cid,
-                                  uint64_t indexed_upto, uint64_t live_bytes,
-                                  uint64_t live_records)
+void sn_index_batch_del(struct sn_index_batch *b, const uint8_t *key, uint32_t klen)
 {
-    uint8_t k[5], v[24];
+    size_t n = sn_index_okey(&b->kbuf, &b->kcap, key, klen);
+    leveldb_writebatch_delete(b->wb, (const char *)b->kbuf, n);
+}
+
+void sn_index_batch_put_container(struct sn_index_batch *b, uint32_t cid,
+                                  const struct sn_index_cacct *a)
+{
+    uint8_t k[5], v[40];
     sn_index_ckey(cid, k);
-    sn_put64(v, indexed_upto);
-    sn_put64(v + 8, live_bytes);
-    sn_put64(v + 16, live_records);
+    sn_put64(v, a->indexed_upto);
+    sn_put64(v + 8, a->live_bytes);
+    sn_put64(v + 16, a->live_records);
+    sn_put64(v + 24, a->live_tombstones);
+    sn_put64(v + 32, a->tombstone_bytes);
     leveldb_writebatch_put(b->wb, (const char *)k, sizeof(k), (const char *)v, sizeof(v));
 }
 
