@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bucket.h"
 #include "cn/rc.h"
 #include "run.h"
 #include "settings.h"
@@ -49,6 +50,12 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    enum bench_bucket_verdict made;
+    if (bench_bucket_wanted(&s) && bench_bucket_create(&s, &made, err) != CN_OK) {
+        fprintf(stderr, "cairn-bench: %s\n", err);
+        curl_global_cleanup();
+        return 1;
+    }
     rc = bench_run(&s, stdout, err);
     curl_global_cleanup();
     if (rc != CN_OK) {

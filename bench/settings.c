@@ -491,6 +491,12 @@ static int bench_set_plot(struct bench_settings *s, const struct bench_term *v,
     return bench_settings_bool(v, &s->plot, err);
 }
 
+static int bench_set_create_bucket(struct bench_settings *s, const struct bench_term *v,
+                                   char err[CN_ERR_LEN])
+{
+    return bench_settings_bool(v, &s->create_bucket, err);
+}
+
 static int bench_set_progress(struct bench_settings *s, const struct bench_term *v,
                               char err[CN_ERR_LEN])
 {
@@ -590,6 +596,8 @@ static const struct bench_setting_desc bench_settings_table[] = {
      "404 on get/head/delete/range_get counts as success, as in basho_bench http_raw"},
     {"progress", bench_set_progress, 0, "auto|true|false", "live one-line progress display"},
     {"plot", bench_set_plot, 0, "true|false", "draw summary.png with gnuplot"},
+    {"create_bucket", bench_set_create_bucket, 0, "true|false",
+     "before a run with put: PUT /BUCKET (first segment of http_raw_path); off for plain HTTP"},
     {NULL, NULL, 0, NULL, NULL},
 };
 
@@ -641,6 +649,7 @@ void bench_settings_init(struct bench_settings *s)
     s->not_found_ok = 1;
     s->progress = -1;
     s->plot = 1;
+    s->create_bucket = 1;
 }
 
 int bench_settings_apply_env(struct bench_settings *s, char err[CN_ERR_LEN])
@@ -810,7 +819,16 @@ int bench_settings_apply_text(struct bench_settings *s, const char *key, const c
     return rc;
 }
 
-static int bench_settings_has_kind(const struct bench_settings *s, enum bench_op_kind kind)
+void bench_settings_host(const struct bench_settings *s, size_t i, char *out, size_t outlen)
+{
+    const char *ip = s->ips[i % s->nips];
+    if (strchr(ip, ':') != NULL || s->port == 80)
+        snprintf(out, outlen, "%s", ip);
+    else
+        snprintf(out, outlen, "%s:%d", ip, s->port);
+}
+
+int bench_settings_has_kind(const struct bench_settings *s, enum bench_op_kind kind)
 {
     for (size_t i = 0; i < s->nops; i++)
         if (s->ops[i].kind == kind && s->ops[i].weight > 0)
@@ -994,12 +1012,12 @@ void bench_settings_dump(const struct bench_settings *s, FILE *out)
     fprintf(out,
             "{integrity, %s}.\n{range_len, %lld}.\n{list_max_keys, %d}.\n{recv_rate, %lld}.\n"
             "{threads, %d}.\n{seed, %llu}.\n{not_found_ok, %s}.\n{progress, %s}.\n"
-            "{plot, %s}.\n",
+            "{plot, %s}.\n{create_bucket, %s}.\n",
             s->integrity ? "true" : "false", (long long)s->range_len, s->list_max_keys,
             (long long)s->recv_rate, s->threads, (unsigned long long)s->seed,
             s->not_found_ok ? "true" : "false",
             s->progress < 0 ? "auto" : s->progress ? "true" : "false",
-            s->plot ? "true" : "false");
+            s->plot ? "true" : "false", s->create_bucket ? "true" : "false");
 }
 
 void bench_settings_help(FILE *out)

@@ -90,6 +90,7 @@ struct bench_settings {
     int not_found_ok;
     int progress;               /* -1 auto (a terminal), 0 off, 1 on */
     int plot;
+    int create_bucket;          /* PUT /BUCKET before a run that has put */
 };
 
 /* Called with one line for each warning (unknown key, ignored key). */
@@ -143,5 +144,12 @@ void bench_settings_dump(const struct bench_settings *s, FILE *out);
 void bench_settings_help(FILE *out);
 
 const char *bench_op_kind_str(enum bench_op_kind kind);
+
+/* 1 when an operation of this kind has a weight above 0. */
+int bench_settings_has_kind(const struct bench_settings *s, enum bench_op_kind kind);
+
+/* The Host of server i (round robin over http_raw_ips): "ip:port", or just
+ * "ip" when it names its port or the port is 80. */
+void bench_settings_host(const struct bench_settings *s, size_t i, char *out, size_t outlen);
 
 #endif

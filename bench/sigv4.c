@@ -98,6 +98,13 @@ int bench_sigv4_sign(struct bench_sigv4 *s, const char *method, const char *uri,
     return (w < 0 || (size_t)w >= authlen) ? CN_TOOBIG : CN_OK;
 }
 
+void bench_sigv4_sha256_hex(const void *data, size_t len, char out[65])
+{
+    unsigned char digest[32];
+    SHA256((const unsigned char *)data, len, digest);
+    bench_sigv4_hex(digest, 32, out);
+}
+
 void bench_sigv4_amz_date(long long epoch_s, char out[17])
 {
     time_t t = (time_t)epoch_s;

@@ -41,6 +41,9 @@ int bench_sigv4_sign(struct bench_sigv4 *s, const char *method, const char *uri,
                      size_t nheaders, const char *payload_hash, const char *amz_date,
                      char *auth, size_t authlen);
 
+/* The hex SHA-256 of len bytes (a signed payload's x-amz-content-sha256). */
+void bench_sigv4_sha256_hex(const void *data, size_t len, char out[65]);
+
 /* Formats a time (seconds since the epoch) as YYYYMMDDTHHMMSSZ. */
 void bench_sigv4_amz_date(long long epoch_s, char out[17]);
 

@@ -100,11 +100,7 @@ void bench_worker_init(struct bench_worker *w, struct bench_loop *loop, int id)
     w->state = BENCH_WORKER_WAITING;
     bench_rng_init(&w->rng, s->seed, (uint64_t)id + 1);
     bench_keygen_init(&w->keygen, &s->keygen, id, s->concurrent);
-    const char *ip = s->ips[(size_t)id % s->nips];
-    if (strchr(ip, ':') != NULL || s->port == 80)
-        snprintf(w->host, sizeof(w->host), "%s", ip);
-    else
-        snprintf(w->host, sizeof(w->host), "%s:%d", ip, s->port);
+    bench_settings_host(s, (size_t)id, w->host, sizeof(w->host));
     if (s->integrity)
         w->md5 = EVP_MD_CTX_new();
     w->easy = curl_easy_init();

@@ -404,6 +404,43 @@ int gw_storage_reply_move_payload(struct gw_storage_reply *r, struct evbuffer *d
     return CN_OK;
 }
 
+struct gw_storage_reply *gw_storage_reply_keep(const struct gw_storage_client *c,
+                                               struct gw_storage_reply *r)
+{
+    struct gw_storage_reply *k = cn_calloc(1, sizeof(*k));
+    k->rc = r->rc;
+    k->node = r->node;
+    memcpy(k->err, r->err, sizeof(k->err));
+    for (int i = 0; i < r->n_frames_; i++) {
+        zmq_msg_init(&k->frames_[i]);
+        zmq_msg_move(&k->frames_[i], &r->frames_[i]);
+    }
+    k->n_frames_ = r->n_frames_;
+    /* the decoded fields may point into small frames whose bytes lived
+     * inside the zmq_msg_t itself: decode again from the moved frames */
+    msg_release(&r->m);
+    memset(&r->m, 0, sizeof(r->m));
+    if (k->rc == CN_OK && k->n_frames_ > 0) {
+        const void *pl = k->n_frames_ > 1 ? zmq_msg_data(&k->frames_[1]) : NULL;
+        size_t pl_len = k->n_frames_ > 1 ? zmq_msg_size(&k->frames_[1]) : 0;
+        char err[CN_ERR_LEN];
+        int rc = msg_decode(&k->m, 1, zmq_msg_data(&k->frames_[0]),
+                            zmq_msg_size(&k->frames_[0]), pl, pl_len, &c->lim, err);
+        CN_ASSERT(rc == CN_OK); /* the same bytes decoded a moment ago */
+    }
+    return k;
+}
+
+void gw_storage_reply_free(struct gw_storage_reply *k)
+{
+    if (k == NULL)
+        return;
+    msg_release(&k->m);
+    for (int i = 0; i < k->n_frames_; i++)
+        zmq_msg_close(&k->frames_[i]);
+    cn_free(k);
+}
+
 /* ---- health: down marking and probes ---------------------------------- */
 
 static void gw_storage_client_probe_arm(struct gw_sc_node *n, int64_t ms)

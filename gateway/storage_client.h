@@ -96,4 +96,10 @@ void gw_storage_client_cancel(struct gw_storage_client *c, uint64_t id);
  * must not be used afterwards. Returns CN_OK or CN_ERR. */
 int gw_storage_reply_move_payload(struct gw_storage_reply *r, struct evbuffer *dst);
 
+/* Keeps a reply past its callback: returns a heap copy that owns r's frames
+ * (r itself must not be used afterwards). Free with gw_storage_reply_free(). */
+struct gw_storage_reply *gw_storage_reply_keep(const struct gw_storage_client *c,
+                                               struct gw_storage_reply *r);
+void gw_storage_reply_free(struct gw_storage_reply *k);
+
 #endif

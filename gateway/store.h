@@ -70,6 +70,7 @@ struct gw_store_stats {
     uint64_t hints_added;     /* writes a replica missed, recorded */
     uint64_t hints_replayed;  /* hinted keys repaired on their node */
     uint64_t skipped_down;    /* replica sends skipped because the node was down */
+    uint64_t read_fallbacks;  /* R > 1 reads whose data was read in a second round trip */
 };
 void gw_store_stats(const struct gw_store *s, struct gw_store_stats *st);
 
@@ -122,10 +123,15 @@ void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64
  * Replicas are tried up ones first, down ones last. R = 1: the first replica
  * that has the record answers; on an error, a timeout or a plain NOT_FOUND
  * the next is tried (and a replica that lacked the record is repaired); a
- * tombstone ends the search. R > 1: R replicas are asked for their version
- * (HEAD), the newest wins (a tombstone: NOT_FOUND), it is read from a
- * replica that holds it, and older replicas are repaired; fewer than R
- * answers is a failure (CN_IO). */
+ * tombstone ends the search. R > 1 (a digest read): every replica is asked
+ * at once, the first (up ones first) for the data (GET), the others for
+ * their version (HEAD); the first R answers decide and the newest version
+ * wins (a tombstone: NOT_FOUND). When the GET holds it, its answer is
+ * served; when the GET is late it is waited for a little (about as long as
+ * the others took, 2..50 ms), then — or when the GET failed or was older —
+ * the data is read from a replica that answered with the newest version.
+ * Older or silent replicas are repaired; fewer than R answers is a failure
+ * (CN_IO). */
 void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole, uint64_t off,
                   uint64_t len, gw_store_cb cb, void *arg);
 
@@ -136,7 +142,9 @@ void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole
 void gw_store_get_immutable(struct gw_store *s, const void *key, size_t key_len, uint64_t off,
                             uint64_t len, gw_store_cb cb, void *arg);
 
-/* The record's size, etag and meta without data (same replica order). */
+/* The record's size, etag and meta without data (same replica order; with
+ * R > 1 every replica gets a HEAD and the newest of the first R answers is
+ * served). */
 void gw_store_head(struct gw_store *s, const void *key, size_t key_len, gw_store_cb cb,
                    void *arg);
 

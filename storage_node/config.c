@@ -29,6 +29,9 @@ const struct cn_config_desc sn_config_table[] = {
      NULL, "fdatasync period of the periodic sync_mode"},
     {"obj_containers.max_container_len", CN_CONF_SIZE, SN_OFF(max_container_len), "1G",
      1 << 20, 1ll << 40, NULL, "a container file rolls over past this size"},
+    {"obj_containers.read_mmap", CN_CONF_BOOL, SN_OFF(read_mmap), "true", 0, 0, NULL,
+     "serve record data from a read-only mapping of the container (one copy fewer per byte) "
+     "instead of pread"},
     {"compaction.dead_ratio", CN_CONF_INT, SN_OFF(dead_ratio_pct), "50", 1, 100, NULL,
      "percent of dead bytes at which a container is compacted"},
     {"compaction.interval", CN_CONF_MSEC, SN_OFF(compaction_interval_ms), "0", 0,

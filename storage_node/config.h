@@ -17,6 +17,7 @@ struct sn_config {
     int sync_mode;                 /* enum sn_sync_mode */
     int64_t sync_interval_ms;
     int64_t max_container_len;
+    int read_mmap;
     int64_t dead_ratio_pct;
     int64_t compaction_interval_ms;
     int64_t tombstone_gc_after_ms;

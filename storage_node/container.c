@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,9 +147,58 @@ void sn_container_unref(struct sn_container *c)
 {
     if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
         return;
+    uint8_t *map = atomic_load(&c->map);
+    if (map != NULL)
+        munmap(map, (size_t)c->map_len);
     close(c->fd);
     cn_free(c->path);
     cn_free(c);
+}
+
+/* The most address space one container's mapping may take. */
+#define SN_CONTAINER_MAX_MAP (64ull << 30)
+
+void sn_container_set_map_len(struct sn_container *c, uint64_t map_len)
+{
+    map_len = CN_MAX(map_len, c->len);
+    c->map_len = map_len > SN_CONTAINER_MAX_MAP ? 0 : map_len;
+}
+
+/* Maps the container on first use; racing readers keep the first mapping. */
+static uint8_t *sn_container_map(struct sn_container *c)
+{
+    uint8_t *map = atomic_load(&c->map);
+    if (map != NULL || c->map_len == 0 || atomic_load(&c->map_failed))
+        return map;
+    void *m = mmap(NULL, (size_t)c->map_len, PROT_READ, MAP_SHARED, c->fd, 0);
+    if (m == MAP_FAILED) {
+        atomic_store(&c->map_failed, 1);
+        return NULL;
+    }
+    uint8_t *expect = NULL;
+    if (!atomic_compare_exchange_strong(&c->map, &expect, (uint8_t *)m)) {
+        munmap(m, (size_t)c->map_len);
+        return expect;
+    }
+    return m;
+}
+
+const uint8_t *sn_container_mapped(struct sn_container *c, uint64_t off, uint64_t len)
+{
+    if (off > c->map_len || len > c->map_len - off || len == 0)
+        return NULL;
+    uint8_t *map = sn_container_map(c);
+    if (map == NULL)
+        return NULL;
+    /* MADV_POPULATE_READ (Linux 5.14) faults the pages in now and reports an
+     * unreadable page as an error instead of a SIGBUS on first touch */
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), start = off & ~(page - 1);
+    if (madvise(map + start, (size_t)(off + len - start), MADV_POPULATE_READ) != 0) {
+        if (errno == EINVAL)
+            atomic_store(&c->map_failed, 1);   /* a kernel without it */
+        return NULL;
+    }
+    return map + off;
 }
 
 int sn_container_pread(struct sn_container *c, void *buf, size_t len, uint64_t off)

@@ -2,7 +2,14 @@
  * obj_containers). The writer thread appends to the active one; readers
  * pread any; compaction empties old ones and unlinks them. A container is
  * reference counted so a reader that holds one finishes on its fd even after
- * compaction unlinked the file. */
+ * compaction unlinked the file.
+ *
+ * Reads of record data may go through a read-only shared mapping of the file
+ * instead of pread (sn_container_mapped): the bytes are checksummed and sent
+ * straight from the page cache, one copy fewer per byte served. The mapping
+ * covers map_len bytes from the start of the file, is made on the first such
+ * read and lives as long as the container; a reply that points into it holds a
+ * reference. */
 #ifndef SN_CONTAINER_H
 #define SN_CONTAINER_H
 
@@ -32,6 +39,9 @@ struct sn_container {
     int meta_dirty;          /* accounting changed since the last index write */
     int unsynced;            /* appended since the last fdatasync */
     char *path;
+    uint64_t map_len;          /* bytes a mapping covers (0: never map); set before sharing */
+    _Atomic(uint8_t *) map;    /* the mapping once made, else NULL */
+    atomic_int map_failed;     /* mmap failed once: use pread from then on */
 };
 
 /* A growable buffer for record headers read from disk. */
@@ -59,6 +69,18 @@ int sn_container_open(const char *dir, uint32_t id, struct sn_container **out,
 void sn_container_ref(struct sn_container *c);
 /* Drops a reference; the last one closes the fd and frees c. */
 void sn_container_unref(struct sn_container *c);
+
+/* Caps the length a mapping of c may cover: the most a container grows to
+ * (its roll-over size, or its length when a single record made it longer). 0
+ * turns mapping off for c. Call before c is shared between threads. */
+void sn_container_set_map_len(struct sn_container *c, uint64_t map_len);
+
+/* The bytes [off, off+len) of c through its mapping (made on first use),
+ * with their page tables populated so reading them does not fault; NULL when
+ * the range is past the mapping, mapping is off or failed, or populating
+ * failed (an I/O error, a range past the end of the file): the caller then
+ * uses sn_container_pread, which reports such errors as return codes. */
+const uint8_t *sn_container_mapped(struct sn_container *c, uint64_t off, uint64_t len);
 
 /* Reads exactly len bytes at off. CN_IO on an I/O error, CN_CORRUPT when the
  * file ends first. */

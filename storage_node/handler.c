@@ -9,6 +9,7 @@
 #include "cn/alloc.h"
 #include "cn/crc.h"
 #include "cn/log.h"
+#include "container.h"
 
 enum msg_status sn_handler_status(int rc)
 {
@@ -92,6 +93,11 @@ static void sn_handler_record_fields(struct msg *rep, const struct sn_read *r)
     MSG_SET(rep, MSG_F_FLAGS);
 }
 
+static void sn_handler_unpin(void *container)
+{
+    sn_container_unref(container);
+}
+
 static void sn_handler_read(struct sn_job *j)
 {
     const struct msg *q = &j->req;
@@ -138,10 +144,18 @@ static void sn_handler_read(struct sn_job *j)
     rep.crc = r.crc;
     MSG_SET(&rep, MSG_F_OFF);
     MSG_SET(&rep, MSG_F_CRC);
-    /* the payload goes out without a copy: ZeroMQ frees r.buf when sent */
-    uint8_t *owner = r.buf;
-    r.buf = NULL;
-    sn_server_reply(j, &rep, owner, r.data ? r.data : (const uint8_t *)"", r.len);
+    /* the payload goes out without a copy: ZeroMQ releases what holds it
+     * (the container mapping's reference, or r.buf) once sent */
+    const uint8_t *data = r.data ? r.data : (const uint8_t *)"";
+    if (r.pin != NULL) {
+        struct sn_container *pin = r.pin;
+        r.pin = NULL;
+        sn_server_reply_pinned(j, &rep, data, r.len, sn_handler_unpin, pin);
+    } else {
+        uint8_t *owner = r.buf;
+        r.buf = NULL;
+        sn_server_reply(j, &rep, owner, data, r.len);
+    }
     sn_read_fini(&r);
 }
 

@@ -28,6 +28,7 @@ static void sn_main_store_opts(const struct sn_config *c, struct sn_store_opts *
     o->sync_mode = c->sync_mode;
     o->sync_interval_ms = (uint64_t)c->sync_interval_ms;
     o->max_container_len = (uint64_t)c->max_container_len;
+    o->read_mmap = c->read_mmap;
     o->dead_ratio_pct = (uint32_t)c->dead_ratio_pct;
     o->tombstone_gc_after_ms = (uint64_t)c->tombstone_gc_after_ms;
     o->index_cache = (size_t)c->index_cache;

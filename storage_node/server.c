@@ -125,10 +125,18 @@ static void sn_server_free_malloc(void *data, void *hint)
     free(hint);
 }
 
-static void sn_server_free_cn(void *data, void *hint)
+/* What keeps a payload alive until ZeroMQ has sent it. */
+struct sn_server_pin {
+    void (*release)(void *owner);
+    void *owner;
+};
+
+static void sn_server_free_pin(void *data, void *hint)
 {
+    struct sn_server_pin *p = hint;
     (void)data;
-    cn_free(hint);
+    p->release(p->owner);
+    cn_free(p);
 }
 
 static void sn_server_job_free(struct sn_job *j)
@@ -168,6 +176,12 @@ static void sn_server_send_out(struct sn_server *srv, struct sn_server_out *o)
 void sn_server_reply(struct sn_job *job, struct msg *rep, void *payload_owner,
                      const void *payload, size_t payload_len)
 {
+    sn_server_reply_pinned(job, rep, payload, payload_len, cn_free, payload_owner);
+}
+
+void sn_server_reply_pinned(struct sn_job *job, struct msg *rep, const void *payload,
+                            size_t payload_len, void (*release)(void *owner), void *owner)
+{
     struct sn_server *srv = job->srv;
     struct sn_server_out *o = cn_calloc(1, sizeof(*o));
     msgpack_sbuffer sb;
@@ -189,17 +203,19 @@ void sn_server_reply(struct sn_job *job, struct msg *rep, void *payload_owner,
         CN_ASSERT(0 && "zmq_msg_init_data");
     if (payload != NULL) {
         o->has_payload = 1;
-        if (payload_owner != NULL && payload_len > 0)
+        if (owner != NULL && payload_len > 0) {
+            struct sn_server_pin *pin = cn_malloc(sizeof(*pin));
+            *pin = (struct sn_server_pin){release, owner};
             zmq_msg_init_data(&o->payload, (void *)(uintptr_t)payload, payload_len,
-                              sn_server_free_cn, payload_owner);
-        else {
+                              sn_server_free_pin, pin);
+            owner = NULL;
+        } else {
             zmq_msg_init_size(&o->payload, payload_len);
             memcpy(zmq_msg_data(&o->payload), payload, payload_len);
-            cn_free(payload_owner);
         }
-    } else {
-        cn_free(payload_owner);
     }
+    if (owner != NULL)
+        release(owner);
     sn_server_job_free(job);
     pthread_mutex_lock(&srv->out_m);
     if (srv->out_tail)

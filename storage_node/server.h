@@ -62,6 +62,11 @@ const struct sn_server_opts *sn_server_opts(struct sn_server *srv);
 void sn_server_reply(struct sn_job *job, struct msg *rep, void *payload_owner,
                      const void *payload, size_t payload_len);
 
+/* sn_server_reply() for a payload kept alive by something other than a
+ * cn_malloc'd block: release(owner) runs once ZeroMQ has sent it. */
+void sn_server_reply_pinned(struct sn_job *job, struct msg *rep, const void *payload,
+                            size_t payload_len, void (*release)(void *owner), void *owner);
+
 /* Sends an error reply with status st and text err, and frees the job. */
 void sn_server_reply_error(struct sn_job *job, enum msg_status st, const char *err);
 

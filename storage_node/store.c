@@ -28,6 +28,7 @@ void sn_store_opts_default(struct sn_store_opts *o)
     o->index_cache = 8u << 20;
     o->max_batch = 512;
     o->max_batch_bytes = 256ull << 20;
+    o->read_mmap = 1;
 }
 
 void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outlen)
@@ -89,6 +90,7 @@ void sn_store_container_add_locked(struct sn_store *s, struct sn_container *c)
 {
     size_t i = sn_store_container_pos_locked(s, c->id);
     CN_ASSERT(i == s->n_cons || s->cons[i]->id != c->id);
+    sn_container_set_map_len(c, s->o.read_mmap ? s->o.max_container_len : 0);
     if (s->n_cons == s->cap_cons) {
         s->cap_cons = s->cap_cons ? s->cap_cons * 2 : 16;
         s->cons = cn_realloc(s->cons, s->cap_cons * sizeof(*s->cons));
@@ -187,7 +189,9 @@ void sn_read_fini(struct sn_read *r)
 {
     cn_free(r->buf);
     cn_free(r->meta);
+    sn_container_unref(r->pin);
     r->buf = r->meta = NULL;
+    r->pin = NULL;
 }
 
 static void sn_store_read_fill(struct sn_read *r, const struct sn_ival *v)
@@ -228,7 +232,8 @@ static int sn_store_read_header(struct sn_container *c, const struct sn_ival *v,
 }
 
 /* Reads [off, off+len) of the record's data: whole blocks around the slice,
- * each verified, into r->buf. */
+ * each verified, from the container's mapping (r->pin holds it) or, when
+ * that is not possible, into r->buf. */
 static int sn_store_read_data(struct sn_container *c, const struct sn_ival *v,
                               const struct sn_record_info *ri, uint64_t off, uint64_t len,
                               struct sn_read *r, char why[CN_ERR_LEN])
@@ -244,18 +249,26 @@ static int sn_store_read_data(struct sn_container *c, const struct sn_ival *v,
         r->crc = 0;
         return CN_OK;
     }
-    r->buf = cn_malloc((size_t)(end - start) + 1);
-    int rc = sn_container_pread(c, r->buf, (size_t)(end - start), v->off + v->hdr_len + start);
-    if (rc != CN_OK) {
-        snprintf(why, CN_ERR_LEN, "%s", rc == CN_IO ? strerror(errno) : "data truncated");
-        return rc;
+    const uint8_t *blocks = sn_container_mapped(c, v->off + v->hdr_len + start, end - start);
+    if (blocks != NULL) {
+        sn_container_ref(c);
+        r->pin = c;
+    } else {
+        r->buf = cn_malloc((size_t)(end - start) + 1);
+        int rc = sn_container_pread(c, r->buf, (size_t)(end - start),
+                                    v->off + v->hdr_len + start);
+        if (rc != CN_OK) {
+            snprintf(why, CN_ERR_LEN, "%s", rc == CN_IO ? strerror(errno) : "data truncated");
+            return rc;
+        }
+        blocks = r->buf;
     }
-    if (sn_record_verify_slice(ri, first, r->buf, end - start, off - start, len, &r->crc,
+    if (sn_record_verify_slice(ri, first, blocks, end - start, off - start, len, &r->crc,
                                &bad) != CN_OK) {
         snprintf(why, CN_ERR_LEN, "block %u checksum mismatch", bad);
         return CN_CORRUPT;
     }
-    r->data = r->buf + (off - start);
+    r->data = blocks + (off - start);
     r->len = len;
     return CN_OK;
 }

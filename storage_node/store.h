@@ -24,9 +24,11 @@ struct sn_store_opts {
     size_t index_cache;          /* LevelDB block cache bytes */
     uint32_t max_batch;          /* group commit: most writes per batch */
     uint64_t max_batch_bytes;    /* group commit: most bytes per batch */
+    int read_mmap;               /* serve record data from a mapping of the container */
 };
 
 struct sn_store;
+struct sn_container;
 
 /* Sets the defaults (writethrough, 1 GiB containers, 50 %, tombstones kept
  * 10 days, 8 MiB cache). */
@@ -102,10 +104,12 @@ int sn_store_submit_wait(struct sn_store *s, struct sn_wreq *w);
 
 /* ---- reads ---- */
 
-/* The result of a read. buf is owned (sn_read_fini frees it); data points
- * into it. */
+/* The result of a read. data points into buf (owned) or, for data read
+ * through the container's mapping, into that mapping, which pin keeps alive
+ * (a reference); sn_read_fini releases both. */
 struct sn_read {
     uint8_t *buf;
+    struct sn_container *pin;
     const uint8_t *data;
     uint64_t len;               /* bytes at data */
     uint64_t size;              /* the whole record's data length */

@@ -4,7 +4,7 @@
  * writes the tables of bench/results/storage-*.md.
  *
  *   load   --endpoint E --prefix P --count N --size S [--depth D]
- *   slice  --endpoint E --prefix P --count N --size S --slice L --depth D
+ *   slice  --endpoint E --prefix P --count N --size S --slice L --depth D [--passes K]
  *   put    --endpoint E --writers W --size S --seconds T
  *   scrub  --endpoint E
  *   fadvise FILE...      (drop FILEs from the page cache: a cold run) */
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cn/alloc.h"
@@ -23,7 +24,7 @@
 
 struct bench_sn_opts {
     const char *endpoint, *prefix;
-    uint64_t count, size, slice, depth, writers, seconds;
+    uint64_t count, size, slice, depth, writers, seconds, passes;
 };
 
 static void bench_sn_die(const char *what, const char *err)
@@ -109,20 +110,31 @@ static int bench_sn_load(const struct bench_sn_opts *o)
     return 0;
 }
 
-/* Reads every record whole, in slices, keeping `depth` requests in flight. */
+/* CPU seconds (user + system) this process has used so far. */
+static double bench_sn_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Reads every record whole, in slices, `passes` times over, keeping `depth`
+ * requests in flight; reports the client's own CPU time beside the rate. */
 static int bench_sn_slice(const struct bench_sn_opts *o)
 {
     char err[CN_ERR_LEN], key[256];
     struct msg_client *c = msg_client_new(NULL, o->endpoint, err);
     if (c == NULL)
         bench_sn_die("connect", err);
-    uint64_t per = (o->size + o->slice - 1) / o->slice, total = per * o->count;
+    uint64_t per = (o->size + o->slice - 1) / o->slice, total = per * o->count * o->passes;
     uint64_t sent = 0, inflight = 0, bytes = 0, t0 = cn_time_mono_us();
+    double cpu0 = bench_sn_cpu_s();
     while (sent < total || inflight > 0) {
         while (sent < total && inflight < o->depth) {
             struct msg m;
             msg_init_request(&m, MSG_OP_GET, sent + 1);
-            bench_sn_key(key, sizeof(key), o->prefix, sent / per);
+            bench_sn_key(key, sizeof(key), o->prefix, (sent / per) % o->count);
             m.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)strlen(key)};
             m.off = (sent % per) * o->slice;
             m.len = o->slice;
@@ -137,10 +149,10 @@ static int bench_sn_slice(const struct bench_sn_opts *o)
         bench_sn_expect_ok(c, &bytes);
         inflight--;
     }
-    double s = (double)(cn_time_mono_us() - t0) / 1e6;
-    printf("op=slice slice=%llu depth=%llu bytes=%llu secs=%.3f mib_s=%.1f\n",
+    double s = (double)(cn_time_mono_us() - t0) / 1e6, cpu = bench_sn_cpu_s() - cpu0;
+    printf("op=slice slice=%llu depth=%llu bytes=%llu secs=%.3f mib_s=%.1f client_cpu_s=%.3f\n",
            (unsigned long long)o->slice, (unsigned long long)o->depth,
-           (unsigned long long)bytes, s, (double)bytes / s / 1048576.0);
+           (unsigned long long)bytes, s, (double)bytes / s / 1048576.0, cpu);
     msg_client_free(c);
     return 0;
 }
@@ -270,7 +282,7 @@ static int bench_sn_fadvise(int argc, char **argv)
 
 static void bench_sn_parse(int argc, char **argv, struct bench_sn_opts *o)
 {
-    *o = (struct bench_sn_opts){"tcp://127.0.0.1:7001", "bench/", 8, 1 << 20, 1 << 20, 1, 1, 2};
+    *o = (struct bench_sn_opts){"tcp://127.0.0.1:7001", "bench/", 8, 1 << 20, 1 << 20, 1, 1, 2, 1};
     for (int i = 2; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         if (strcmp(k, "--endpoint") == 0) o->endpoint = v;
@@ -281,10 +293,11 @@ static void bench_sn_parse(int argc, char **argv, struct bench_sn_opts *o)
         else if (strcmp(k, "--depth") == 0) o->depth = bench_sn_num(v);
         else if (strcmp(k, "--writers") == 0) o->writers = bench_sn_num(v);
         else if (strcmp(k, "--seconds") == 0) o->seconds = bench_sn_num(v);
+        else if (strcmp(k, "--passes") == 0) o->passes = bench_sn_num(v);
         else bench_sn_die("unknown option", k);
     }
-    if (o->slice == 0 || o->depth == 0 || o->writers == 0)
-        bench_sn_die("options", "slice, depth and writers must be positive");
+    if (o->slice == 0 || o->depth == 0 || o->writers == 0 || o->passes == 0)
+        bench_sn_die("options", "slice, depth, writers and passes must be positive");
 }
 
 int main(int argc, char **argv)

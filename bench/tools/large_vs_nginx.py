@@ -76,6 +76,8 @@ def bench(binp, endpoint, op, keys, conc, seconds, out, value=None, signed=True)
         cmd += ["--value_generator", "{fixed_bin,%d}" % value]
     if signed:
         cmd += ["--access_key", ACCESS_KEY, "--secret_key", SECRET_KEY]
+    else:
+        cmd += ["--create_bucket", "false"]  # nginx: no S3 CreateBucket
     t0 = time.monotonic()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     wall = time.monotonic() - t0

@@ -5,7 +5,7 @@ in the same run. Writes markdown for bench/results/.
 
   bench/tools/small_vs_nginx.py [--bin build/bin] [--runs 3] [--seconds 5]
       [--clients 32] [--keys 1000] [--log-level info] [--nginx-workers 2]
-      [--md bench/results/small-objects-2vcpu-vm.md]
+      [--md bench/results/small-objects-2vcpu-vm.md] [--only get4096,put65536]
 
 Scenarios: GET and PUT of 4 KiB and 64 KiB objects, --clients concurrent
 workers (one connection and one request in flight each), --seconds per run.
@@ -22,7 +22,9 @@ W=2 as deployed, so a cairn PUT writes 3x the bytes nginx writes. Nothing is
 pinned: the driver, nginx, the gateway and the nodes share all cores, as the
 goal (5,000 4 KiB GETs/s with client and cluster on one 2-core machine)
 states. The gateway runs at --log-level (default info, as deployed: one log
-line per request)."""
+line per request). --only limits the run to the named cells (op and size in
+bytes, comma-separated; default all four), e.g. for a quick look: write its
+markdown elsewhere with --md."""
 import argparse
 import json
 import os
@@ -73,6 +75,8 @@ def bench(a, endpoint, op, keys, seconds, size=None, signed=True, conc=None):
         cmd += ["--value_generator", "{fixed_bin,%d}" % size]
     if signed:
         cmd += ["--access_key", ACCESS_KEY, "--secret_key", SECRET_KEY]
+    else:
+        cmd += ["--create_bucket", "false"]  # nginx: no S3 CreateBucket
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(a.out, "summary.json")) as f:
         js = json.load(f)
@@ -110,6 +114,8 @@ def main():
     ap.add_argument("--keys", type=int, default=1000)
     ap.add_argument("--log-level", default="info")
     ap.add_argument("--nginx-workers", type=int, default=2)
+    ap.add_argument("--only", default="",
+                    help="cells to run, e.g. get4096,put65536 (default: all)")
     ap.add_argument("--md", default=os.path.join(ROOT, "bench", "results",
                                                  "small-objects-2vcpu-vm.md"))
     a = ap.parse_args()
@@ -144,8 +150,11 @@ def main():
         node_pids = [x.proc.pid for x in c.nodes]
         ng_pids = children(n.proc.pid) or [n.proc.pid]
         keys = "{uniform_int,%d}" % a.keys
+        only = set(x.strip() for x in a.only.split(",") if x.strip())
         for op in ("get", "put"):
             for size, label in SIZES:
+                if only and "%s%d" % (op, size) not in only:
+                    continue
                 cpath = "%s/%s%d" % (c.url, "g" if op == "get" else "p", size)
                 npath = "%s/%s" % (n.endpoint, ("s%d" % size) if op == "get" else "dav")
                 cr, nr = [], []

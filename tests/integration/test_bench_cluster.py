@@ -1,5 +1,7 @@
 """cairn-bench against the local cairn cluster (deploy/local/cairn-local):
-signed S3 requests (SigV4 with x-amz-content-sha256), every operation, the
+the bucket made by cairn-bench itself (create_bucket: created on a fresh
+cluster, already ours on the next runs, a refusal stops the run), signed S3
+requests (SigV4 with x-amz-content-sha256), every operation, the
 integrity check on small and chunked objects, and the per-connection
 receive limit. Skips, saying why, when the gateway or cairn-local is not
 there yet. Finds binaries through CAIRN_BIN and the source via CAIRN_SRC."""
@@ -57,7 +59,33 @@ def main():
                 k, v = line[len("export "):].split("=", 1)
                 env[k] = v
         ep = "http://127.0.0.1:%d" % gw
-        run("/usr/bin/aws", "--endpoint-url", ep, "s3", "mb", "s3://bench", env=env)
+        aws = ["/usr/bin/aws", "--endpoint-url", ep]
+
+        # a fresh cluster, no bucket: a run that writes creates it first
+        # (create_bucket), one that only reads does not
+        p = run(*aws, "s3api", "head-bucket", "--bucket", "bench", env=env, check=False)
+        assert p.returncode != 0, "bucket 'bench' exists before the run"
+        js = bench(env, os.path.join(d, "getonly"), "--endpoint", ep + "/bench",
+                   "--duration", "1s", "--concurrent", "1", "--not_found_ok", "false")
+        assert js["ops"]["get"]["ok"] == 0, js
+        assert any("{http,404}" in k for k in js["errors"]), js["errors"]
+        p = run(*aws, "s3api", "head-bucket", "--bucket", "bench", env=env, check=False)
+        assert p.returncode != 0, "a GET-only run created the bucket"
+        # wrong secret: the PUT /bench is refused, the run stops quoting the code
+        p = run(BENCH, "--endpoint", ep + "/bench", "--duration", "1s", "--progress", "false",
+                "--operations", "[{put,1}]", "--secret_key", "not-the-secret",
+                "--out", os.path.join(d, "badkey"), env=env, check=False)
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert ("could not create bucket 'bench' at %s/bench: HTTP 403 SignatureDoesNotMatch"
+                % ep) in p.stderr, p.stderr
+        assert not os.path.exists(os.path.join(d, "badkey")), "the refused run went on"
+        js = bench(env, os.path.join(d, "fresh"), "--endpoint", ep + "/bench",
+                   "--duration", "2s", "--concurrent", "2", "--operations", "[{put,1},{get,1}]",
+                   "--key_generator", "{uniform_int,20}", "--value_generator", "{fixed_bin,1000}",
+                   "--integrity", "true")
+        assert js["ops"]["put"]["ok"] > 0 and js["total"]["errors"] == 0, js
+        run(*aws, "s3api", "head-bucket", "--bucket", "bench", env=env)
+        # the bucket is there now (409 BucketAlreadyOwnedByYou): the runs go on
 
         # every operation, signed, integrity on; sizes up to the gateway's
         # large_object.threshold_of_chunk_len (5M), as it refuses larger
@@ -99,8 +127,8 @@ def main():
     finally:
         run(LOCAL, "down", *common, check=False)
         shutil.rmtree(d, ignore_errors=True)
-    print("ok: cairn-bench against cairn-local (signed mixed ops with integrity, slow clients, "
-          "unsigned refused)")
+    print("ok: cairn-bench against cairn-local (creates its bucket, signed mixed ops with "
+          "integrity, slow clients, unsigned refused)")
 
 
 if __name__ == "__main__":

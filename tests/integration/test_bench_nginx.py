@@ -48,8 +48,10 @@ class BenchNginx(unittest.TestCase):
         cls.nginx.__exit__(None, None, None)
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def bench(self, *args, timeout=60, check=True):
-        cmd = [BENCH, "--report_interval", "1", "--progress", "false"] + list(args)
+    def bench(self, *args, timeout=60, check=True, create_bucket=False):
+        # nginx is no S3 server: no CreateBucket before the runs that PUT
+        cmd = [BENCH, "--report_interval", "1", "--progress", "false",
+               "--create_bucket", "true" if create_bucket else "false"] + list(args)
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             self.fail(f"{cmd} exited {r.returncode}: {r.stderr}")
@@ -133,6 +135,24 @@ class BenchNginx(unittest.TestCase):
             self.assertIn("416", name)
         self.assertGreater(js["ops"]["put"]["bytes_sent"], 0)
         self.assertGreater(js["ops"]["range_get"]["bytes_received"], 0)
+
+    def test_create_bucket_refused_stops_the_run(self):
+        # a run with put sends PUT /dav first; nginx answers 405 and no S3
+        # error: the run stops before any worker, saying so
+        d = self.outdir("nobucket")
+        r = self.bench("--endpoint", self.nginx.endpoint + "/dav", "--duration", "2s",
+                       "--operations", "[{put,1},{get,1}]", "--out", d, check=False,
+                       create_bucket=True)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("could not create bucket 'dav' at %s/dav: HTTP 405, not an S3 answer"
+                      % self.nginx.endpoint, r.stderr)
+        self.assertIn("{create_bucket, false}", r.stderr)
+        self.assertFalse(os.path.exists(d))
+        # a GET-only run writes nothing, so it makes no bucket
+        r = self.bench("--endpoint", self.nginx.endpoint + "/small", "--duration", "1s",
+                       "--key_generator", "{uniform_int,20}", "--out", self.outdir("getonly"),
+                       create_bucket=True)
+        self.assertEqual(self.summary_json(self.outdir("getonly"))["total"]["errors"], 0)
 
     def test_integrity_detects_corruption(self):
         d = self.outdir("corrupt")

@@ -18,6 +18,7 @@
 CN_TEST_GLOBALS;
 
 static char test_dir[256];
+static int test_read_mmap = 1;   /* the store's read path: mapping or pread */
 
 static struct sn_store *test_sn_open(uint64_t container_len, int sync_mode)
 {
@@ -29,6 +30,7 @@ static struct sn_store *test_sn_open(uint64_t container_len, int sync_mode)
     o.max_container_len = container_len;
     o.sync_mode = sync_mode;
     o.sync_interval_ms = 50;
+    o.read_mmap = test_read_mmap;
     int rc = sn_store_open(&o, &s, err);
     if (rc != CN_OK)
         fprintf(stderr, "open: %s\n", err);
@@ -88,6 +90,8 @@ static void test_sn_expect(struct sn_store *s, const char *key, const uint8_t *w
     if (rc == CN_OK) {
         CN_CHECK_EQ_INT(r.len, len);
         CN_CHECK(r.len == len && memcmp(r.data, want, len) == 0);
+        if (len > 0)   /* the read path under test was the one taken */
+            CN_CHECK_EQ_INT(r.pin != NULL, test_read_mmap);
     }
     sn_read_fini(&r);
 }
@@ -431,6 +435,43 @@ static void test_sn_store_periodic(void)
     sn_store_close(s, NULL);
 }
 
+/* The same cases through pread instead of the container mapping. */
+static void test_sn_store_pread(void)
+{
+    test_read_mmap = 0;
+    test_sn_store_basic();
+    test_sn_store_corrupt();
+    test_read_mmap = 1;
+}
+
+/* Data read through the mapping stays valid while the read holds it, even
+ * after compaction dropped and unlinked its container. */
+static void test_sn_store_mapped_pin(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(2 << 20, SN_SYNC_NONE);
+    size_t n = 1536 * 1024;
+    uint8_t *d = cn_malloc(n);
+    test_sn_fill(d, n, 9);
+    int applied;
+    CN_CHECK_EQ_INT(test_sn_put(s, "a", d, n, 1, 1, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_put(s, "b", d, n, 1, 1, &applied), CN_OK);   /* rolls */
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"a", 1, SN_READ_DATA, 0, 0, &r, err), CN_OK);
+    CN_CHECK(r.pin != NULL && r.buf == NULL);
+    CN_CHECK_EQ_INT(test_sn_del(s, "a", 2, 2, &applied), CN_OK);
+    struct sn_compact_result res;
+    CN_CHECK_EQ_INT(sn_compact_run(s, 50, &res, err), CN_OK);
+    CN_CHECK_EQ_INT(res.containers_reclaimed, 1);
+    CN_CHECK(access(test_sn_container_file(1), F_OK) != 0);
+    CN_CHECK(r.len == n && memcmp(r.data, d, n) == 0);
+    sn_read_fini(&r);
+    test_sn_expect(s, "b", d, n);
+    sn_store_close(s, NULL);
+    cn_free(d);
+}
+
 static void test_sn_cleanup(void)
 {
     test_sn_fresh_dir();
@@ -443,6 +484,8 @@ static const struct cn_test_case cases[] = {
     {"corrupt", test_sn_store_corrupt},
     {"compact", test_sn_store_compact},
     {"periodic", test_sn_store_periodic},
+    {"pread", test_sn_store_pread},
+    {"mapped_pin", test_sn_store_mapped_pin},
     {"cleanup", test_sn_cleanup},
     {NULL, NULL},
 };
