@@ -250,6 +250,11 @@ static void test_sn_store_recovery(void)
     CN_CHECK_EQ_INT(ss.recovered_records, 2);
     CN_CHECK_EQ_INT(ss.torn_tails, 1);
     CN_CHECK_EQ_INT(ss.records, 2);
+    /* the cut is reported to the caller (the daemon logs it), not logged */
+    const char *const *notes;
+    CN_CHECK_EQ_INT(sn_store_notes(s, &notes), 1);
+    CN_CHECK(strstr(notes[0], "container 00000001") != NULL &&
+             strstr(notes[0], "dropping") != NULL);
     /* writes continue after the cut */
     CN_CHECK_EQ_INT(test_sn_put(s, "k3", d, 10, 1, 1, &applied), CN_OK);
     sn_store_close(s, NULL);
@@ -257,6 +262,7 @@ static void test_sn_store_recovery(void)
     test_sn_expect(s, "k3", d, 10);
     sn_store_stats(s, &ss);
     CN_CHECK_EQ_INT(ss.recovered_records, 0);
+    CN_CHECK_EQ_INT(sn_store_notes(s, &notes), 0);
     sn_store_close(s, NULL);
 }
 
