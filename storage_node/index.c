@@ -59,6 +59,23 @@ static size_t sn_index_okey(uint8_t **buf, size_t *cap, const uint8_t *key, uint
     return (size_t)klen + 1;
 }
 
+static int sn_index_put_format(struct sn_index *ix, char err[CN_ERR_LEN])
+{
+    char *lerr = NULL;
+    uint8_t v[4];
+    sn_put32(v, SN_INDEX_FORMAT);
+    leveldb_put(ix->db, ix->wopts_sync, "f", 1, (const char *)v, 4, &lerr);
+    if (lerr != NULL) {
+        sn_index_err(err, "put format", lerr);
+        return CN_IO;
+    }
+    return CN_OK;
+}
+
+/* Accepts SN_INDEX_FORMAT and format 1 (container values of 24 bytes, still
+ * read by sn_index_get_container), which it marks as the current format so
+ * that an older node, which would misread 40-byte values, refuses the index.
+ * A new index gets the current format. */
 static int sn_index_check_format(struct sn_index *ix, char err[CN_ERR_LEN])
 {
     char *lerr = NULL;
@@ -68,20 +85,14 @@ static int sn_index_check_format(struct sn_index *ix, char err[CN_ERR_LEN])
         sn_index_err(err, "get format", lerr);
         return CN_IO;
     }
-    if (val == NULL) {
-        uint8_t v[4];
-        sn_put32(v, SN_INDEX_FORMAT);
-        leveldb_put(ix->db, ix->wopts_sync, "f", 1, (const char *)v, 4, &lerr);
-        if (lerr != NULL) {
-            sn_index_err(err, "put format", lerr);
-            return CN_IO;
-        }
-        return CN_OK;
-    }
-    int ok = vlen == 4 && sn_get32((const uint8_t *)val) == SN_INDEX_FORMAT;
+    if (val == NULL)
+        return sn_index_put_format(ix, err);
+    uint32_t f = vlen == 4 ? sn_get32((const uint8_t *)val) : 0;
     leveldb_free(val);
-    if (!ok) {
-        snprintf(err, CN_ERR_LEN, "index format is not %d", SN_INDEX_FORMAT);
+    if (f == 1)
+        return sn_index_put_format(ix, err);
+    if (f != SN_INDEX_FORMAT) {
+        snprintf(err, CN_ERR_LEN, "index format is not 1 or %d", SN_INDEX_FORMAT);
         return CN_CORRUPT;
     }
     return CN_OK;

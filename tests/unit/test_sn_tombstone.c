@@ -241,9 +241,10 @@ static void test_tb_recovery(void)
     test_tb_close(s);
 }
 
-/* Checks that every container accounting value of the index is in the
- * 40-byte form and, with to_old set, rewrites them in the old 24-byte form.
- * Returns how many there are. */
+/* Checks that the index is in format 2 with every container accounting
+ * value in the 40-byte form and, with to_old set, rewrites it as an older
+ * node wrote it: format 1, 24-byte values. Returns how many values there
+ * are. */
 static int test_tb_index_values(int to_old)
 {
     char path[300], *lerr = NULL;
@@ -255,6 +256,15 @@ static int test_tb_index_values(int to_old)
     leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
     leveldb_writeoptions_set_sync(wo, 1);
     leveldb_writebatch_t *wb = leveldb_writebatch_create();
+    size_t fn = 0;
+    char *f = leveldb_get(db, ro, "f", 1, &fn, &lerr);
+    CN_CHECK(lerr == NULL && f != NULL && fn == 4 && sn_get32((const uint8_t *)f) == 2);
+    leveldb_free(f);
+    if (to_old) {
+        uint8_t one[4];
+        sn_put32(one, 1);
+        leveldb_writebatch_put(wb, "f", 1, (const char *)one, 4);
+    }
     leveldb_iterator_t *it = leveldb_create_iterator(db, ro);
     int n = 0;
     for (leveldb_iter_seek(it, "c", 1); leveldb_iter_valid(it); leveldb_iter_next(it)) {
