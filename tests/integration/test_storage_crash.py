@@ -88,8 +88,12 @@ def wait_acks(acked, want, at_least):
 def test_kill9():
     with StorageNode({"obj_containers.sync_mode": "writethrough",
                       "obj_containers.max_container_len": "4M", "max_record_len": "1M"}) as node:
+        # every round writes the same keys with versions 0, 1, ... again: a
+        # key may keep a newer version of an earlier round that went further,
+        # so what was sent counts over all rounds
+        sent = {}
         for rnd in range(3):
-            acked, sent, stop = {}, {}, threading.Event()
+            acked, stop = {}, threading.Event()
             t = threading.Thread(target=writer, args=(node, acked, sent, stop))
             t.start()
             wait_acks(acked, 40, 1.0 + rnd * 0.5)
