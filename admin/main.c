@@ -96,11 +96,13 @@ static int adm_run_node(void *zctx, const char *ep, uint32_t index, const struct
         printf("%-28s error %s: %.*s\n", ep, msg_status_str(m->st), (int)m->err.len,
                (const char *)m->err.ptr);
     } else if (strcmp(o->cmd, "status") == 0) {
-        printf("%-28s up   node=%.*s ring=%.1f%% records=%llu live_bytes=%llu "
-               "dead_bytes=%llu disk_bytes=%llu queue=%llu inflight=%llu rtt=%.2fms\n",
+        printf("%-28s up   node=%.*s ring=%.1f%% records=%llu tombstones=%llu "
+               "live_bytes=%llu dead_bytes=%llu disk_bytes=%llu queue=%llu inflight=%llu "
+               "rtt=%.2fms\n",
                ep, (int)m->node.len, (const char *)m->node.ptr,
                100.0 * cn_ring_ownership(o->ring, index),
                (unsigned long long)adm_stat(m, "records"),
+               (unsigned long long)adm_stat(m, "tombstones"),
                (unsigned long long)adm_stat(m, "bytes_live"),
                (unsigned long long)adm_stat(m, "bytes_dead"),
                (unsigned long long)adm_stat(m, "bytes_total"),

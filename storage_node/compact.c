@@ -4,14 +4,16 @@
  * are, CRCs included) into the active container through the writer, which
  * re-points the key only if it still points at the old place; then the
  * container is dropped from the index and table and its file unlinked.
- * Readers holding the container finish on their open fd. */
+ * Readers holding the container finish on their open fd. With tombstone GC
+ * on, a tombstone older than the grace is not copied: the writer removes the
+ * key from the index instead (SN_WOP_PURGE), if it still points there. */
 #include "store_priv.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cn/alloc.h"
+#include "cn/time.h"
 
 #define SN_COMPACT_INFLIGHT_BYTES (16ull << 20)
 
@@ -59,7 +61,9 @@ static int sn_compact_flush(struct sn_store *s, struct sn_compact_move *mv, size
             rc = mv[i].w.rc;
             snprintf(err, CN_ERR_LEN, "%s", mv[i].w.err);
         }
-        if (mv[i].w.rc == CN_OK && mv[i].w.applied) {
+        if (mv[i].w.rc == CN_OK && mv[i].w.applied && mv[i].w.op == SN_WOP_PURGE) {
+            res->tombstones_purged++;
+        } else if (mv[i].w.rc == CN_OK && mv[i].w.applied) {
             res->records_moved++;
             res->bytes_moved += sn_record_total_len(&mv[i].w.ri);
         }
@@ -71,10 +75,22 @@ static int sn_compact_flush(struct sn_store *s, struct sn_compact_move *mv, size
     return rc;
 }
 
-/* Copies the live records of c into the active container. */
+/* The newest tombstone ts that GC may purge now: tombstones with a ts
+ * strictly below it are past the grace. 0 when GC is off. */
+static uint64_t sn_compact_gc_before(const struct sn_store *s)
+{
+    uint64_t grace_us = s->o.tombstone_gc_after_ms * 1000, now = cn_time_now_us();
+    if (s->o.tombstone_gc_after_ms == 0 || now <= grace_us)
+        return 0;
+    return now - grace_us;
+}
+
+/* Copies the live records of c into the active container; tombstones with a
+ * ts before gc_before are purged instead. */
 static int sn_compact_move_live(struct sn_store *s, struct sn_container *c, uint64_t end,
                                 struct sn_compact_result *res, char err[CN_ERR_LEN])
 {
+    uint64_t gc_before = sn_compact_gc_before(s);
     struct sn_buf hb = {0};
     struct sn_record_info ri;
     struct sn_compact_move mv[64];
@@ -103,7 +119,8 @@ static int sn_compact_move_live(struct sn_store *s, struct sn_container *c, uint
                 cn_free(m->buf);
                 break;
             }
-            m->w.op = SN_WOP_RELOCATE;
+            int purge = (ri.flags & SN_RECORD_FLAG_TOMBSTONE) && ri.ts < gc_before;
+            m->w.op = purge ? SN_WOP_PURGE : SN_WOP_RELOCATE;
             m->w.hdr = m->buf;
             m->w.data = m->buf + ri.hdr_len;
             m->w.old_cid = c->id;
@@ -124,7 +141,8 @@ static int sn_compact_move_live(struct sn_store *s, struct sn_container *c, uint
     return rc;
 }
 
-/* Compacts one container: moves its live records, drops it, unlinks it. */
+/* Compacts one container: moves its live records (purging old tombstones),
+ * then has the writer unlink it and drop it. */
 static int sn_compact_container(struct sn_store *s, struct sn_container *c,
                                 struct sn_compact_result *res, char err[CN_ERR_LEN])
 {
@@ -142,10 +160,6 @@ static int sn_compact_container(struct sn_store *s, struct sn_container *c,
         snprintf(err, CN_ERR_LEN, "%s", drop.err);
         return rc;
     }
-    if (unlink(c->path) != 0) {
-        snprintf(err, CN_ERR_LEN, "unlink %s failed", c->path);
-        return CN_IO;
-    }
     res->containers_reclaimed++;
     res->bytes_reclaimed += end;
     atomic_fetch_add(&s->containers_reclaimed, 1);
@@ -153,16 +167,32 @@ static int sn_compact_container(struct sn_store *s, struct sn_container *c,
     return CN_OK;
 }
 
+/* A container's dead bytes for choosing candidates: the space of records the
+ * index no longer points at, plus, when tombstone GC is on and the container
+ * was last appended to longer ago than the grace, its live tombstones (which
+ * compaction would purge rather than copy). Caller holds s->lock. */
+static uint64_t sn_compact_dead_locked(const struct sn_store *s, const struct sn_container *c,
+                                       uint64_t now_us)
+{
+    uint64_t used = c->indexed_upto - SN_CONTAINER_HDR;
+    uint64_t dead = used > c->live_bytes ? used - c->live_bytes : 0;
+    uint64_t grace_us = s->o.tombstone_gc_after_ms * 1000;
+    if (s->o.tombstone_gc_after_ms > 0 && c->last_append_us + grace_us < now_us)
+        dead = CN_MIN(used, dead + c->tombstone_bytes);
+    return dead;
+}
+
 /* The containers to compact, each with a reference; *n of them. */
 static struct sn_container **sn_compact_candidates(struct sn_store *s, uint32_t pct, size_t *n)
 {
+    uint64_t now = cn_time_now_us();
     pthread_mutex_lock(&s->lock);
     struct sn_container **v = cn_calloc(s->n_cons + 1, sizeof(*v));
     *n = 0;
     for (size_t i = 0; i < s->n_cons; i++) {
         struct sn_container *c = s->cons[i];
         uint64_t used = c->indexed_upto - SN_CONTAINER_HDR;
-        uint64_t dead = used > c->live_bytes ? used - c->live_bytes : 0;
+        uint64_t dead = sn_compact_dead_locked(s, c, now);
         if (c == s->active || (used > 0 && (dead == 0 || dead * 100 < (uint64_t)pct * used)))
             continue;
         sn_container_ref(c);

@@ -36,6 +36,10 @@ const struct cn_config_desc sn_config_table[] = {
      "percent of dead bytes at which a container is compacted"},
     {"compaction.interval", CN_CONF_MSEC, SN_OFF(compaction_interval_ms), "0", 0,
      86400000ll * 30, NULL, "run compaction this often (0: only on COMPACT)"},
+    {"compaction.tombstone_gc_after", CN_CONF_MSEC, SN_OFF(tombstone_gc_after_ms), "240h", 0,
+     86400000ll * 3650, NULL,
+     "compaction drops tombstones older than this (0: keep them forever); "
+     "repair a replica that was down within it"},
     {"max_key_len", CN_CONF_SIZE, SN_OFF(max_key_len), "2048", 1, SN_RECORD_MAX_KEY, NULL,
      "longest key accepted"},
     {"max_meta_len", CN_CONF_SIZE, SN_OFF(max_meta_len), "64K", 0, SN_RECORD_MAX_META, NULL,

@@ -20,6 +20,7 @@ struct sn_config {
     int read_mmap;
     int64_t dead_ratio_pct;
     int64_t compaction_interval_ms;
+    int64_t tombstone_gc_after_ms;
     int64_t max_key_len;
     int64_t max_meta_len;
     int64_t max_record_len;

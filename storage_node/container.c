@@ -13,6 +13,7 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
+#include "cn/time.h"
 
 void sn_buf_reserve(struct sn_buf *b, size_t n)
 {
@@ -102,6 +103,7 @@ int sn_container_create(const char *dir, uint32_t id, struct sn_container **out,
     struct sn_container *c = sn_container_alloc(path, id, fd);
     c->len = SN_CONTAINER_HDR;
     c->indexed_upto = SN_CONTAINER_HDR;
+    c->last_append_us = cn_time_now_us();
     *out = c;
     return CN_OK;
 }
@@ -130,6 +132,8 @@ int sn_container_open(const char *dir, uint32_t id, struct sn_container **out,
     struct sn_container *c = sn_container_alloc(path, id, fd);
     c->len = (uint64_t)st.st_size;
     c->indexed_upto = SN_CONTAINER_HDR;
+    c->last_append_us =
+        (uint64_t)st.st_mtim.tv_sec * 1000000u + (uint64_t)st.st_mtim.tv_nsec / 1000u;
     *out = c;
     return CN_OK;
 }
@@ -265,6 +269,19 @@ int sn_container_truncate(struct sn_container *c, uint64_t len, char err[CN_ERR_
         return CN_IO;
     }
     c->len = len;
+    return CN_OK;
+}
+
+int sn_container_unlink(struct sn_container *c, const char *dir, char err[CN_ERR_LEN])
+{
+    if (unlink(c->path) != 0 && errno != ENOENT) {
+        snprintf(err, CN_ERR_LEN, "unlink %s: %s", c->path, strerror(errno));
+        return CN_IO;
+    }
+    if (sn_container_sync_dir(dir) != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "fsync %s: %s", dir, strerror(errno));
+        return CN_IO;
+    }
     return CN_OK;
 }
 

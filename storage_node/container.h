@@ -32,7 +32,10 @@ struct sn_container {
     /* Accounting, guarded by the store's lock; persisted in the index. */
     uint64_t indexed_upto;   /* records before this offset are in the index */
     uint64_t live_bytes;     /* bytes of records the index points at */
-    uint64_t live_records;
+    uint64_t live_records;   /* records the index points at, tombstones included */
+    uint64_t live_tombstones;   /* of those, tombstones */
+    uint64_t tombstone_bytes;   /* their bytes (part of live_bytes) */
+    uint64_t last_append_us; /* wall clock of the last append (the file's mtime at open) */
     int meta_dirty;          /* accounting changed since the last index write */
     int unsynced;            /* appended since the last fdatasync */
     char *path;
@@ -92,6 +95,11 @@ int sn_container_append(struct sn_container *c, struct iovec *iov, int n_iov,
 int sn_container_sync(struct sn_container *c, char err[CN_ERR_LEN]);
 /* Cuts the file at len (a torn tail) and syncs it. */
 int sn_container_truncate(struct sn_container *c, uint64_t len, char err[CN_ERR_LEN]);
+
+/* Unlinks the file (open fds stay valid) and fsyncs dir, so the removal is
+ * durable before the caller forgets the container in the index. A file that
+ * is already gone is not an error. */
+int sn_container_unlink(struct sn_container *c, const char *dir, char err[CN_ERR_LEN]);
 
 /* Reads and parses the record header at off (off < end, end is the end of
  * the bytes to trust) into b; ri points into b. Returns CN_OK, CN_DONE when

@@ -249,6 +249,7 @@ static void sn_handler_stats(struct sn_job *j)
     sn_store_stats(sn_server_store(j->srv), &s);
     sn_server_stats(j->srv, &f);
     sn_handler_stat(&st, "records", s.records);
+    sn_handler_stat(&st, "tombstones", s.tombstones);
     sn_handler_stat(&st, "bytes_live", s.bytes_live);
     sn_handler_stat(&st, "bytes_dead", s.bytes_dead);
     sn_handler_stat(&st, "bytes_total", s.bytes_total);
@@ -275,6 +276,7 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "scrub_corrupt", s.scrub_corrupt);
     sn_handler_stat(&st, "compactions", s.compactions);
     sn_handler_stat(&st, "relocations", s.relocations);
+    sn_handler_stat(&st, "tombstones_purged", s.tombstones_purged);
     sn_handler_stat(&st, "containers_reclaimed", s.containers_reclaimed);
     sn_handler_stat(&st, "bytes_reclaimed", s.bytes_reclaimed);
     sn_handler_stat(&st, "recovered_records", s.recovered_records);
@@ -356,9 +358,11 @@ static void sn_handler_compact(struct sn_job *j)
     struct msg rep;
     char err[CN_ERR_LEN];
     int rc = sn_compact_run(sn_server_store(j->srv), 0, &res, err);
-    cn_info("compaction: %u containers scanned, %u reclaimed, %llu records moved, %llu bytes freed",
+    cn_info("compaction: %u containers scanned, %u reclaimed, %llu records moved, "
+            "%llu tombstones purged, %llu bytes freed",
             res.containers_scanned, res.containers_reclaimed,
-            (unsigned long long)res.records_moved, (unsigned long long)res.bytes_reclaimed);
+            (unsigned long long)res.records_moved, (unsigned long long)res.tombstones_purged,
+            (unsigned long long)res.bytes_reclaimed);
     if (rc != CN_OK)
         cn_warn("compaction: %s", err);
     msg_init_reply(&rep, &j->req, rc == CN_OK ? MSG_ST_OK : MSG_ST_IO_ERROR);
@@ -372,6 +376,7 @@ static void sn_handler_compact(struct sn_job *j)
     sn_handler_stat(&st, "records_moved", res.records_moved);
     sn_handler_stat(&st, "bytes_moved", res.bytes_moved);
     sn_handler_stat(&st, "bytes_reclaimed", res.bytes_reclaimed);
+    sn_handler_stat(&st, "tombstones_purged", res.tombstones_purged);
     sn_handler_reply_stats(j, &rep, &st);
 }
 

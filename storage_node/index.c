@@ -59,6 +59,23 @@ static size_t sn_index_okey(uint8_t **buf, size_t *cap, const uint8_t *key, uint
     return (size_t)klen + 1;
 }
 
+static int sn_index_put_format(struct sn_index *ix, char err[CN_ERR_LEN])
+{
+    char *lerr = NULL;
+    uint8_t v[4];
+    sn_put32(v, SN_INDEX_FORMAT);
+    leveldb_put(ix->db, ix->wopts_sync, "f", 1, (const char *)v, 4, &lerr);
+    if (lerr != NULL) {
+        sn_index_err(err, "put format", lerr);
+        return CN_IO;
+    }
+    return CN_OK;
+}
+
+/* Accepts SN_INDEX_FORMAT and format 1 (container values of 24 bytes, still
+ * read by sn_index_get_container), which it marks as the current format so
+ * that an older node, which would misread 40-byte values, refuses the index.
+ * A new index gets the current format. */
 static int sn_index_check_format(struct sn_index *ix, char err[CN_ERR_LEN])
 {
     char *lerr = NULL;
@@ -68,20 +85,14 @@ static int sn_index_check_format(struct sn_index *ix, char err[CN_ERR_LEN])
         sn_index_err(err, "get format", lerr);
         return CN_IO;
     }
-    if (val == NULL) {
-        uint8_t v[4];
-        sn_put32(v, SN_INDEX_FORMAT);
-        leveldb_put(ix->db, ix->wopts_sync, "f", 1, (const char *)v, 4, &lerr);
-        if (lerr != NULL) {
-            sn_index_err(err, "put format", lerr);
-            return CN_IO;
-        }
-        return CN_OK;
-    }
-    int ok = vlen == 4 && sn_get32((const uint8_t *)val) == SN_INDEX_FORMAT;
+    if (val == NULL)
+        return sn_index_put_format(ix, err);
+    uint32_t f = vlen == 4 ? sn_get32((const uint8_t *)val) : 0;
     leveldb_free(val);
-    if (!ok) {
-        snprintf(err, CN_ERR_LEN, "index format is not %d", SN_INDEX_FORMAT);
+    if (f == 1)
+        return sn_index_put_format(ix, err);
+    if (f != SN_INDEX_FORMAT) {
+        snprintf(err, CN_ERR_LEN, "index format is not 1 or %d", SN_INDEX_FORMAT);
         return CN_CORRUPT;
     }
     return CN_OK;
@@ -198,8 +209,7 @@ int sn_index_get(struct sn_index *ix, const uint8_t *key, uint32_t klen, struct 
     return rc;
 }
 
-int sn_index_get_container(struct sn_index *ix, uint32_t cid, uint64_t *indexed_upto,
-                           uint64_t *live_bytes, uint64_t *live_records)
+int sn_index_get_container(struct sn_index *ix, uint32_t cid, struct sn_index_cacct *a)
 {
     uint8_t k[5];
     char *lerr = NULL;
@@ -213,11 +223,17 @@ int sn_index_get_container(struct sn_index *ix, uint32_t cid, uint64_t *indexed_
     if (val == NULL)
         return CN_NOTFOUND;
     int rc = CN_CORRUPT;
-    if (vlen == 24) {
+    if (vlen == 24 || vlen == 40) {
         const uint8_t *p = (const uint8_t *)val;
-        *indexed_upto = sn_get64(p);
-        *live_bytes = sn_get64(p + 8);
-        *live_records = sn_get64(p + 16);
+        memset(a, 0, sizeof(*a));
+        a->indexed_upto = sn_get64(p);
+        a->live_bytes = sn_get64(p + 8);
+        a->live_records = sn_get64(p + 16);
+        if (vlen == 40) {
+            a->live_tombstones = sn_get64(p + 24);
+            a->tombstone_bytes = sn_get64(p + 32);
+            a->tombstones_known = 1;
+        }
         rc = CN_OK;
     }
     leveldb_free(val);
@@ -254,15 +270,22 @@ void sn_index_batch_put(struct sn_index_batch *b, const uint8_t *key, uint32_t k
     leveldb_writebatch_put(b->wb, (const char *)b->kbuf, n, (const char *)val, vn);
 }
 
-void sn_index_batch_put_container(struct sn_index_batch *b, uint32_t cid,
-                                  uint64_t indexed_upto, uint64_t live_bytes,
-                                  uint64_t live_records)
+void sn_index_batch_del(struct sn_index_batch *b, const uint8_t *key, uint32_t klen)
 {
-    uint8_t k[5], v[24];
+    size_t n = sn_index_okey(&b->kbuf, &b->kcap, key, klen);
+    leveldb_writebatch_delete(b->wb, (const char *)b->kbuf, n);
+}
+
+void sn_index_batch_put_container(struct sn_index_batch *b, uint32_t cid,
+                                  const struct sn_index_cacct *a)
+{
+    uint8_t k[5], v[40];
     sn_index_ckey(cid, k);
-    sn_put64(v, indexed_upto);
-    sn_put64(v + 8, live_bytes);
-    sn_put64(v + 16, live_records);
+    sn_put64(v, a->indexed_upto);
+    sn_put64(v + 8, a->live_bytes);
+    sn_put64(v + 16, a->live_records);
+    sn_put64(v + 24, a->live_tombstones);
+    sn_put64(v + 32, a->tombstone_bytes);
     leveldb_writebatch_put(b->wb, (const char *)k, sizeof(k), (const char *)v, sizeof(v));
 }
 

@@ -1,7 +1,8 @@
 /* The index: LevelDB (leveldb/c.h) mapping each key to where its newest
  * record lies, plus the per-container accounting. Keys in LevelDB:
  *   'k' + object key            -> struct sn_ival (see sn_index_encode_val)
- *   'c' + container id (u32 BE) -> indexed_upto, live_bytes, live_records
+ *   'c' + container id (u32 BE) -> struct sn_index_cacct (40 bytes; older
+ *                                  nodes wrote the first 24)
  *   'f'                         -> format version
  * LevelDB keeps them sorted bytewise (LIST), has no key size limit and
  * writes a batch atomically. Thread-safe for readers; one writer. */
@@ -14,7 +15,9 @@
 #include "cn/rc.h"
 #include "record.h"
 
-#define SN_INDEX_FORMAT 1
+/* 2: container values of 40 bytes (tombstone counts); 1, their 24-byte
+ * form, is still read and becomes 2 on open. */
+#define SN_INDEX_FORMAT 2
 
 /* An index value: the location and identity of a key's newest record. */
 struct sn_ival {
@@ -56,18 +59,31 @@ static inline int sn_ival_newer(uint64_t ts, uint64_t ver, const struct sn_ival 
 int sn_index_get(struct sn_index *ix, const uint8_t *key, uint32_t klen, struct sn_ival *v,
                  char err[CN_ERR_LEN]);
 
-/* Reads a container's accounting; CN_NOTFOUND when it has none. */
-int sn_index_get_container(struct sn_index *ix, uint32_t cid, uint64_t *indexed_upto,
-                           uint64_t *live_bytes, uint64_t *live_records);
+/* A container's accounting as the index keeps it: little-endian u64s in
+ * this order. The first three are all an older node wrote (24 bytes). */
+struct sn_index_cacct {
+    uint64_t indexed_upto;     /* records before this offset are indexed */
+    uint64_t live_bytes;       /* bytes of the records the index points at */
+    uint64_t live_records;     /* records the index points at, tombstones included */
+    uint64_t live_tombstones;  /* of those, tombstones */
+    uint64_t tombstone_bytes;  /* their bytes (part of live_bytes) */
+    int tombstones_known;      /* 0: read from the 24-byte form, the last two are 0 */
+};
+
+/* Reads a container's accounting: CN_OK, CN_NOTFOUND when it has none,
+ * CN_CORRUPT when the value is neither 24 nor 40 bytes, CN_IO. */
+int sn_index_get_container(struct sn_index *ix, uint32_t cid, struct sn_index_cacct *a);
 
 struct sn_index_batch *sn_index_batch_new(void);
 void sn_index_batch_free(struct sn_index_batch *b);
 void sn_index_batch_clear(struct sn_index_batch *b);
 void sn_index_batch_put(struct sn_index_batch *b, const uint8_t *key, uint32_t klen,
                         const struct sn_ival *v);
+/* Removes key from the index (a purged tombstone). */
+void sn_index_batch_del(struct sn_index_batch *b, const uint8_t *key, uint32_t klen);
+/* Writes a container's accounting (always the 40-byte form). */
 void sn_index_batch_put_container(struct sn_index_batch *b, uint32_t cid,
-                                  uint64_t indexed_upto, uint64_t live_bytes,
-                                  uint64_t live_records);
+                                  const struct sn_index_cacct *a);
 void sn_index_batch_del_container(struct sn_index_batch *b, uint32_t cid);
 /* Applies the batch atomically; sync makes LevelDB fsync its log first. */
 int sn_index_write(struct sn_index *ix, struct sn_index_batch *b, int sync,

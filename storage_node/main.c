@@ -30,6 +30,7 @@ static void sn_main_store_opts(const struct sn_config *c, struct sn_store_opts *
     o->max_container_len = (uint64_t)c->max_container_len;
     o->read_mmap = c->read_mmap;
     o->dead_ratio_pct = (uint32_t)c->dead_ratio_pct;
+    o->tombstone_gc_after_ms = (uint64_t)c->tombstone_gc_after_ms;
     o->index_cache = (size_t)c->index_cache;
     o->max_batch = (uint32_t)c->max_batch;
 }
@@ -50,6 +51,26 @@ static void sn_main_server_opts(const struct sn_config *c, struct sn_server_opts
     o->limits.max_list = (uint32_t)c->max_list;
 }
 
+/* Logs what opening the store found: each repair recovery made, then the
+ * totals. */
+static void sn_main_log_open(const struct sn_config *cfg, struct sn_store *store)
+{
+    const char *const *notes;
+    size_t n = sn_store_notes(store, &notes);
+    struct sn_store_stats st;
+    for (size_t i = 0; i < n; i++)
+        cn_warn("recovery: %s", notes[i]);
+    sn_store_stats(store, &st);
+    if (st.torn_tails > n)
+        cn_warn("recovery: %llu more torn tails not listed",
+                (unsigned long long)(st.torn_tails - n));
+    cn_info("store %s: %llu records and %llu tombstones in %llu containers "
+            "(%llu recovered, %llu torn tails cut)",
+            cfg->data_dir, (unsigned long long)st.records, (unsigned long long)st.tombstones,
+            (unsigned long long)st.containers, (unsigned long long)st.recovered_records,
+            (unsigned long long)st.torn_tails);
+}
+
 static int sn_main_serve(const struct sn_config *cfg)
 {
     struct sn_store_opts so;
@@ -63,14 +84,10 @@ static int sn_main_serve(const struct sn_config *cfg)
         cn_error("cannot open store in %s: %s", cfg->data_dir, err);
         return 1;
     }
-    struct sn_store_stats st;
-    sn_store_stats(store, &st);
-    cn_info("store %s: %llu records in %llu containers (%llu recovered, %llu torn tails cut)",
-            cfg->data_dir, (unsigned long long)st.records, (unsigned long long)st.containers,
-            (unsigned long long)st.recovered_records, (unsigned long long)st.torn_tails);
+    sn_main_log_open(cfg, store);
     if (sn_server_new(&vo, store, &srv, err) != CN_OK) {
         cn_error("%s", err);
-        sn_store_close(store);
+        sn_store_close(store, NULL);
         return 1;
     }
     sn_main_server = srv;
@@ -86,7 +103,10 @@ static int sn_main_serve(const struct sn_config *cfg)
     cn_info("shutting down: flushing queued writes");
     sn_server_free(srv);
     sn_main_server = NULL;
-    sn_store_close(store);
+    if (sn_store_close(store, err) != CN_OK) {
+        cn_error("closing the store: %s", err);
+        rc = CN_IO;
+    }
     cn_info("stopped");
     return rc == CN_OK ? 0 : 1;
 }

@@ -1,11 +1,14 @@
 /* The storage engine (see store.h): opening and recovery, the container
  * table, verified reads of whole records or slices, listing and accounting.
+ * It does not log: what recovery repairs is kept as notes (sn_store_notes)
+ * for the daemon to log.
  * Writes go through writer.c; compaction and scrub live in compact.c and
  * scrub.c. */
 #include "store_priv.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +16,6 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
-#include "cn/log.h"
 
 void sn_store_opts_default(struct sn_store_opts *o)
 {
@@ -22,6 +24,7 @@ void sn_store_opts_default(struct sn_store_opts *o)
     o->sync_interval_ms = 1000;
     o->max_container_len = 1ull << 30;
     o->dead_ratio_pct = 50;
+    o->tombstone_gc_after_ms = 10ull * 24 * 3600 * 1000;
     o->index_cache = 8u << 20;
     o->max_batch = 512;
     o->max_batch_bytes = 256ull << 20;
@@ -407,7 +410,8 @@ void sn_store_stats(struct sn_store *s, struct sn_store_stats *st)
     for (size_t i = 0; i < s->n_cons; i++) {
         const struct sn_container *c = s->cons[i];
         uint64_t used = c->indexed_upto - SN_CONTAINER_HDR;
-        st->records += c->live_records;
+        st->records += c->live_records - c->live_tombstones;
+        st->tombstones += c->live_tombstones;
         st->bytes_live += c->live_bytes;
         st->bytes_total += used;
         st->bytes_dead += used > c->live_bytes ? used - c->live_bytes : 0;
@@ -422,6 +426,7 @@ void sn_store_stats(struct sn_store *s, struct sn_store_stats *st)
     st->deletes = atomic_load(&s->deletes);
     st->stale_writes = atomic_load(&s->stale_writes);
     st->relocations = atomic_load(&s->relocations);
+    st->tombstones_purged = atomic_load(&s->tombstones_purged);
     st->batches = atomic_load(&s->batches);
     st->syncs = atomic_load(&s->syncs);
     st->reads = atomic_load(&s->reads);
@@ -436,6 +441,27 @@ void sn_store_stats(struct sn_store *s, struct sn_store_stats *st)
 }
 
 /* ---- open, recovery, close ---- */
+
+/* Keeps one line of what recovery did for sn_store_notes(). */
+static void sn_store_note(struct sn_store *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sn_store_note(struct sn_store *s, const char *fmt, ...)
+{
+    char line[CN_ERR_LEN];
+    va_list ap;
+    if (s->n_notes == SN_STORE_MAX_NOTES)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    s->notes[s->n_notes++] = cn_strdup(line);
+}
+
+size_t sn_store_notes(const struct sn_store *s, const char *const **notes)
+{
+    *notes = (const char *const *)s->notes;
+    return s->n_notes;
+}
 
 static int sn_store_mkdir(const char *path, char err[CN_ERR_LEN])
 {
@@ -460,8 +486,24 @@ static int sn_store_cid_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Loads c's accounting from the index, if it has any. Sets *legacy when
+ * the index holds the old 24-byte form, which lacks the tombstone counts. */
+static void sn_store_load_acct(struct sn_store *s, struct sn_container *c, int *legacy)
+{
+    struct sn_index_cacct a;
+    if (sn_index_get_container(s->ix, c->id, &a) != CN_OK || a.indexed_upto < SN_CONTAINER_HDR)
+        return;
+    c->indexed_upto = a.indexed_upto;
+    c->live_bytes = a.live_bytes;
+    c->live_records = a.live_records;
+    c->live_tombstones = a.live_tombstones;
+    c->tombstone_bytes = a.tombstone_bytes;
+    if (!a.tombstones_known)
+        *legacy = 1;
+}
+
 /* Opens every container file (in id order) and loads its accounting. */
-static int sn_store_load_containers(struct sn_store *s, char err[CN_ERR_LEN])
+static int sn_store_load_containers(struct sn_store *s, int *legacy, char err[CN_ERR_LEN])
 {
     DIR *d = opendir(s->dir_containers);
     if (d == NULL) {
@@ -489,17 +531,42 @@ static int sn_store_load_containers(struct sn_store *s, char err[CN_ERR_LEN])
         struct sn_container *c;
         if ((rc = sn_container_open(s->dir_containers, ids[i], &c, err)) != CN_OK)
             break;
-        uint64_t upto, lb, lr;
-        if (sn_index_get_container(s->ix, c->id, &upto, &lb, &lr) == CN_OK &&
-            upto >= SN_CONTAINER_HDR) {
-            c->indexed_upto = upto;
-            c->live_bytes = lb;
-            c->live_records = lr;
-        }
+        sn_store_load_acct(s, c, legacy);
         sn_store_container_add_locked(s, c);
         s->next_cid = ids[i] + 1;
     }
     cn_free(ids);
+    return rc;
+}
+
+/* An index written by an older node has no tombstone counts: count the
+ * tombstones the index points at, per container, with one pass over the
+ * index (once; recovery then persists them in the new form). */
+static int sn_store_count_tombstones(struct sn_store *s, char err[CN_ERR_LEN])
+{
+    struct sn_index_iter *it = sn_index_iter_new(s->ix);
+    int rc = CN_OK;
+    for (size_t i = 0; i < s->n_cons; i++) {
+        s->cons[i]->live_tombstones = s->cons[i]->tombstone_bytes = 0;
+        s->cons[i]->meta_dirty = 1;
+    }
+    for (sn_index_iter_seek(it, NULL, 0);; sn_index_iter_next(it)) {
+        const uint8_t *k;
+        uint32_t klen;
+        struct sn_ival v;
+        rc = sn_index_iter_get(it, &k, &klen, &v);
+        if (rc != CN_OK)
+            break;
+        struct sn_container *c = sn_store_container_find_locked(s, v.cid);
+        if (c != NULL && (v.flags & SN_RECORD_FLAG_TOMBSTONE)) {
+            c->live_tombstones++;
+            c->tombstone_bytes += v.hdr_len + v.data_len;
+        }
+    }
+    sn_index_iter_free(it);
+    if (rc == CN_DONE)
+        return CN_OK;
+    snprintf(err, CN_ERR_LEN, "counting tombstones: undecodable index value");
     return rc;
 }
 
@@ -553,8 +620,8 @@ static int sn_store_recover_container(struct sn_store *s, struct sn_container *c
         if (hrc == CN_DONE)
             break;
         if (hrc == CN_CORRUPT) {
-            cn_warn("container %08x: %s: dropping %llu bytes at %llu", c->id, why,
-                    (unsigned long long)(c->len - off), (unsigned long long)off);
+            sn_store_note(s, "container %08x: %s: dropping %llu bytes at %llu", c->id, why,
+                          (unsigned long long)(c->len - off), (unsigned long long)off);
             s->torn_tails++;
             rc = sn_container_truncate(c, off, err);
             break;
@@ -582,12 +649,15 @@ static int sn_store_recover_container(struct sn_store *s, struct sn_container *c
 
 static int sn_store_recover(struct sn_store *s, char err[CN_ERR_LEN])
 {
-    int rc = sn_store_load_containers(s, err);
+    int legacy = 0;
+    int rc = sn_store_load_containers(s, &legacy, err);
+    if (rc == CN_OK && legacy)
+        rc = sn_store_count_tombstones(s, err);
     for (size_t i = 0; i < s->n_cons && rc == CN_OK; i++) {
         struct sn_container *c = s->cons[i];
         if (c->indexed_upto > c->len) {
-            cn_warn("container %08x is shorter (%llu) than indexed (%llu)", c->id,
-                    (unsigned long long)c->len, (unsigned long long)c->indexed_upto);
+            sn_store_note(s, "container %08x is shorter (%llu) than indexed (%llu)", c->id,
+                          (unsigned long long)c->len, (unsigned long long)c->indexed_upto);
             c->indexed_upto = c->len;
         }
         rc = sn_store_recover_container(s, c, err);
@@ -630,32 +700,44 @@ int sn_store_open(const struct sn_store_opts *o, struct sn_store **out, char err
         (rc = sn_index_open(s->dir_index, o->index_cache, &s->ix, err)) != CN_OK ||
         (rc = sn_store_recover(s, err)) != CN_OK ||
         (rc = sn_writer_start(s, err)) != CN_OK) {
-        sn_store_close(s);
+        sn_store_close(s, NULL);
         return rc;
     }
     *out = s;
     return CN_OK;
 }
 
-void sn_store_close(struct sn_store *s)
+/* Keeps the first error of sn_store_close (r, with e) in *rc and err. */
+static void sn_store_close_err(int *rc, int r, const char *e, char *err)
+{
+    if (r == CN_OK || *rc != CN_OK)
+        return;
+    *rc = r;
+    if (err != NULL)
+        snprintf(err, CN_ERR_LEN, "%s", e);
+}
+
+int sn_store_close(struct sn_store *s, char *err)
 {
     if (s == NULL)
-        return;
+        return CN_OK;
     sn_writer_stop(s);
-    char err[CN_ERR_LEN];
+    char e[CN_ERR_LEN];
+    int rc = CN_OK;
     for (size_t i = 0; i < s->n_cons; i++)
-        if (s->cons[i]->unsynced && sn_container_sync(s->cons[i], err) != CN_OK)
-            cn_warn("%s", err);
+        if (s->cons[i]->unsynced)
+            sn_store_close_err(&rc, sn_container_sync(s->cons[i], e), e, err);
     if (s->ix != NULL) {
         /* a synced empty batch makes LevelDB's log durable */
         struct sn_apply a;
         sn_writer_apply_init(&a);
-        if (sn_writer_apply_commit(s, &a, 1, err) != CN_OK)
-            cn_warn("%s", err);
+        sn_store_close_err(&rc, sn_writer_apply_commit(s, &a, 1, e), e, err);
         sn_writer_apply_fini(&a);
     }
     for (size_t i = 0; i < s->n_cons; i++)
         sn_container_unref(s->cons[i]);
+    for (size_t i = 0; i < s->n_notes; i++)
+        cn_free(s->notes[i]);
     cn_free(s->cons);
     sn_index_close(s->ix);
     pthread_mutex_destroy(&s->lock);
@@ -666,4 +748,5 @@ void sn_store_close(struct sn_store *s)
     cn_free(s->dir_containers);
     cn_free(s->dir_index);
     cn_free(s);
+    return rc;
 }

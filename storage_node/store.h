@@ -19,6 +19,8 @@ struct sn_store_opts {
     uint64_t sync_interval_ms;   /* for SN_SYNC_PERIODIC */
     uint64_t max_container_len;  /* roll to a new container past this */
     uint32_t dead_ratio_pct;     /* compaction candidates: dead share >= this */
+    uint64_t tombstone_gc_after_ms; /* compaction purges tombstones older than this
+                                     * (record ts); 0: keeps them forever */
     size_t index_cache;          /* LevelDB block cache bytes */
     uint32_t max_batch;          /* group commit: most writes per batch */
     uint64_t max_batch_bytes;    /* group commit: most bytes per batch */
@@ -28,7 +30,8 @@ struct sn_store_opts {
 struct sn_store;
 struct sn_container;
 
-/* Sets the defaults (writethrough, 1 GiB containers, 50 %, 8 MiB cache). */
+/* Sets the defaults (writethrough, 1 GiB containers, 50 %, tombstones kept
+ * 10 days, 8 MiB cache). */
 void sn_store_opts_default(struct sn_store_opts *o);
 
 /* Opens the store under o->data_dir (creating it), recovers (indexes the
@@ -37,12 +40,27 @@ void sn_store_opts_default(struct sn_store_opts *o);
 int sn_store_open(const struct sn_store_opts *o, struct sn_store **out, char err[CN_ERR_LEN]);
 
 /* Finishes every queued write (replying to each), syncs all containers and
- * the index, stops the writer and frees the store. */
-void sn_store_close(struct sn_store *s);
+ * the index, stops the writer and frees the store (always, also on error).
+ * Returns CN_OK, or the first sync error with err (may be NULL) saying
+ * which file. */
+int sn_store_close(struct sn_store *s, char *err);
+
+/* What opening the store found and repaired (a torn tail cut off, a
+ * container shorter than its index entry), one line each, for the caller to
+ * log: *notes gets the array, the return is its length (at most
+ * SN_STORE_MAX_NOTES; the counters of sn_store_stats count every event). The
+ * strings belong to the store and live until sn_store_close. */
+#define SN_STORE_MAX_NOTES 64
+size_t sn_store_notes(const struct sn_store *s, const char *const **notes);
 
 /* ---- writes: queued to the writer thread, completed by callback ---- */
 
-enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_DROP };
+/* PUT/DELETE: client writes. RELOCATE (compaction): append the record again
+ * and re-point the key, only if the key still points at old_cid/old_off with
+ * the record's (ver, ts). PURGE (compaction, tombstone GC): remove the key
+ * from the index, only if it still points at that same tombstone. DROP: forget
+ * an empty container (old_cid) and unlink its file. */
+enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_PURGE, SN_WOP_DROP };
 
 struct sn_wreq;
 typedef void (*sn_wreq_done_cb)(struct sn_wreq *w, void *arg);
@@ -54,11 +72,12 @@ struct sn_wreq {
     const uint8_t *hdr;          /* the encoded record header */
     const uint8_t *data;         /* data_len bytes of data */
     struct sn_record_info ri;    /* parsed hdr (sn_wreq_init fills it) */
-    uint32_t old_cid;            /* RELOCATE: where the record lies now; DROP: cid */
+    uint32_t old_cid;            /* RELOCATE/PURGE: where the record lies now; DROP: cid */
     uint64_t old_off;
     /* results */
     int rc;                      /* CN_OK, or an error with err */
-    int applied;                 /* PUT/DELETE: newer than what was held */
+    int applied;                 /* PUT/DELETE: newer than what was held;
+                                    RELOCATE/PURGE: the key still pointed there */
     uint64_t cur_ver, cur_ts;    /* what the key holds after this write */
     uint32_t cur_flags;
     char err[CN_ERR_LEN];
@@ -135,12 +154,13 @@ int sn_store_list_ex(struct sn_store *s, const uint8_t *prefix, uint32_t plen,
 /* ---- accounting ---- */
 
 struct sn_store_stats {
-    uint64_t records;           /* keys in the index (tombstones included) */
+    uint64_t records;           /* live objects: index entries that are not tombstones */
+    uint64_t tombstones;        /* index entries that are tombstones */
     uint64_t bytes_live, bytes_dead, bytes_total;
     uint64_t containers;
     uint64_t active_container;
     uint64_t queue_depth;       /* writes waiting for the writer */
-    uint64_t puts, deletes, stale_writes, relocations;
+    uint64_t puts, deletes, stale_writes, relocations, tombstones_purged;
     uint64_t batches, syncs;
     uint64_t reads, corrupt_reads;
     uint64_t scrubs, scrub_corrupt;
@@ -158,11 +178,15 @@ void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outle
 struct sn_compact_result {
     uint32_t containers_scanned, containers_reclaimed, containers_failed;
     uint64_t records_moved, bytes_moved, bytes_reclaimed;
+    uint64_t tombstones_purged;
 };
 
 /* Compacts every container (not the active one) whose dead share is at or
  * over dead_ratio_pct (0: use the store's), while writes and reads go on.
- * One compaction or scrub at a time (others wait). */
+ * With tombstone GC on (opts.tombstone_gc_after_ms), a container last
+ * appended to longer ago than the grace counts its live tombstones' bytes as
+ * dead, and tombstones whose ts is older than the grace are purged from the
+ * index instead of copied. One compaction or scrub at a time (others wait). */
 int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compact_result *res,
                    char err[CN_ERR_LEN]);
 

@@ -35,9 +35,12 @@ struct sn_store {
     pthread_mutex_t admin;         /* one compaction or scrub at a time */
 
     atomic_uint_fast64_t puts, deletes, stale_writes, relocations, batches, syncs;
+    atomic_uint_fast64_t tombstones_purged;
     atomic_uint_fast64_t reads, corrupt_reads, scrubs, scrub_corrupt;
     atomic_uint_fast64_t compactions, containers_reclaimed, bytes_reclaimed;
     uint64_t recovered_records, torn_tails;
+    char *notes[SN_STORE_MAX_NOTES];   /* what recovery repaired (sn_store_notes) */
+    size_t n_notes;
 };
 
 /* The container with this id, with a reference taken; NULL if there is none
@@ -58,6 +61,7 @@ void sn_store_container_remove_locked(struct sn_store *s, uint32_t cid);
 struct sn_apply_ent {
     const uint8_t *key;
     uint32_t klen;
+    int purged;          /* removed from the index (v unused) */
     struct sn_ival v;
 };
 struct sn_apply {
@@ -68,14 +72,18 @@ struct sn_apply {
 
 void sn_writer_apply_init(struct sn_apply *a);
 void sn_writer_apply_fini(struct sn_apply *a);
-/* What key holds, seen through the batch: CN_OK and *cur, CN_NOTFOUND, or an
- * index error. */
+/* What key holds, seen through the batch: CN_OK and *cur, CN_NOTFOUND (also
+ * when the batch purged it), or an index error. */
 int sn_writer_apply_lookup(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
                            uint32_t klen, struct sn_ival *cur, char err[CN_ERR_LEN]);
 /* Points key at nv (key must stay valid until commit); old is what it held
  * (NULL if nothing). Moves the live accounting of both containers. */
 void sn_writer_apply_set(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
                          uint32_t klen, const struct sn_ival *nv, const struct sn_ival *old);
+/* Removes key from the index in the batch (key must stay valid until
+ * commit); old is what it held. Moves old's container accounting. */
+void sn_writer_apply_del(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
+                         uint32_t klen, const struct sn_ival *old);
 /* Writes the batch and the accounting of every changed container to the
  * index and empties a. */
 int sn_writer_apply_commit(struct sn_store *s, struct sn_apply *a, int sync,

@@ -2,7 +2,8 @@
  * decides which are newer than what the index holds, appends those records to
  * the active container with one pwritev, syncs once (writethrough), writes
  * one LevelDB batch, then completes them all. It is the only thread that
- * appends or changes the index, so its check-then-set is atomic. */
+ * appends or changes the index (compaction's relocations, tombstone purges
+ * and container drops go through it too), so its check-then-set is atomic. */
 #include "store_priv.h"
 
 #include <errno.h>
@@ -34,6 +35,8 @@ int sn_writer_apply_lookup(struct sn_store *s, struct sn_apply *a, const uint8_t
     for (size_t i = a->n; i-- > 0;) {
         const struct sn_apply_ent *e = &a->ents[i];
         if (e->klen == klen && memcmp(e->key, key, klen) == 0) {
+            if (e->purged)
+                return CN_NOTFOUND;
             *cur = e->v;
             return CN_OK;
         }
@@ -41,29 +44,56 @@ int sn_writer_apply_lookup(struct sn_store *s, struct sn_apply *a, const uint8_t
     return sn_index_get(s->ix, key, klen, cur, err);
 }
 
-static void sn_writer_account(struct sn_store *s, uint32_t cid, int64_t bytes, int64_t recs)
+/* Adds (sign 1) or takes away (sign -1) the record v describes to/from its
+ * container's live accounting. Caller holds s->lock. */
+static void sn_writer_account_locked(struct sn_store *s, const struct sn_ival *v, int sign)
 {
-    struct sn_container *c = sn_store_container_find_locked(s, cid);
+    struct sn_container *c = sn_store_container_find_locked(s, v->cid);
     if (c == NULL)
         return;   /* a record in a container that is gone: nothing to count */
-    c->live_bytes += (uint64_t)bytes;
-    c->live_records += (uint64_t)recs;
+    uint64_t bytes = v->hdr_len + v->data_len, n = 1;
+    if (sign < 0) {   /* unsigned wrap-around subtracts */
+        bytes = 0 - bytes;
+        n = 0 - n;
+    }
+    c->live_bytes += bytes;
+    c->live_records += n;
+    if (v->flags & SN_RECORD_FLAG_TOMBSTONE) {
+        c->live_tombstones += n;
+        c->tombstone_bytes += bytes;
+    }
     c->meta_dirty = 1;
 }
 
-void sn_writer_apply_set(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
-                         uint32_t klen, const struct sn_ival *nv, const struct sn_ival *old)
+static void sn_writer_apply_push(struct sn_apply *a, const uint8_t *key, uint32_t klen,
+                                 int purged, const struct sn_ival *v)
 {
     if (a->n == a->cap) {
         a->cap = a->cap ? a->cap * 2 : 64;
         a->ents = cn_realloc(a->ents, a->cap * sizeof(*a->ents));
     }
-    a->ents[a->n++] = (struct sn_apply_ent){key, klen, *nv};
+    a->ents[a->n++] = (struct sn_apply_ent){key, klen, purged, *v};
+}
+
+void sn_writer_apply_set(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
+                         uint32_t klen, const struct sn_ival *nv, const struct sn_ival *old)
+{
+    sn_writer_apply_push(a, key, klen, 0, nv);
     sn_index_batch_put(a->b, key, klen, nv);
     pthread_mutex_lock(&s->lock);
-    sn_writer_account(s, nv->cid, (int64_t)(nv->hdr_len + nv->data_len), 1);
+    sn_writer_account_locked(s, nv, 1);
     if (old != NULL)
-        sn_writer_account(s, old->cid, -(int64_t)(old->hdr_len + old->data_len), -1);
+        sn_writer_account_locked(s, old, -1);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void sn_writer_apply_del(struct sn_store *s, struct sn_apply *a, const uint8_t *key,
+                         uint32_t klen, const struct sn_ival *old)
+{
+    sn_writer_apply_push(a, key, klen, 1, old);
+    sn_index_batch_del(a->b, key, klen);
+    pthread_mutex_lock(&s->lock);
+    sn_writer_account_locked(s, old, -1);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -75,8 +105,9 @@ int sn_writer_apply_commit(struct sn_store *s, struct sn_apply *a, int sync,
         struct sn_container *c = s->cons[i];
         if (!c->meta_dirty)
             continue;
-        sn_index_batch_put_container(a->b, c->id, c->indexed_upto, c->live_bytes,
-                                     c->live_records);
+        struct sn_index_cacct acct = {c->indexed_upto, c->live_bytes, c->live_records,
+                                      c->live_tombstones, c->tombstone_bytes, 1};
+        sn_index_batch_put_container(a->b, c->id, &acct);
         c->meta_dirty = 0;
     }
     pthread_mutex_unlock(&s->lock);
@@ -118,6 +149,8 @@ static int sn_writer_flush(struct sn_store *s, struct sn_writer_pending *p,
         pthread_mutex_lock(&s->lock);
         s->active->indexed_upto = s->active->len;
         s->active->meta_dirty = 1;
+        if (p->bytes > 0)
+            s->active->last_append_us = cn_time_now_us();
         pthread_mutex_unlock(&s->lock);
     }
     p->n_iov = 0;
@@ -146,9 +179,10 @@ static int sn_writer_roll(struct sn_store *s, char err[CN_ERR_LEN])
 /* Decides whether w applies, given what the key holds (found: have cur). */
 static int sn_writer_decide(const struct sn_wreq *w, int found, const struct sn_ival *cur)
 {
-    if (w->op == SN_WOP_RELOCATE)
+    if (w->op == SN_WOP_RELOCATE || w->op == SN_WOP_PURGE)
         return found && cur->cid == w->old_cid && cur->off == w->old_off &&
-               cur->ver == w->ri.ver && cur->ts == w->ri.ts;
+               cur->ver == w->ri.ver && cur->ts == w->ri.ts &&
+               (w->op == SN_WOP_RELOCATE || (cur->flags & SN_RECORD_FLAG_TOMBSTONE));
     return !found || sn_ival_newer(w->ri.ts, w->ri.ver, cur);
 }
 
@@ -169,6 +203,10 @@ static int sn_writer_place(struct sn_store *s, struct sn_apply *a, struct sn_wri
             w->cur_ts = cur.ts;
             w->cur_flags = cur.flags;
         }
+        return CN_OK;
+    }
+    if (w->op == SN_WOP_PURGE) {
+        sn_writer_apply_del(s, a, w->ri.key, w->ri.key_len, &cur);
         return CN_OK;
     }
     uint64_t total = sn_record_total_len(&w->ri);
@@ -213,21 +251,34 @@ static int sn_writer_sync_all(struct sn_store *s, char err[CN_ERR_LEN])
     return rc;
 }
 
-/* DROP: the container is empty of live records; forget it in the index
- * (synced) and in the table. The caller unlinks the file afterwards. */
+/* DROP: the container is empty of live records; unlink its file (durably)
+ * and then forget it in the index (synced by the caller) and the table.
+ * Unlinking first matters: a file left behind without its index entry would
+ * be scanned from the start on the next open, and a record in it could come
+ * back over a tombstone that was purged. Only the writer changes the
+ * accounting, so the check stays true while the lock is dropped. */
 static void sn_writer_drop(struct sn_store *s, struct sn_apply *a, struct sn_wreq *w)
 {
     pthread_mutex_lock(&s->lock);
     struct sn_container *c = sn_store_container_find_locked(s, w->old_cid);
-    if (c == NULL || c == s->active || c->live_records != 0) {
+    int ok = c != NULL && c != s->active && c->live_records == 0;
+    if (ok)
+        sn_container_ref(c);
+    pthread_mutex_unlock(&s->lock);
+    if (!ok) {
         snprintf(w->err, CN_ERR_LEN, "container %08x cannot be dropped", w->old_cid);
         w->rc = CN_INVAL;
-    } else {
+        return;
+    }
+    w->rc = sn_container_unlink(c, s->dir_containers, w->err);
+    if (w->rc == CN_OK) {
+        pthread_mutex_lock(&s->lock);
         sn_index_batch_del_container(a->b, c->id);
         sn_store_container_remove_locked(s, c->id);
+        pthread_mutex_unlock(&s->lock);
         w->applied = 1;
     }
-    pthread_mutex_unlock(&s->lock);
+    sn_container_unref(c);
 }
 
 /* Runs one batch (the list at head) and completes every write in it. */
@@ -247,6 +298,8 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
         }
         if (w->op == SN_WOP_RELOCATE)
             need_sync = index_sync = 1;
+        if (w->op == SN_WOP_PURGE)
+            index_sync = 1;
         if (rc == CN_OK && (w->rc = sn_writer_place(s, &a, &p, w)) != CN_OK) {
             rc = w->rc;
             snprintf(err, sizeof(err), "%s", w->err);
@@ -273,7 +326,9 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
             atomic_fetch_add(&s->deletes, 1);
         else if (w->rc == CN_OK && w->op == SN_WOP_RELOCATE && w->applied)
             atomic_fetch_add(&s->relocations, 1);
-        if (w->rc == CN_OK && !w->applied && w->op != SN_WOP_RELOCATE)
+        else if (w->rc == CN_OK && w->op == SN_WOP_PURGE && w->applied)
+            atomic_fetch_add(&s->tombstones_purged, 1);
+        if (w->rc == CN_OK && !w->applied && (w->op == SN_WOP_PUT || w->op == SN_WOP_DELETE))
             atomic_fetch_add(&s->stale_writes, 1);
         w->done_cb(w, w->arg);
     }
