@@ -82,6 +82,10 @@ const struct cn_config_desc gw_config_table[] = {
      NULL, "largest single PUT; larger gets EntityTooLarge"},
     {"s3.max_keys", CN_CONF_INT, GW_OFF(s3_max_keys), "1000", 1, 10000, NULL,
      "largest page of a listing (max-keys is capped to it)"},
+    {"s3.bucket_owner_ttl", CN_CONF_MSEC, GW_OFF(s3_bucket_owner_ttl_ms), "5s", 0, 3600000,
+     NULL,
+     "how long a worker trusts a bucket's owner it looked up (only the owner may use a bucket); "
+     "0 = look it up on every request"},
     {"s3.clock_skew", CN_CONF_MSEC, GW_OFF(s3_clock_skew_ms), "15m", 1000, 86400000, NULL,
      "signed requests further than this from the gateway's clock get RequestTimeTooSkewed"},
     {"large_object.threshold_of_chunk_len", CN_CONF_SIZE, GW_OFF(lo_threshold), "5M", 64 * GW_KIB,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bucket_owner.h"
 #include "keys.h"
 #include "s3_body.h"
 #include "worker.h"
@@ -236,10 +237,12 @@ static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    if (res->rc != CN_OK)
+    if (res->rc != CN_OK) {
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
-    else
-        gw_s3_bucket_reply_empty(r, 204);
+        return;
+    }
+    gw_bucket_owner_cache_drop(r->worker->owners, r->bucket, r->bucket_len);
+    gw_s3_bucket_reply_empty(r, 204);
 }
 
 static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg)

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "bucket_owner.h"
 #include "conn.h"
 #include "multipart.h"
 #include "s3_bucket.h"
@@ -248,7 +249,41 @@ static enum gw_s3_err gw_s3_router_unsupported_header(const struct gw_req *r, co
     return GW_S3_OK;
 }
 
-/* Picks the handler of an authenticated request. */
+static void gw_s3_router_route_owned(struct gw_req *r);
+
+/* The bucket named by x-amz-copy-source ("[/]bucket/key[?versionId=...]"),
+ * or 0 when the header is absent or has no '/'. */
+static size_t gw_s3_router_copy_bucket(const struct gw_req *r, const char **bucket)
+{
+    size_t len = 0;
+    const char *v = gw_req_header(r, "x-amz-copy-source", &len);
+    if (v == NULL)
+        return 0;
+    if (len > 0 && v[0] == '/') {
+        v++;
+        len--;
+    }
+    const char *slash = memchr(v, '/', len);
+    if (slash == NULL)
+        return 0;
+    *bucket = v;
+    return (size_t)(slash - v);
+}
+
+/* The target bucket is the caller's: check a copy's source bucket too. */
+static void gw_s3_router_route_target_owned(struct gw_req *r)
+{
+    const char *src = NULL;
+    size_t slen = gw_s3_router_is(r, "PUT") ? gw_s3_router_copy_bucket(r, &src) : 0;
+    if (slen > 0)
+        gw_bucket_owner_check(r, src, slen, gw_s3_router_route_owned);
+    else
+        gw_s3_router_route_owned(r);
+}
+
+/* Picks the handler of an authenticated request: first the checks that need
+ * no storage, then the bucket's owner (every request on a bucket but
+ * CreateBucket), then the handler. */
 static void gw_s3_router_route(struct gw_req *r)
 {
     if (gw_s3_router_asks_sse(r)) {
@@ -261,6 +296,15 @@ static void gw_s3_router_route(struct gw_req *r)
         gw_req_error(r, herr, why);
         return;
     }
+    int create = r->key == NULL && gw_s3_router_is(r, "PUT") && r->n_params == 0;
+    if (r->bucket_len > 0 && !create)
+        gw_bucket_owner_check(r, r->bucket, r->bucket_len, gw_s3_router_route_target_owned);
+    else
+        gw_s3_router_route_owned(r);
+}
+
+static void gw_s3_router_route_owned(struct gw_req *r)
+{
     if (gw_s3_bucket_config_get(r))
         return;
     if (gw_s3_router_unsupported_sub(r)) {

@@ -15,6 +15,7 @@
 #include <event2/thread.h>
 #include <zmq.h>
 
+#include "bucket_owner.h"
 #include "cluster.h"
 #include "conn.h"
 #include "lo_reclaim.h"
@@ -104,6 +105,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
         return CN_ERR;
     w->store = gw_cluster_store_new(s->cluster, w->client);
     w->reclaim = gw_lo_reclaim_new(w->base, w->store);
+    w->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -280,6 +282,7 @@ void gw_server_free(struct gw_server *s)
         gw_lo_reclaim_free(w->reclaim);
         gw_store_free(w->store);
         gw_sigv4_free(w->sigv4);
+        gw_bucket_owner_cache_free(w->owners);
         if (w->base != NULL)
             event_base_free(w->base);
     }

@@ -18,6 +18,7 @@
 #include "store.h"
 
 struct gw_lo_reclaim;
+struct gw_bucket_owner_cache;
 struct gw_conn;
 
 struct gw_server;
@@ -31,6 +32,7 @@ struct gw_worker {
     struct gw_store *store;
     struct gw_lo_reclaim *reclaim;   /* chunk deletes of large objects (lo_reclaim.c) */
     struct gw_sigv4 *sigv4;
+    struct gw_bucket_owner_cache *owners;   /* bucket -> owner (bucket_owner.c) */
     const struct gw_config *cfg;
     const struct gw_credentials *creds;
     struct gw_http_limits http_limits;

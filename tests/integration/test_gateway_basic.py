@@ -263,7 +263,55 @@ def test_malformed(c):
     check(s3.get_object(Bucket="mal", Key="keep")["Body"].read() == b"keep", "unchanged")
 
 
+def test_bucket_owner_only(c):
+    """Only the bucket's owner may use it: every bucket and object operation of
+    another account is AccessDenied (403), and leaves the data unchanged; a
+    copy out of a foreign bucket is refused too."""
+    s3 = c.boto()
+    other = c.boto(access_key="AKIAOTHERUSER0000000",
+                   secret_key="other-secret-key-0000000000000000000000")
+    s3.create_bucket(Bucket="mine")
+    s3.put_object(Bucket="mine", Key="k", Body=b"secret")
+    denied = [
+        ("head_bucket", dict(Bucket="mine")),
+        ("get_bucket_location", dict(Bucket="mine")),
+        ("get_bucket_versioning", dict(Bucket="mine")),
+        ("list_objects", dict(Bucket="mine")),
+        ("list_objects_v2", dict(Bucket="mine")),
+        ("list_multipart_uploads", dict(Bucket="mine")),
+        ("get_object", dict(Bucket="mine", Key="k")),
+        ("head_object", dict(Bucket="mine", Key="k")),
+        ("put_object", dict(Bucket="mine", Key="k", Body=b"overwritten")),
+        ("put_object", dict(Bucket="mine", Key="new", Body=b"x")),
+        ("delete_object", dict(Bucket="mine", Key="k")),
+        ("delete_objects", dict(Bucket="mine", Delete={"Objects": [{"Key": "k"}]})),
+        ("create_multipart_upload", dict(Bucket="mine", Key="mp")),
+        ("copy_object", dict(Bucket="mine", Key="c", CopySource="mine/k")),
+        ("delete_bucket", dict(Bucket="mine")),
+    ]
+    for op, kw in denied:
+        code = error_code(getattr(other, op), **kw)
+        check(code[1] == 403 and code[0] in ("AccessDenied", "403"), "%s by another account: %r" %
+              (op, code))
+    # the other account's own bucket cannot copy out of mine either
+    other.create_bucket(Bucket="theirs")
+    check(error_code(other.copy_object, Bucket="theirs", Key="c", CopySource="mine/k") ==
+          ("AccessDenied", 403), "copy from a foreign bucket")
+    check(error_code(s3.copy_object, Bucket="mine", Key="c2", CopySource="theirs/none") ==
+          ("AccessDenied", 403), "owner copying from a foreign bucket")
+    # nothing changed, and the owner still works
+    check(s3.get_object(Bucket="mine", Key="k")["Body"].read() == b"secret", "data unchanged")
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="mine").get("Contents", [])]
+    check(keys == ["k"], "keys %r" % keys)
+    # a missing bucket is still NoSuchBucket for anyone
+    check(error_code(other.get_object, Bucket="nosuchbkt", Key="k") == ("NoSuchBucket", 404),
+          "missing bucket")
+    s3.delete_object(Bucket="mine", Key="k")
+    s3.delete_bucket(Bucket="mine")
+    other.delete_bucket(Bucket="theirs")
+
+
 if __name__ == "__main__":
     run_tests([test_health_and_anonymous, test_buckets, test_objects,
                test_ranges_and_conditionals, test_copy_and_multidelete, test_listing,
-               test_auth_errors, test_malformed])
+               test_auth_errors, test_malformed, test_bucket_owner_only])

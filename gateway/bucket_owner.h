@@ -1,0 +1,42 @@
+/* Bucket ownership: only the account that owns a bucket may use it (S3
+ * answers AccessDenied to any other account; cairn has no ACLs or policies
+ * that could grant more). The owner is the bucket record's etag (s3_bucket.c).
+ * Each worker keeps a small cache of bucket → owner so an object GET does not
+ * pay a bucket lookup each time: direct-mapped, GW_BUCKET_OWNER_SLOTS entries,
+ * each trusted for s3.bucket_owner_ttl. */
+#ifndef GW_BUCKET_OWNER_H
+#define GW_BUCKET_OWNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "request.h"
+
+#define GW_BUCKET_OWNER_SLOTS 1024
+#define GW_BUCKET_NAME_MAX 63
+#define GW_OWNER_ID_MAX 64
+
+struct gw_bucket_owner_cache;
+
+/* A cache whose entries live ttl_ms (0: nothing is cached). */
+struct gw_bucket_owner_cache *gw_bucket_owner_cache_new(uint64_t ttl_ms);
+void gw_bucket_owner_cache_free(struct gw_bucket_owner_cache *c);
+
+/* The owner cached for bucket at now_ms: 1 and *owner (NUL-terminated, valid
+ * until the next change of the cache), or 0 when absent or expired. */
+int gw_bucket_owner_cache_get(struct gw_bucket_owner_cache *c, const char *bucket, size_t blen,
+                              uint64_t now_ms, const char **owner);
+/* Records bucket's owner at now_ms (names or ids too long are not cached). */
+void gw_bucket_owner_cache_put(struct gw_bucket_owner_cache *c, const char *bucket, size_t blen,
+                               const char *owner, size_t olen, uint64_t now_ms);
+/* Forgets bucket (it was deleted through this worker). */
+void gw_bucket_owner_cache_drop(struct gw_bucket_owner_cache *c, const char *bucket, size_t blen);
+
+/* Checks that r's credential owns bucket, then runs next(r). A bucket that
+ * does not exist passes (the handler answers NoSuchBucket as it would); one
+ * owned by another account is answered AccessDenied; a failed lookup
+ * ServiceUnavailable. Uses the worker's cache, else a quorum HEAD of the
+ * bucket record. */
+void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw_req_cb next);
+
+#endif
