@@ -480,8 +480,21 @@ void sn_server_free(struct sn_server *srv)
         cn_free(o);
         o = next;
     }
-    if (srv->router)
+    if (srv->router) {
+        /* requests that arrived after the stop are dropped (their senders
+         * time out); taking them off the socket first frees them here rather
+         * than leaving them to the pipes' teardown in zmq_ctx_term, after
+         * which LeakSanitizer now and then reported libzmq allocations */
+        for (;;) {
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            int rc = zmq_msg_recv(&m, srv->router, ZMQ_DONTWAIT);
+            zmq_msg_close(&m);
+            if (rc < 0)
+                break;
+        }
         zmq_close(srv->router);
+    }
     if (srv->zctx)
         zmq_ctx_term(srv->zctx);
     if (srv->efd >= 0)
