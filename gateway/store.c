@@ -23,6 +23,10 @@
  * (gw_store_quorum_wait). */
 #define GW_STORE_WAIT_MIN_US 2000u
 #define GW_STORE_WAIT_MAX_US 50000u
+/* ... and for a GET whose record is large: its bytes take time to come, at
+ * GW_STORE_GET_BYTES_PER_US at least, up to GW_STORE_GET_WAIT_MAX_US */
+#define GW_STORE_GET_BYTES_PER_US 64u
+#define GW_STORE_GET_WAIT_MAX_US 250000u
 
 
 struct gw_blob {
@@ -87,6 +91,8 @@ struct gw_store_op {
     uint32_t data_node;
     int data_answered;    /* the GET of a digest read answered (or failed) */
     int waited;           /* the wait for a late GET was armed */
+    int get_wait;         /* the timer waits for the GET alone (the HEADs are in) */
+    uint64_t best_size;   /* R > 1: the size of the newest version */
     struct gw_storage_reply *kept; /* R > 1: an answer that can serve, newest so far */
     uint64_t kept_ts, kept_ver;
     struct event *timer;  /* R > 1: widen to the other replicas / stop waiting for the GET */
@@ -593,7 +599,8 @@ static void gw_store_quorum_fallback(struct gw_store_op *op)
 }
 
 /* Settles a read with R > 1 from the answers so far: called once, at the
- * R-th version answer or when every replica has answered (or failed).
+ * R-th version answer (or after the wait for a late GET), or when every
+ * replica asked has answered or failed.
  * cur: the answer being handled when it can serve and holds the newest
  * version, else NULL. The newest version is served from cur or from the
  * kept answer when one of them holds it, else read again from a holder
@@ -652,20 +659,30 @@ static int gw_store_seen(struct gw_store_op *op, const struct gw_storage_reply *
         op->best_state = state;
         op->best_ts = op->seen_ts[i];
         op->best_ver = op->seen_ver[i];
+        op->best_size = state == 1 && MSG_HAS(&r->m, MSG_F_SIZE) ? r->m.size : 0;
     }
     return state;
 }
 
 static void gw_store_quorum_send(struct gw_store_op *op, uint32_t i, int data);
 
-/* Arms the op's timer to fire in us (clamped to GW_STORE_WAIT_MIN_US ..
- * GW_STORE_WAIT_MAX_US). */
-static void gw_store_timer_arm(struct gw_store_op *op, uint64_t us)
+/* Arms the op's timer to fire in us, at least GW_STORE_WAIT_MIN_US, at
+ * most max_us. */
+static void gw_store_timer_arm(struct gw_store_op *op, uint64_t us, uint64_t max_us)
 {
     us = CN_MAX(us, GW_STORE_WAIT_MIN_US);
-    us = CN_MIN(us, GW_STORE_WAIT_MAX_US);
+    us = CN_MIN(us, max_us);
     struct timeval tv = {(time_t)(us / 1000000), (suseconds_t)(us % 1000000)};
     evtimer_add(op->timer, &tv);
+}
+
+/* Arms the wait for a GET that is still out while the HEADs are in: twice
+ * as long as the read took so far, plus the time the newest version's bytes
+ * need at GW_STORE_GET_BYTES_PER_US. */
+static void gw_store_get_wait_arm(struct gw_store_op *op)
+{
+    uint64_t us = 2 * (cn_time_mono_us() - op->t0_us) + op->best_size / GW_STORE_GET_BYTES_PER_US;
+    gw_store_timer_arm(op, us, GW_STORE_GET_WAIT_MAX_US);
 }
 
 /* Asks up to k replicas not asked yet for their version. */
@@ -675,10 +692,12 @@ static void gw_store_quorum_widen(struct gw_store_op *op, uint32_t k)
         gw_store_quorum_send(op, op->next, 0);
 }
 
-/* The timer of an undecided read with R > 1: R answers are late, so every
- * replica not asked yet is asked now (and a late GET is not waited for once
- * they answer); or, when all were asked, the wait for a late GET is over and
- * the data is read from a holder of the newest version. */
+/* The timer of an undecided read with R > 1. When only the GET is out (the
+ * HEADs answered), it is given the time its bytes need first
+ * (gw_store_get_wait_arm). Otherwise R answers are late, so every replica
+ * not asked yet is asked now (and a late GET is not waited for once they
+ * answer); or, when all were asked, the wait for a late GET is over and the
+ * data is read from a holder of the newest version. */
 static void gw_store_on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -686,23 +705,28 @@ static void gw_store_on_timer(evutil_socket_t fd, short what, void *arg)
     struct gw_store_op *op = arg;
     if (op->decided)
         return;
+    if (op->digest && !op->data_answered && op->outstanding == 1 && !op->get_wait &&
+        op->answers > 0) {
+        op->get_wait = 1; /* only the GET is late: a large record takes time */
+        gw_store_get_wait_arm(op);
+        return;
+    }
     if (op->next < op->n_replicas) {
         op->s->stats.read_widened++;
         op->waited = 1; /* the GET may be what is late: do not wait for it again */
         gw_store_quorum_widen(op, op->n_replicas);
         return;
     }
-    gw_store_quorum_decide(op, NULL);
+    if (op->answers >= op->quorum) /* else every replica is needed: its answer or timeout */
+        gw_store_quorum_decide(op, NULL);
 }
 
 /* Whether the decision should wait for the GET of a digest read: R answers
  * are in (a replica failed and the next one answered instead), the newest
  * version is live and nothing that could serve it came yet, but the GET is
- * still out. The wait is twice as long as the
- * answers so far took (clamped as the timer is), never a request timeout:
- * a hung replica that is not marked down yet costs a read about twice its
- * latency once more, then the data is read from a holder. Arms the wait
- * once; 0: decide now. */
+ * still out. The wait (gw_store_get_wait_arm) is never a request timeout: a
+ * GET that hangs costs the read that wait, then the data is read from a
+ * holder. Arms the wait once; 0: decide now. */
 static int gw_store_quorum_wait(struct gw_store_op *op)
 {
     if (!op->digest || op->data_answered || op->best_state != 1 ||
@@ -711,7 +735,7 @@ static int gw_store_quorum_wait(struct gw_store_op *op)
     if (op->kept != NULL && gw_store_is_best(op, op->kept_ts, op->kept_ver))
         return 0;
     op->waited = 1;
-    gw_store_timer_arm(op, 2 * (cn_time_mono_us() - op->t0_us));
+    gw_store_get_wait_arm(op);
     return 1;
 }
 
@@ -780,7 +804,7 @@ static void gw_store_read_start(struct gw_store_op *op, uint32_t want_r)
     op->digest = op->kind == GW_STORE_GET;
     op->data_node = op->replicas[0];
     op->timer = evtimer_new(gw_storage_client_base(op->s->client), gw_store_on_timer, op);
-    gw_store_timer_arm(op, 2 * op->s->read_us);
+    gw_store_timer_arm(op, 2 * op->s->read_us, GW_STORE_WAIT_MAX_US);
     op->outstanding = 1; /* a guard: replies that come back inside the sends */
     for (uint32_t i = 0; i < r; i++)
         gw_store_quorum_send(op, i, op->digest && i == 0);
