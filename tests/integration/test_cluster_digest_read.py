@@ -125,6 +125,7 @@ def test_stale_replica(cl, s3):
     for pos in range(3):
         key = "stale%d" % pos
         s3.put_object(Bucket=BUCKET, Key=key, Body=b"old body %d" % pos)
+        wait_converged(cl, [storage_key(BUCKET, key)])  # answered at W = 2 of 3
         order = order_of(cl, key)
         h = head_of(cl, order[0], key)
         new = b"the newer body %d" % pos
@@ -154,6 +155,7 @@ def test_stale_live_replica_after_delete(cl, s3):
     for live in (0, 1):
         key = "deleted%d" % live
         s3.put_object(Bucket=BUCKET, Key=key, Body=b"deleted later")
+        wait_converged(cl, [storage_key(BUCKET, key)])  # answered at W = 2 of 3
         order = order_of(cl, key)
         h = head_of(cl, order[live], key)
         for i in range(3):
