@@ -128,6 +128,7 @@ void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64
  * are asked at once, the first one (up ones first) for the data (GET), the
  * others for their version (HEAD); a replica that fails is replaced by the
  * next one, and when the R answers are late (twice the usual time, 2..50
+ * ms; a GET alone also gets the time its record's bytes need, up to 250
  * ms) every replica is asked. The newest of the first R answers wins (a
  * tombstone: NOT_FOUND). When the GET holds it, its answer is served;
  * otherwise (the GET older, failed or late) the data is read from a replica
