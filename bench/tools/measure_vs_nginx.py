@@ -72,15 +72,18 @@ def proc_cpu_seconds(pids):
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_times():
+    """The machine's CPU time so far: (total, idle + iowait, steal)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v), v[3] + v[4], v[7] if len(v) > 7 else 0
+
+
 def cpu_busy(seconds=0.5):
     """Share of all CPUs busy (anything but idle and iowait) over seconds."""
-    def sample():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + v[4]
-    t0, i0 = sample()
+    t0, i0, _ = cpu_times()
     time.sleep(seconds)
-    t1, i1 = sample()
+    t1, i1, _ = cpu_times()
     return 1 - (i1 - i0) / max(t1 - t0, 1)
 
 
@@ -121,9 +124,11 @@ def run_once(cmd, out, nginx_pids, max_busy, max_wait):
             load = os.getloadavg()[0]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             ng0 = proc_cpu_seconds(nginx_pids)
+            s0 = cpu_times()
             t0 = time.monotonic()
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             wall = time.monotonic() - t0
+            s1 = cpu_times()
             ng1 = proc_cpu_seconds(nginx_pids)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
         finally:
@@ -136,7 +141,9 @@ def run_once(cmd, out, nginx_pids, max_busy, max_wait):
             "us_per_op": cpu / max(t["ok"], 1) * 1e6,
             "s_per_gb": cpu / (moved / 1e9) if moved else float("nan"),
             "nginx_cores": (ng1 - ng0) / wall, "p99": t["latency_us"]["p99"],
-            "errors": t["errors"], "load": load, "busy": busy, "waited": waited}
+            "errors": t["errors"], "load": load, "busy": busy, "waited": waited,
+            # time the hypervisor gave the vCPUs to someone else during the run
+            "steal": (s1[2] - s0[2]) / max(s1[0] - s0[0], 1)}
 
 
 def own_autogroup(nice):
@@ -216,13 +223,14 @@ def report(a, results, cmds, started, out):
             spread(col("nginx_cores"), "{:.2f}"), sum(col("errors")),
             spread(col("load"), "{:.1f}"), spread([100 * x for x in col("busy")], "{:.0f}%")))
     w("\nEvery run:\n\n| scenario | run | GETs/s | GB/s | driver cores | nginx cores | p99 (µs) "
-      "| load | CPUs busy before | waited (s) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+      "| load | CPUs busy before | steal during | waited (s) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n")
     for (name, _, _, _, _), rs in zip(SCENARIOS, results):
         for i, r in enumerate(rs):
-            w("| %s | %d | {:,.0f} | %.2f | %.2f | %.2f | {:,.0f} | %.1f | %.0f%% | %.0f |\n"
+            w("| %s | %d | {:,.0f} | %.2f | %.2f | %.2f | {:,.0f} | %.1f | %.0f%% | %.1f%% | %.0f |\n"
               .format(r["ops"], r["p99"]) % (name.split(" (")[0], i + 1, r["gbs"], r["cores"],
                                              r["nginx_cores"], r["load"], 100 * r["busy"],
-                                             r["waited"]))
+                                             100 * r["steal"], r["waited"]))
     w("\nCommands (PORT: the private nginx; small: nginx's one worker pinned to CPU %d; "
       "large: %d workers, not pinned):\n\n" % (os.cpu_count() - 1, os.cpu_count()))
     for c in cmds:
