@@ -145,8 +145,7 @@ def machine():
     return "\n".join([
         "- CPU: %s; `nproc` = %s" % (sh("lscpu | sed -n 's/^Model name: *//p'"), sh("nproc")),
         "- kernel: %s; %s; %s" % (sh("uname -sr"), sh("iperf3 --version | head -1"),
-                                  sh("dpkg-query -W -f='libzmq5 ${Version}' libzmq5")),
-        "- load average at start: %s" % sh("cut -d' ' -f1-3 /proc/loadavg")])
+                                  sh("dpkg-query -W -f='libzmq5 ${Version}' libzmq5"))])
 
 
 def main():
@@ -221,8 +220,8 @@ def main():
            (" ".join(["bench/sn/slice_goal.py"] + sys.argv[1:]), time.strftime("%Y-%m-%d %H:%M",
                                                                                time.gmtime()),
             time.time() - t0),
-           "## Machine\n", machine(), "- load average at the end: %s (start of this script: %s)\n"
-           % (sh("cut -d' ' -f1-3 /proc/loadavg"), load_start),
+           "## Machine\n", machine(), "- load average (1/5/15 min) at the start: %s; at the end: %s\n"
+           % (load_start, sh("cut -d' ' -f1-3 /proc/loadavg")),
            "## Setup\n",
            "- %d records of %d MiB loaded into one node (`%s`), read whole %d times per run in "
            "1 MiB slices with %d in flight: `cairn-sn-bench slice --endpoint E --prefix g/ --count "
