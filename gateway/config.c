@@ -55,7 +55,7 @@ const struct cn_config_desc gw_config_table[] = {
     {"consistency.write", CN_CONF_INT, GW_OFF(consistency_write), "0", 0, 16, NULL,
      "acks a write needs (W); 0 = 2, or 1 when N is 1"},
     {"consistency.read", CN_CONF_INT, GW_OFF(consistency_read), "0", 0, 16, NULL,
-     "replicas a read compares (R; > 1 returns the newest and repairs the others); "
+     "replicas a read compares (R; > 1 returns the newest and repairs the stale ones it asked); "
      "0 = N - min(W, D) + 1, so reads see every acknowledged write and delete (2 for N=3)"},
     {"consistency.delete", CN_CONF_INT, GW_OFF(consistency_delete), "0", 0, 16, NULL,
      "acks a delete (tombstone) needs (D); 0 = 2, or 1 when N is 1"},
