@@ -1,5 +1,5 @@
 """Replication under node failures, on loopback: 1 gateway, 3 storage nodes,
-N=3 W=2 R=1 D=2. A killed node (SIGKILL) and a frozen one (SIGSTOP) are
+N=3 W=2 D=2 and the default R (N - min(W,D) + 1 = 2). A killed node (SIGKILL) and a frozen one (SIGSTOP) are
 marked down and reads go to the next replica without a failed GET; writes
 made meanwhile are answered at W and replayed to the node when it is back
 (hinted handoff) until all replicas agree. Listings and DeleteBucket are
