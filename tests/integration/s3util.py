@@ -134,13 +134,19 @@ class Cluster:
         return p
 
     def close(self):
+        """Stops everything. Returns the gateway's exit status when close()
+        itself stopped it with SIGTERM (a graceful stop exits 0), else None."""
+        rc = None
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(30)
+                rc = self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+                rc = "killed after 30 s"
+        self.stop_rc = rc
+        self.last_log = self.log_text()[-20000:] if self.proc is not None else ""
         for n in self.nodes:
             n.stop()
             shutil.rmtree(n.tmp, ignore_errors=True)
@@ -153,6 +159,11 @@ class Cluster:
         if exc[0] is not None and self.proc is not None:
             sys.stderr.write("---- gateway log ----\n" + self.log_text()[-20000:] + "\n")
         self.close()
+        # under the sanitizers a leak or an error at exit shows only in the
+        # exit status (abort_on_error) and the log, which close() removes
+        if exc[0] is None and os.environ.get("CAIRN_SANITIZE") and self.stop_rc not in (0, None):
+            raise AssertionError("cairn-gateway exited %r on SIGTERM under the sanitizers:\n%s"
+                                 % (self.stop_rc, self.last_log))
 
 
 def error_code(fn, *args, **kw):
