@@ -98,7 +98,7 @@ const struct cn_config_desc gw_config_table[] = {
      "GET slice length: a large-object GET asks the nodes for slices of at most this many "
      "bytes, never crossing a chunk (LeoFS used this name for the PUT socket read size; "
      "that is http.read_size here). Must not exceed chunked_obj_len"},
-    {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "2", 1, 256, NULL,
+    {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "4", 1, 256, NULL,
      "slice requests in flight per large-object GET (read-ahead depth)"},
     {"large_object.max_chunked_objs", CN_CONF_INT, GW_OFF(lo_max_chunks), "1000", 1, 100000, NULL,
      "most chunks one object may have: max_chunked_objs x chunked_obj_len bounds a single PUT "

@@ -6,7 +6,7 @@ its RSS (sampled every 50 ms from /proc) stays under 64 MiB
 and a slow but live client is never cut off (each slow reader gets every
 byte it asked for, in order and intact).
 
-Default settings (5 MiB chunks, 512 KiB slices, 2 in flight, 4 MiB output
+Default settings (5 MiB chunks, 512 KiB slices, 4 in flight, 4 MiB output
 high-water mark) on 3 nodes with one replica and obj_containers.sync_mode =
 none: durability is not what is tested, and one replica keeps the disk
 traffic of a 2 GiB object at 2 GiB.
