@@ -847,9 +847,7 @@ static void gw_multipart_on_aborted(struct gw_store_result *res, void *arg)
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
         return;
     }
-    gw_req_reply_start(r, 204);
-    gw_req_reply_send_headers(r, 0);
-    gw_req_reply_end(r);
+    gw_req_reply_empty(r, 204);
 }
 
 static void gw_multipart_abort_listed(struct gw_req *r)

@@ -163,6 +163,13 @@ void gw_req_abort(struct gw_req *r)
     gw_conn_close(r->conn);
 }
 
+void gw_req_reply_empty(struct gw_req *r, int status)
+{
+    gw_req_reply_start(r, status);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
 void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc)
 {
     gw_req_reply_start(r, status);

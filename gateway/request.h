@@ -125,6 +125,10 @@ void gw_req_reply_end(struct gw_req *r);
  * still pending see gw_req_release() return 0 once the loop reaped it. */
 void gw_req_abort(struct gw_req *r);
 
+/* Sends a whole response of status with no body (204 No Content, an
+ * empty 200), then ends it. */
+void gw_req_reply_empty(struct gw_req *r, int status);
+
 /* Sends a whole response with body doc (moved out of doc) and Content-Type
  * application/xml, then ends it. */
 void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc);

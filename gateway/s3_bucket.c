@@ -52,13 +52,6 @@ void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next)
     gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_require, r);
 }
 
-static void gw_s3_bucket_reply_empty(struct gw_req *r, int status)
-{
-    gw_req_reply_start(r, status);
-    gw_req_reply_send_headers(r, 0);
-    gw_req_reply_end(r);
-}
-
 /* ---- HeadBucket ------------------------------------------------------ */
 
 static void gw_s3_bucket_head_found(struct gw_req *r)
@@ -242,7 +235,7 @@ static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
         return;
     }
     gw_bucket_owner_cache_drop(r->worker->owners, r->bucket, r->bucket_len);
-    gw_s3_bucket_reply_empty(r, 204);
+    gw_req_reply_empty(r, 204);
 }
 
 static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg)

@@ -778,9 +778,7 @@ static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
         return;
     }
-    gw_req_reply_start(r, 204);
-    gw_req_reply_send_headers(r, 0);
-    gw_req_reply_end(r);
+    gw_req_reply_empty(r, 204);
 }
 
 /* The tombstone, newer than the record it hides; a large object's chunks
