@@ -17,7 +17,6 @@ TCP loopback. The table gives medians and the ratios of medians."""
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -31,8 +30,9 @@ MIB = 1024 * 1024
 GIB = 1024 * MIB
 
 
-def sh(cmd):
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run  # noqa: E402  (bench/sn/run.py: the node launcher, dd and the bench call)
+from run import dd_mib_s, sh  # noqa: E402
 
 
 def free_port():
@@ -49,53 +49,22 @@ def proc_cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class Node:
+class Node(run.Node):
     """cairn-storage on a TCP endpoint (ipc names the second node's socket)."""
 
     def __init__(self, binary, work, io_threads, extra=()):
-        self.tcp = "tcp://127.0.0.1:%d" % free_port()
+        settings = {"io_threads": io_threads, "obj_containers.sync_mode": "none"}
+        settings.update(kv.split("=", 1) for kv in extra)
+        super().__init__(binary, os.path.join(work, "data"), settings)
+        self.tcp = self.endpoint
         self.ipc = "ipc://%s/node.sock" % work
-        self.data_dir = os.path.join(work, "data")
-        self.bench = os.path.join(binary, "cairn-sn-bench")
-        args = [os.path.join(binary, "cairn-storage"), "--set", "listen=" + self.tcp,
-                "--set", "data_dir=" + self.data_dir, "--set", "log_level=warn",
-                "--set", "io_threads=%d" % io_threads,
-                "--set", "obj_containers.sync_mode=none"]
-        for kv in extra:
-            args += ["--set", kv]
-        self.cmdline = " ".join(args)
-        self.log = open(os.path.join(work, "node.log"), "ab")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log)
-        deadline = time.time() + 30
-        while subprocess.run([self.bench, "scrub", "--endpoint", self.tcp],
-                             capture_output=True).returncode != 0:
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("cairn-storage did not start; see %s/node.log" % work)
-            time.sleep(0.2)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(60)
-        self.log.close()
 
     def container(self):
-        d = os.path.join(self.data_dir, "containers")
-        return max((os.path.join(d, n) for n in os.listdir(d) if n.endswith(".cnr")),
-                   key=os.path.getsize)
+        return max(self.containers(), key=os.path.getsize)
 
 
 def bench(node, *args):
-    out = subprocess.run([node.bench] + list(args), capture_output=True, text=True, timeout=900)
-    if out.returncode != 0:
-        raise RuntimeError("cairn-sn-bench %s: %s" % (" ".join(args), out.stderr))
-    return dict(kv.split("=", 1) for kv in out.stdout.split())
-
-
-def dd_mib_s(path):
-    err = subprocess.run(["dd", "if=" + path, "of=/dev/null", "bs=1M"], capture_output=True,
-                         text=True).stderr
-    m = re.search(r"(\d+) bytes.*copied, ([\d.]+) s", err)
-    return int(m.group(1)) / float(m.group(2)) / MIB
+    return run.run_bench(node, *args)
 
 
 def slice_run(node, endpoint, a, nbytes_total):
