@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <msgpack.h>
+
+#include "store.h"
 
 #include "cn/alloc.h"
 
@@ -114,6 +117,17 @@ static struct gw_lo_seg *gw_lo_map_decode_segs(const msgpack_object *a, uint32_t
         segs[i].chunk_len = (uint32_t)e->via.array.ptr[2].via.u64;
     }
     return segs;
+}
+
+struct gw_blob *gw_lo_map_blob(const struct gw_lo_map *m)
+{
+    char *bytes;
+    size_t len;
+    gw_lo_map_encode(m, &bytes, &len);
+    struct evbuffer *buf = evbuffer_new();
+    evbuffer_add(buf, bytes, len);
+    cn_free(bytes);
+    return gw_blob_from_evbuffer(buf);
 }
 
 int gw_lo_map_decode(struct gw_lo_map *m, const void *bytes, size_t len)

@@ -65,6 +65,8 @@ void gw_lo_map_fini(struct gw_lo_map *m);
 
 /* Encodes m; *out is cn_malloc'd (caller frees). */
 void gw_lo_map_encode(const struct gw_lo_map *m, char **out, size_t *len);
+/* Encodes m as the payload of a parent record (one reference, store.h). */
+struct gw_blob *gw_lo_map_blob(const struct gw_lo_map *m);
 /* Decodes and validates bytes from a node (outside input: every type and
  * sum is checked). CN_OK, or CN_INVAL with m zeroed. */
 int gw_lo_map_decode(struct gw_lo_map *m, const void *bytes, size_t len);

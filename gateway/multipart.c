@@ -727,13 +727,7 @@ static void gw_multipart_write_parent(struct gw_req *r)
     CN_ASSERT(gw_lo_map_init(&map, segs, (uint32_t)m->cmp.n_parts, 1) == CN_OK);
     cn_free(segs);
     cn_free(md5s);
-    char *bytes;
-    size_t len;
-    gw_lo_map_encode(&map, &bytes, &len);
-    struct evbuffer *buf = evbuffer_new();
-    evbuffer_add(buf, bytes, len);
-    cn_free(bytes);
-    m->blob = gw_blob_from_evbuffer(buf);
+    m->blob = gw_lo_map_blob(&map);
     size_t el = gw_lo_map_etag_pack(m->etag_field, m->etag, strlen(m->etag), map.size);
     gw_lo_map_fini(&map);
     struct gw_store_record rec = {
