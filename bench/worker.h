@@ -57,6 +57,7 @@ struct bench_worker {
     uint64_t origin;              /* PUT body origin in the value source */
     uint64_t pos;                 /* PUT bytes sent so far */
     uint64_t received;
+    int big_buffer;               /* libcurl's receive buffer is BENCH_WORKER_RECV_BUFFER */
     int err_body;                 /* the response is an HTTP error: keep its start */
     size_t errlen;
     char errbuf[BENCH_ERROR_SAMPLE];
@@ -67,7 +68,9 @@ struct bench_worker {
     struct bench_integrity_snap snap;
     EVP_MD_CTX *md5;
     /* request text, rebuilt in place: no allocation of ours per request */
-    char url[1024];
+    CURLU *uh;                    /* http://host/ parsed once; path and query set per request */
+    int uh_query;                 /* uh has a query now */
+    char url[1024];               /* the URL as text, only when host did not parse into uh */
     char host[160];
     char hdr[BENCH_WORKER_HEADERS][2304];
     struct curl_slist hdr_node[BENCH_WORKER_HEADERS];
