@@ -116,8 +116,10 @@ void bench_worker_init(struct bench_worker *w, struct bench_loop *loop, int id)
     curl_easy_setopt(e, CURLOPT_READFUNCTION, bench_worker_on_send);
     curl_easy_setopt(e, CURLOPT_READDATA, w);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    /* no proxy: also spares a getenv() of the *_proxy variables per request */
+    /* no proxy: also spares a getenv() of the *_proxy variables per request,
+     * and an empty no-proxy list the two of no_proxy and NO_PROXY */
     curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "");
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, (long)(2 * 1024 * 1024));
