@@ -57,7 +57,6 @@ struct bench_worker {
     uint64_t origin;              /* PUT body origin in the value source */
     uint64_t pos;                 /* PUT bytes sent so far */
     uint64_t received;
-    int big_buffer;               /* libcurl's receive buffer is BENCH_WORKER_RECV_BUFFER */
     int err_body;                 /* the response is an HTTP error: keep its start */
     size_t errlen;
     char errbuf[BENCH_ERROR_SAMPLE];
