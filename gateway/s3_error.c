@@ -13,6 +13,8 @@
  * enum and the table from drifting apart (a missing row is caught by
  * gw_s3_error_info() returning InternalError and by the unit test). */
 static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
+    [GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED] = {"AccessControlListNotSupported", 400,
+        "The bucket does not allow ACLs"},
     [GW_S3_ACCESS_DENIED] = {"AccessDenied", 403, "Access Denied"},
     [GW_S3_EXPIRED_PRESIGNED] = {"AccessDenied", 403, "Request has expired"},
     [GW_S3_AUTHORIZATION_HEADER_MALFORMED] = {"AuthorizationHeaderMalformed", 400,
@@ -44,6 +46,8 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
     [GW_S3_INVALID_ACCESS_KEY_ID] = {"InvalidAccessKeyId", 403,
         "The AWS Access Key Id you provided does not exist in our records."},
     [GW_S3_INVALID_ARGUMENT] = {"InvalidArgument", 400, "Invalid Argument"},
+    [GW_S3_INVALID_BUCKET_ACL_WITH_OBJECT_OWNERSHIP] = {"InvalidBucketAclWithObjectOwnership", 400,
+        "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"},
     [GW_S3_INVALID_BUCKET_NAME] = {"InvalidBucketName", 400, "The specified bucket is not valid."},
     [GW_S3_INVALID_BUCKET_STATE] = {"InvalidBucketState", 409,
         "The request is not valid with the current state of the bucket."},

@@ -15,6 +15,7 @@ struct evbuffer;
  * code is shared (GW_S3_EXPIRED_PRESIGNED is code AccessDenied). */
 enum gw_s3_err {
     GW_S3_OK = 0,
+    GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED, /* 400 */
     GW_S3_ACCESS_DENIED,                 /* 403 AccessDenied */
     GW_S3_EXPIRED_PRESIGNED,             /* 403 AccessDenied "Request has expired" */
     GW_S3_AUTHORIZATION_HEADER_MALFORMED,/* 400 */
@@ -32,6 +33,7 @@ enum gw_s3_err {
     GW_S3_INTERNAL_ERROR,                /* 500 */
     GW_S3_INVALID_ACCESS_KEY_ID,         /* 403 */
     GW_S3_INVALID_ARGUMENT,              /* 400 */
+    GW_S3_INVALID_BUCKET_ACL_WITH_OBJECT_OWNERSHIP, /* 400 */
     GW_S3_INVALID_BUCKET_NAME,           /* 400 */
     GW_S3_INVALID_BUCKET_STATE,          /* 409 */
     GW_S3_INVALID_CHUNK_SIZE,            /* 403 InvalidChunkSizeError */

@@ -10,6 +10,7 @@
 #include "bucket_owner.h"
 #include "conn.h"
 #include "multipart.h"
+#include "s3_acl.h"
 #include "s3_bucket.h"
 #include "s3_list.h"
 #include "s3_multidelete.h"
@@ -189,7 +190,7 @@ static int gw_s3_router_is(const struct gw_req *r, const char *m)
 static int gw_s3_router_unsupported_sub(const struct gw_req *r)
 {
     static const char *const subs[] = {
-        "acl", "policy", "cors", "lifecycle", "versioning", "tagging", "website",
+        "policy", "cors", "lifecycle", "versioning", "tagging", "website",
         "logging", "notification", "replication", "encryption",
         "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
         "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
@@ -305,12 +306,17 @@ static void gw_s3_router_route(struct gw_req *r)
 
 static void gw_s3_router_route_owned(struct gw_req *r)
 {
-    if (gw_s3_bucket_config_get(r))
+    if (gw_s3_bucket_config_get(r) || gw_s3_acl_route(r))
         return;
     if (gw_s3_router_unsupported_sub(r)) {
-        /* canned ACLs on PUT are accepted as headers; ?acl GET gives a
-         * fixed owner-full-control answer would be a lie, so: not yet */
         gw_req_error(r, GW_S3_NOT_IMPLEMENTED, NULL);
+        return;
+    }
+    /* writes may restate the owner-only ACL, nothing more (s3_acl.c) */
+    if ((gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST")) && !gw_s3_acl_headers_ok(r)) {
+        gw_req_error(r, r->key == NULL ? GW_S3_INVALID_BUCKET_ACL_WITH_OBJECT_OWNERSHIP
+                                       : GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED,
+                     NULL);
         return;
     }
     if (r->bucket_len == 0) {

@@ -59,7 +59,7 @@ void gw_xml_writer_init(struct gw_xml_writer *w, struct evbuffer *out)
         w->failed = 1;
 }
 
-void gw_xml_open_ns(struct gw_xml_writer *w, const char *name, const char *xmlns)
+void gw_xml_open_attrs(struct gw_xml_writer *w, const char *name, const char *const *attrs)
 {
     if (w->failed)
         return;
@@ -71,9 +71,9 @@ void gw_xml_open_ns(struct gw_xml_writer *w, const char *name, const char *xmlns
         w->failed = 1;
         return;
     }
-    if (xmlns != NULL) {
-        if (evbuffer_add(w->out, " xmlns=\"", 8) != 0 ||
-            gw_xml_escape(w->out, xmlns, strlen(xmlns)) != CN_OK ||
+    for (size_t i = 0; attrs != NULL && attrs[i] != NULL && attrs[i + 1] != NULL; i += 2) {
+        if (evbuffer_add_printf(w->out, " %s=\"", attrs[i]) < 0 ||
+            gw_xml_escape(w->out, attrs[i + 1], strlen(attrs[i + 1])) != CN_OK ||
             evbuffer_add(w->out, "\"", 1) != 0) {
             w->failed = 1;
             return;
@@ -84,6 +84,12 @@ void gw_xml_open_ns(struct gw_xml_writer *w, const char *name, const char *xmlns
         return;
     }
     w->stack[w->depth++] = name;
+}
+
+void gw_xml_open_ns(struct gw_xml_writer *w, const char *name, const char *xmlns)
+{
+    const char *const attrs[] = {"xmlns", xmlns, NULL};
+    gw_xml_open_attrs(w, name, xmlns != NULL ? attrs : NULL);
 }
 
 void gw_xml_open(struct gw_xml_writer *w, const char *name)

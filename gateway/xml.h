@@ -37,6 +37,9 @@ void gw_xml_writer_init(struct gw_xml_writer *w, struct evbuffer *out);
 /* <name> and, with xmlns non-NULL, <name xmlns="..."> (xmlns escaped). */
 void gw_xml_open(struct gw_xml_writer *w, const char *name);
 void gw_xml_open_ns(struct gw_xml_writer *w, const char *name, const char *xmlns);
+/* <name a1="v1" a2="v2"> from {a1, v1, a2, v2, ..., NULL}: attribute names
+ * as given (literals), values escaped. */
+void gw_xml_open_attrs(struct gw_xml_writer *w, const char *name, const char *const *attrs);
 /* Closes the innermost open element. */
 void gw_xml_close(struct gw_xml_writer *w);
 /* <name>text</name> with text escaped; text may hold any bytes of len. */

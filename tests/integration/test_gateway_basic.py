@@ -23,7 +23,13 @@ def test_health_and_anonymous(c):
 def test_buckets(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="alpha")
-    s3.create_bucket(Bucket="beta", ACL="public-read")
+    # ACLs are disabled (S3's bucket-owner-enforced default): a public one
+    # is refused and creates nothing; "private" restates the owner's own
+    check(error_code(s3.create_bucket, Bucket="beta", ACL="public-read") ==
+          ("InvalidBucketAclWithObjectOwnership", 400), "public bucket ACL")
+    check([b["Name"] for b in s3.list_buckets()["Buckets"]] == ["alpha"],
+          "no bucket from a refused ACL")
+    s3.create_bucket(Bucket="beta", ACL="private")
     names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
     check(names == ["alpha", "beta"], "list buckets %r" % names)
     s3.head_bucket(Bucket="alpha")
@@ -276,6 +282,9 @@ def test_bucket_owner_only(c):
         ("head_bucket", dict(Bucket="mine")),
         ("get_bucket_location", dict(Bucket="mine")),
         ("get_bucket_versioning", dict(Bucket="mine")),
+        ("get_bucket_acl", dict(Bucket="mine")),
+        ("get_object_acl", dict(Bucket="mine", Key="k")),
+        ("put_bucket_acl", dict(Bucket="mine", ACL="private")),
         ("list_objects", dict(Bucket="mine")),
         ("list_objects_v2", dict(Bucket="mine")),
         ("list_multipart_uploads", dict(Bucket="mine")),

@@ -582,6 +582,76 @@ def test_object_lock_and_tagging_refused(c):
     check(keys_of(s3.list_objects_v2(Bucket=b)) == [], "nothing stored")
 
 
+def owner_only_acl(r, owner_id):
+    """Is r (GetBucketAcl / GetObjectAcl) the owner's FULL_CONTROL alone?"""
+    grants = r.get("Grants", [])
+    return (r["Owner"]["ID"] == owner_id and len(grants) == 1 and
+            grants[0]["Permission"] == "FULL_CONTROL" and
+            grants[0]["Grantee"]["Type"] == "CanonicalUser" and
+            grants[0]["Grantee"]["ID"] == owner_id)
+
+
+def test_bucket_acl_default(c):
+    """test_bucket_acl_default, test_object_acl_default and the canned
+    private cases (test_bucket_acl_canned_private_to_private,
+    test_object_acl_canned_bucketownerfullcontrol): with ACLs disabled, as
+    S3's bucket-owner-enforced default, reading an ACL shows the owner's
+    FULL_CONTROL and setting one is accepted only when it says the same."""
+    s3, b = new_bucket(c, ["k"])
+    owner = s3.list_buckets()["Owner"]["ID"]
+    r = s3.get_bucket_acl(Bucket=b)
+    check(owner_only_acl(r, owner), "bucket acl %r" % r)
+    r = s3.get_object_acl(Bucket=b, Key="k")
+    check(owner_only_acl(r, owner), "object acl %r" % r)
+    check(error_code(s3.get_object_acl, Bucket=b, Key="nope") == ("NoSuchKey", 404),
+          "acl of a missing key")
+    check(error_code(s3.get_bucket_acl, Bucket="conf-nope") == ("NoSuchBucket", 404),
+          "acl of a missing bucket")
+    check(error_code(s3.get_object_acl, Bucket="conf-nope", Key="k") == ("NoSuchBucket", 404),
+          "object acl in a missing bucket")
+    s3.put_bucket_acl(Bucket=b, ACL="private")
+    s3.put_object_acl(Bucket=b, Key="k", ACL="private")
+    s3.put_object_acl(Bucket=b, Key="k", ACL="bucket-owner-full-control")
+    check(error_code(s3.put_object_acl, Bucket=b, Key="nope", ACL="private") ==
+          ("NoSuchKey", 404), "put acl of a missing key")
+    check(owner_only_acl(s3.get_bucket_acl(Bucket=b), owner), "still owner only")
+
+
+def test_acl_not_supported(c):
+    """AccessControlListNotSupported (400) for any ACL beyond the owner's
+    own, on ?acl and on writes, and nothing is written; CreateBucket answers
+    InvalidBucketAclWithObjectOwnership (what S3 answers under bucket owner
+    enforced, the default for new buckets)."""
+    s3, b = new_bucket(c, ["k"])
+    owner = s3.list_buckets()["Owner"]["ID"]
+    nope = ("AccessControlListNotSupported", 400)
+    check(error_code(s3.put_bucket_acl, Bucket=b, ACL="public-read") == nope, "bucket canned")
+    check(error_code(s3.put_object_acl, Bucket=b, Key="k", ACL="public-read-write") == nope,
+          "object canned")
+    check(error_code(s3.put_object_acl, Bucket=b, Key="k",
+                     GrantRead='uri="http://acs.amazonaws.com/groups/global/AllUsers"') == nope,
+          "grant header")
+    policy = {"Owner": {"ID": owner}, "Grants": [
+        {"Grantee": {"Type": "Group", "URI": "http://acs.amazonaws.com/groups/global/AllUsers"},
+         "Permission": "READ"}]}
+    check(error_code(s3.put_bucket_acl, Bucket=b, AccessControlPolicy=policy) == nope,
+          "xml acl")
+    check(error_code(s3.put_object, Bucket=b, Key="pub", Body=b"x", ACL="public-read") == nope,
+          "put object")
+    check(error_code(s3.copy_object, Bucket=b, Key="cp", CopySource="%s/k" % b,
+                     ACL="authenticated-read") == nope, "copy")
+    check(error_code(s3.create_multipart_upload, Bucket=b, Key="mp", ACL="public-read") == nope,
+          "multipart")
+    check(keys_of(s3.list_objects_v2(Bucket=b)) == ["k"], "nothing written")
+    check(s3.list_multipart_uploads(Bucket=b).get("Uploads", []) == [], "no upload")
+    check(error_code(s3.create_bucket, Bucket="conf-public", ACL="public-read") ==
+          ("InvalidBucketAclWithObjectOwnership", 400), "create bucket")
+    check(error_code(s3.head_bucket, Bucket="conf-public")[1] == 404, "no bucket made")
+    check(owner_only_acl(s3.get_object_acl(Bucket=b, Key="k"), owner), "acl unchanged")
+    s3.put_object(Bucket=b, Key="own", Body=b"x", ACL="bucket-owner-full-control")
+    check(s3.get_object(Bucket=b, Key="own")["Body"].read() == b"x", "owner acl write")
+
+
 def test_object_write_read_update_read_delete(c):
     s3, b = new_bucket(c)
     s3.put_object(Bucket=b, Key="foo", Body=b"bar")
