@@ -317,6 +317,37 @@ void gw_checksum_multipart_etag(const unsigned char (*part_md5s)[16], size_t n,
     snprintf(out + 32, GW_CHECKSUM_MULTIPART_ETAG_MAX - 32, "-%zu", n);
 }
 
+int gw_checksum_composite(enum gw_checksum_algo algo, const char *const *part_b64, size_t n,
+                          char out[GW_CHECKSUM_COMPOSITE_MAX])
+{
+    size_t dl = gw_checksum_digest_len(algo);
+    if (dl == 0 || algo == GW_CHECKSUM_MD5 || n == 0)
+        return CN_INVAL;
+    struct gw_checksum c;
+    if (gw_checksum_init(&c, GW_CHECKSUM_BIT(algo)) != CN_OK)
+        return CN_ERR;
+    int rc = CN_OK;
+    for (size_t i = 0; i < n && rc == CN_OK; i++) {
+        unsigned char d[GW_CHECKSUM_MAX_DIGEST];
+        size_t got = 0;
+        if (gw_checksum_base64_decode(part_b64[i], strlen(part_b64[i]), d, sizeof(d), &got) !=
+                CN_OK ||
+            got != dl)
+            rc = CN_INVAL;
+        else
+            gw_checksum_update(&c, d, dl);
+    }
+    if (rc == CN_OK) {
+        gw_checksum_final(&c);
+        char b64[GW_CHECKSUM_B64_MAX];
+        rc = gw_checksum_base64(&c, algo, b64);
+        if (rc == CN_OK)
+            snprintf(out, GW_CHECKSUM_COMPOSITE_MAX, "%s-%zu", b64, n);
+    }
+    gw_checksum_fini(&c);
+    return rc;
+}
+
 /* ---- codecs ---------------------------------------------------------- */
 
 static const char gw_checksum_b64_alphabet[] =

@@ -101,6 +101,15 @@ int gw_checksum_content_md5_parse(const char *b64, size_t len, unsigned char md5
 void gw_checksum_multipart_etag(const unsigned char (*part_md5s)[16], size_t n,
                                 char out[GW_CHECKSUM_MULTIPART_ETAG_MAX]);
 
+/* The COMPOSITE checksum of a multipart upload, as S3 computes it: the
+ * algo's checksum of the parts' raw checksums concatenated in part order,
+ * base64, then "-" and the part count ("...=-3"). part_b64[i] is part i's
+ * base64 checksum. CN_OK; CN_INVAL for MD5, n == 0 or a value that is not
+ * base64 of algo's digest length. */
+#define GW_CHECKSUM_COMPOSITE_MAX (GW_CHECKSUM_B64_MAX + 6)
+int gw_checksum_composite(enum gw_checksum_algo algo, const char *const *part_b64, size_t n,
+                          char out[GW_CHECKSUM_COMPOSITE_MAX]);
+
 /* Standard base64 with padding. encode writes 4*ceil(n/3) chars plus a NUL
  * and returns the length without it (out must have room). decode is strict
  * (padding required, no white space, no trailing bits) and returns CN_OK with

@@ -16,6 +16,7 @@
 #include "lo_put.h"
 #include "lo_reclaim.h"
 #include "lo_writer.h"
+#include "objmeta.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
 #include "s3_names.h"
@@ -38,7 +39,14 @@ struct gw_mp_part {
     char md5[33];
     struct gw_lo_seg seg;
     uint64_t ts;
+    char ck[GW_CHECKSUM_B64_MAX]; /* the upload's algorithm's checksum ("": none) */
 };
+
+/* The upload record's meta names the upload's checksum algorithm under this
+ * header (CreateMultipartUpload's x-amz-checksum-algorithm); Complete
+ * replaces it by the object's composite x-amz-checksum-* and
+ * x-amz-checksum-type. */
+static const char gw_mp_algo_header[] = "x-amz-checksum-algorithm";
 
 struct gw_multipart {
     char okey[GW_KEYS_MAX];       /* "o/" bucket "/" key */
@@ -57,6 +65,12 @@ struct gw_multipart {
     struct evbuffer *copy_data;
     struct gw_lo_seg seg;         /* the new part's chunks */
     char md5[33];
+    char part_ck[GW_CHECKSUM_B64_MAX]; /* UploadPart: the checksum the client sent */
+    enum gw_checksum_algo part_ck_algo;
+    int have_part_ck;
+    int have_algo;                /* the upload has a checksum algorithm: */
+    enum gw_checksum_algo algo;
+    char composite[GW_CHECKSUM_COMPOSITE_MAX]; /* Complete: the object's checksum */
     struct gw_mp_part old_part;   /* the part record a re-upload replaces */
     int have_old_part;
     char *meta;                   /* the upload's stored headers */
@@ -140,12 +154,15 @@ static enum gw_s3_err gw_multipart_upload_id(struct gw_req *r, struct gw_multipa
     return GW_S3_OK;
 }
 
-/* A part record's etag field: "<md5> <size> <ver hex> <chunk_len>". */
-static size_t gw_multipart_part_etag(char *out, const char *md5, const struct gw_lo_seg *s)
+/* A part record's etag field: "<md5> <size> <ver hex> <chunk_len>", then
+ * " <base64>" when the part carries the upload's checksum (at most
+ * 32+1+10+1+16+1+10+1+44 = 116 bytes for a 5 GiB part). */
+static size_t gw_multipart_part_etag(char *out, const char *md5, const struct gw_lo_seg *s,
+                                     const char *ck)
 {
-    return (size_t)snprintf(out, GW_LO_ETAG_MAX, "%s %llu %016llx %u", md5,
+    return (size_t)snprintf(out, GW_LO_ETAG_MAX, "%s %llu %016llx %u%s%s", md5,
                             (unsigned long long)s->size, (unsigned long long)s->ver,
-                            s->chunk_len);
+                            s->chunk_len, ck[0] != '\0' ? " " : "", ck);
 }
 
 static int gw_multipart_part_parse(const char *etag, struct gw_mp_part *p)
@@ -153,12 +170,64 @@ static int gw_multipart_part_parse(const char *etag, struct gw_mp_part *p)
     unsigned long long size, ver;
     unsigned clen;
     char md5[33];
-    if (sscanf(etag, "%32[0-9a-f] %llu %16llx %u", md5, &size, &ver, &clen) != 4 || clen == 0 ||
-        strlen(md5) != 32)
+    int end = 0;
+    if (sscanf(etag, "%32[0-9a-f] %llu %16llx %u%n", md5, &size, &ver, &clen, &end) != 4 ||
+        clen == 0 || strlen(md5) != 32)
         return CN_INVAL;
+    const char *ck = etag + end;
+    size_t ckl = 0;
+    if (*ck == ' ') {
+        ck++;
+        ckl = strlen(ck);
+        if (ckl == 0 || ckl >= sizeof(p->ck) || strspn(ck, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                           "abcdefghijklmnopqrstuvwxyz"
+                                                           "0123456789+/=") != ckl)
+            return CN_INVAL;
+    } else if (*ck != '\0') {
+        return CN_INVAL;
+    }
     memcpy(p->md5, md5, 33);
+    memcpy(p->ck, ck, ckl);
+    p->ck[ckl] = '\0';
     p->seg = (struct gw_lo_seg){ver, size, clen};
     return CN_OK;
+}
+
+/* Replaces m->meta by a copy without the headers whose names begin with
+ * drop (NULL: none), with name: value added (name NULL: none). */
+static void gw_multipart_meta_edit(struct gw_multipart *m, const char *drop, const char *name,
+                                   const char *value)
+{
+    struct gw_objmeta in, out = {.n = 0};
+    if (gw_objmeta_decode(&in, m->meta, m->meta_len) != CN_OK)
+        in.n = 0;
+    size_t dl = drop != NULL ? strlen(drop) : 0;
+    for (size_t i = 0; i < in.n; i++) {
+        const struct gw_objmeta_header *h = &in.h[i];
+        if (drop != NULL && h->name_len >= dl && strncmp(h->name, drop, dl) == 0)
+            continue;
+        gw_objmeta_add(&out, h->name, h->name_len, h->value, h->value_len);
+    }
+    if (name != NULL)
+        gw_objmeta_add(&out, name, strlen(name), value, strlen(value));
+    char *enc;
+    size_t len;
+    gw_objmeta_encode(&out, &enc, &len);
+    cn_free(m->meta);
+    m->meta = enc;
+    m->meta_len = len;
+}
+
+/* Sets m->have_algo / m->algo from the upload record's meta. */
+static void gw_multipart_read_algo(struct gw_multipart *m)
+{
+    struct gw_objmeta om;
+    m->have_algo = 0;
+    if (gw_objmeta_decode(&om, m->meta, m->meta_len) != CN_OK)
+        return;
+    const struct gw_objmeta_header *h = gw_objmeta_find(&om, gw_mp_algo_header);
+    m->have_algo = h != NULL && gw_checksum_algo_from_name(h->value, h->value_len, &m->algo) ==
+                                    CN_OK;
 }
 
 /* The part number of a part record key (its last 5 characters). */
@@ -195,6 +264,7 @@ static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
     m->meta = cn_memdup(res->reply->m.meta.ptr, res->reply->m.meta.len);
     m->meta_len = res->reply->m.meta.len;
     m->initiated_ts = res->reply->m.ts;
+    gw_multipart_read_algo(m);
     m->then(r);
 }
 
@@ -309,18 +379,67 @@ static void gw_multipart_on_created(struct gw_store_result *res, void *arg)
     gw_xml_elem_str(&w, "UploadId", m->upload_id);
     gw_xml_close(&w);
     gw_xml_writer_finish(&w);
-    gw_req_reply_xml(r, 200, doc);
+    gw_req_reply_start(r, 200);
+    if (m->have_algo) {
+        const char *an = gw_checksum_algo_name(m->algo);
+        gw_req_reply_header(r, gw_mp_algo_header, an, strlen(an));
+        gw_req_reply_header(r, "x-amz-checksum-type", "COMPOSITE", 9);
+    }
+    gw_req_reply_header(r, "Content-Type", "application/xml", 15);
+    gw_req_reply_send_headers(r, evbuffer_get_length(doc));
+    evbuffer_add_buffer(gw_req_reply_body(r), doc);
+    gw_req_reply_end(r);
     evbuffer_free(doc);
+}
+
+/* CreateMultipartUpload's x-amz-checksum-algorithm (and -type): composite
+ * checksums of CRC32, CRC32C, SHA1 and SHA256. */
+static enum gw_s3_err gw_multipart_create_algo(struct gw_req *r, struct gw_multipart *m,
+                                               const char **why)
+{
+    size_t al = 0, tl = 0;
+    const char *a = gw_req_header(r, gw_mp_algo_header, &al);
+    const char *t = gw_req_header(r, "x-amz-checksum-type", &tl);
+    if (a == NULL) {
+        if (t != NULL) {
+            *why = "The x-amz-checksum-type header can only be used with the "
+                   "x-amz-checksum-algorithm header.";
+            return GW_S3_INVALID_REQUEST;
+        }
+        return GW_S3_OK;
+    }
+    if (gw_checksum_algo_from_name(a, al, &m->algo) != CN_OK) {
+        *why = "Checksum algorithm provided is unsupported. Please try again with any of the "
+               "valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]";
+        return GW_S3_INVALID_REQUEST;
+    }
+    int full = t != NULL ? gw_http_token_eq(t, tl, "FULL_OBJECT") : m->algo == GW_CHECKSUM_CRC64NVME;
+    if (full || m->algo == GW_CHECKSUM_CRC64NVME) {
+        *why = "Full-object checksums of multipart uploads (and CRC64NVME, which S3 allows only "
+               "as one) are not implemented; use COMPOSITE with CRC32, CRC32C, SHA1 or SHA256.";
+        return GW_S3_NOT_IMPLEMENTED;
+    }
+    if (t != NULL && !gw_http_token_eq(t, tl, "COMPOSITE")) {
+        *why = "Value for x-amz-checksum-type header is invalid.";
+        return GW_S3_INVALID_REQUEST;
+    }
+    m->have_algo = 1;
+    return GW_S3_OK;
 }
 
 static void gw_multipart_create_bucket_ok(struct gw_req *r)
 {
     struct gw_multipart *m = r->h;
-    enum gw_s3_err err = gw_s3_object_request_meta(r, &m->meta, &m->meta_len);
+    const char *why = NULL;
+    enum gw_s3_err err = gw_multipart_create_algo(r, m, &why);
+    if (err == GW_S3_OK)
+        err = gw_s3_object_request_meta(r, &m->meta, &m->meta_len);
     if (err != GW_S3_OK) {
-        gw_req_error(r, err, NULL);
+        gw_req_error(r, err, why);
         return;
     }
+    if (m->have_algo)
+        gw_multipart_meta_edit(m, NULL, gw_mp_algo_header, gw_checksum_algo_name(m->algo));
     struct gw_store_record rec = {
         .key = m->ukey, .key_len = m->ukey_len,
         .meta = m->meta, .meta_len = m->meta_len,
@@ -362,6 +481,10 @@ static void gw_multipart_part_reply(struct gw_req *r)
     }
     gw_req_reply_start(r, 200);
     gw_req_reply_headerf(r, "ETag", "\"%s\"", m->md5);
+    if (m->have_part_ck) {
+        const char *hn = gw_checksum_header_name(m->part_ck_algo);
+        gw_req_reply_header(r, hn, m->part_ck, strlen(m->part_ck));
+    }
     gw_req_reply_send_headers(r, 0);
     gw_req_reply_end(r);
 }
@@ -421,7 +544,9 @@ static void gw_multipart_write_part(struct gw_req *r)
     struct gw_multipart *m = r->h;
     char key[GW_LO_KEY_MAX];
     size_t kl = gw_multipart_part_key(m, m->part_number, key);
-    size_t el = gw_multipart_part_etag(m->etag_field, m->md5, &m->seg);
+    const char *ck = m->have_part_ck && m->have_algo && m->part_ck_algo == m->algo ? m->part_ck
+                                                                                   : "";
+    size_t el = gw_multipart_part_etag(m->etag_field, m->md5, &m->seg, ck);
     m->ts = cn_time_now_us();
     if (m->have_old_part)
         m->ts = CN_MAX(m->ts, m->old_part.ts + 1);
@@ -470,6 +595,18 @@ static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, cons
     if (err != GW_S3_OK) {
         CN_LOGR(CN_LOG_INFO, r->id, "UploadPart failed: %s", why != NULL ? why : "body refused");
         gw_req_error(r, err, NULL);
+        return;
+    }
+    m->have_part_ck = gw_s3_body_checksum(r, &m->part_ck_algo, m->part_ck) == CN_OK &&
+                      gw_checksum_header_name(m->part_ck_algo) != NULL;
+    if (m->have_part_ck && m->have_algo && m->part_ck_algo != m->algo) {
+        /* the chunks are not committed: freeing the request reclaims them */
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum "
+                 "Type: %s", gw_checksum_algo_name(m->algo),
+                 gw_checksum_algo_name(m->part_ck_algo));
+        gw_req_error(r, GW_S3_INVALID_REQUEST, msg);
         return;
     }
     gw_lo_put_seg(m->lp, &m->seg);
@@ -698,6 +835,12 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
     char q[GW_CHECKSUM_MULTIPART_ETAG_MAX + 2];
     snprintf(q, sizeof(q), "\"%s\"", m->etag);
     gw_xml_elem_str(&w, "ETag", q);
+    if (m->have_algo) {
+        char elem[32];
+        snprintf(elem, sizeof(elem), "Checksum%s", gw_checksum_algo_name(m->algo));
+        gw_xml_elem_str(&w, elem, m->composite);
+        gw_xml_elem_str(&w, "ChecksumType", "COMPOSITE");
+    }
     gw_xml_close(&w);
     gw_xml_writer_finish(&w);
     /* Complete may take a while: S3 sends 200 and the result (or an error
@@ -783,11 +926,78 @@ static enum gw_s3_err gw_multipart_validate(struct gw_multipart *m, const char *
     return GW_S3_OK;
 }
 
+/* The part's checksum of algo in the Complete request, or NULL. */
+static const char *gw_multipart_xml_ck(const struct gw_xml_part *p, enum gw_checksum_algo algo)
+{
+    switch (algo) {
+    case GW_CHECKSUM_CRC32: return p->checksum_crc32;
+    case GW_CHECKSUM_CRC32C: return p->checksum_crc32c;
+    case GW_CHECKSUM_CRC64NVME: return p->checksum_crc64nvme;
+    case GW_CHECKSUM_SHA1: return p->checksum_sha1;
+    case GW_CHECKSUM_SHA256: return p->checksum_sha256;
+    default: return NULL;
+    }
+}
+
+/* An upload with a checksum algorithm: every listed part names its
+ * checksum, which must be the stored one; the object gets the composite
+ * checksum (m->composite, and in m->meta in place of the algorithm), which
+ * must equal x-amz-checksum-<algo> when the request sends one. */
+static enum gw_s3_err gw_multipart_complete_checksum(struct gw_req *r, struct gw_multipart *m,
+                                                     char *why, size_t whylen)
+{
+    const char *an = gw_checksum_algo_name(m->algo);
+    const char **cks = cn_calloc(m->cmp.n_parts, sizeof(*cks));
+    enum gw_s3_err err = GW_S3_OK;
+    for (size_t i = 0, j = 0; i < m->cmp.n_parts && err == GW_S3_OK; i++) {
+        const struct gw_xml_part *p = &m->cmp.parts[i];
+        while (m->parts[j].number != p->part_number)
+            j++; /* validated: present, both ascending */
+        const char *sent = gw_multipart_xml_ck(p, m->algo);
+        if (sent == NULL) {
+            snprintf(why, whylen, "The upload was created using a %s checksum. The complete "
+                     "request must include the checksum for each part. It was missing for part "
+                     "%u in the request.", an, p->part_number);
+            err = GW_S3_INVALID_REQUEST;
+        } else if (strcmp(sent, m->parts[j].ck) != 0) {
+            snprintf(why, whylen, "The %s checksum of part %u does not match the one it was "
+                     "uploaded with%s.", an, p->part_number,
+                     m->parts[j].ck[0] == '\0' ? " (it was uploaded without one)" : "");
+            err = GW_S3_INVALID_PART;
+        }
+        cks[i] = m->parts[j].ck;
+    }
+    if (err == GW_S3_OK &&
+        gw_checksum_composite(m->algo, cks, m->cmp.n_parts, m->composite) != CN_OK) {
+        snprintf(why, whylen, "A stored part checksum does not decode.");
+        err = GW_S3_INTERNAL_ERROR;
+    }
+    cn_free(cks);
+    size_t hl = 0;
+    const char *want = gw_req_header(r, gw_checksum_header_name(m->algo), &hl);
+    if (err == GW_S3_OK && want != NULL &&
+        (hl != strlen(m->composite) || memcmp(want, m->composite, hl) != 0)) {
+        snprintf(why, whylen, "The %s you specified did not match the calculated checksum.",
+                 gw_checksum_header_name(m->algo));
+        err = GW_S3_BAD_DIGEST;
+    }
+    if (err != GW_S3_OK)
+        return err;
+    gw_multipart_meta_edit(m, "x-amz-checksum-", gw_checksum_header_name(m->algo), m->composite);
+    gw_multipart_meta_edit(m, NULL, "x-amz-checksum-type", "COMPOSITE");
+    return GW_S3_OK;
+}
+
 static void gw_multipart_complete_listed(struct gw_req *r)
 {
     struct gw_multipart *m = r->h;
     const char *why = NULL;
+    char whybuf[256];
     enum gw_s3_err err = gw_multipart_validate(m, &why);
+    if (err == GW_S3_OK && m->have_algo) {
+        err = gw_multipart_complete_checksum(r, m, whybuf, sizeof(whybuf));
+        why = whybuf;
+    }
     if (err != GW_S3_OK) {
         gw_req_error(r, err, why);
         return;
@@ -826,8 +1036,8 @@ void gw_multipart_complete(struct gw_req *r)
         gw_req_error(r, err, NULL);
         return;
     }
-    gw_s3_body_read(r, GW_XML_COMPLETE_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
-                    gw_multipart_complete_body);
+    gw_s3_body_read_flags(r, GW_XML_COMPLETE_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                          GW_S3_BODY_OBJECT_CHECKSUM_HEADERS, gw_multipart_complete_body);
 }
 
 /* ---- AbortMultipartUpload -------------------------------------------- */
@@ -926,7 +1136,16 @@ static void gw_multipart_list_parts_done(struct gw_req *r)
         snprintf(q, sizeof(q), "\"%s\"", p->md5);
         gw_xml_elem_str(&w, "ETag", q);
         gw_xml_elem_u64(&w, "Size", p->seg.size);
+        if (m->have_algo && p->ck[0] != '\0') {
+            char elem[32];
+            snprintf(elem, sizeof(elem), "Checksum%s", gw_checksum_algo_name(m->algo));
+            gw_xml_elem_str(&w, elem, p->ck);
+        }
         gw_xml_close(&w);
+    }
+    if (m->have_algo) {
+        gw_xml_elem_str(&w, "ChecksumAlgorithm", gw_checksum_algo_name(m->algo));
+        gw_xml_elem_str(&w, "ChecksumType", "COMPOSITE");
     }
     gw_xml_close(&w);
     gw_xml_writer_finish(&w);

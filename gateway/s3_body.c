@@ -28,6 +28,7 @@ struct gw_s3_body {
     struct gw_checksum sums;
     int have_sums;
     int have_hdr_ck;          /* an x-amz-checksum-* header to verify */
+    int no_hdr_ck;            /* x-amz-checksum-* headers describe something else */
     enum gw_checksum_algo hdr_algo;
     const char *hdr_ck;
     size_t hdr_ck_len;
@@ -228,7 +229,7 @@ static enum gw_s3_err gw_s3_body_find_checksum_header(struct gw_s3_body *b)
 static enum gw_s3_err gw_s3_body_setup(struct gw_s3_body *b)
 {
     struct gw_req *r = b->r;
-    enum gw_s3_err err = gw_s3_body_find_checksum_header(b);
+    enum gw_s3_err err = b->no_hdr_ck ? GW_S3_OK : gw_s3_body_find_checksum_header(b);
     if (err != GW_S3_OK)
         return err;
     int64_t declared = gw_s3_body_declared_length(r);
@@ -264,7 +265,14 @@ static enum gw_s3_err gw_s3_body_setup(struct gw_s3_body *b)
 
 void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, gw_s3_body_cb done)
 {
+    gw_s3_body_read_flags(r, limit, too_large, 0, done);
+}
+
+void gw_s3_body_read_flags(struct gw_req *r, size_t limit, enum gw_s3_err too_large,
+                           unsigned flags, gw_s3_body_cb done)
+{
     struct gw_s3_body *b = cn_calloc(1, sizeof(*b));
+    b->no_hdr_ck = (flags & GW_S3_BODY_OBJECT_CHECKSUM_HEADERS) != 0;
     b->r = r;
     b->limit = limit;
     b->too_large = too_large;

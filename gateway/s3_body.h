@@ -24,6 +24,12 @@ typedef void (*gw_s3_body_cb)(struct gw_req *r, enum gw_s3_err err, struct evbuf
 /* Reads the body of r, at most limit decoded bytes (more: too_large, refused
  * before 100 Continue when the declared length already says so). */
 void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, gw_s3_body_cb done);
+/* The same with flags: GW_S3_BODY_OBJECT_CHECKSUM_HEADERS says the request's
+ * x-amz-checksum-* headers describe an object, not this body
+ * (CompleteMultipartUpload), so they are not verified against it. */
+#define GW_S3_BODY_OBJECT_CHECKSUM_HEADERS 1u
+void gw_s3_body_read_flags(struct gw_req *r, size_t limit, enum gw_s3_err too_large,
+                           unsigned flags, gw_s3_body_cb done);
 
 /* Streaming form, for bodies too large to hold (the large-object path):
  * decoded bytes are appended to data and on_data(r, data, arg) is called

@@ -13,6 +13,7 @@ import socket
 import sys
 import urllib.parse
 import urllib.request
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from s3util import check, error_code, run_tests  # noqa: E402
@@ -650,6 +651,112 @@ def test_acl_not_supported(c):
     check(owner_only_acl(s3.get_object_acl(Bucket=b, Key="k"), owner), "acl unchanged")
     s3.put_object(Bucket=b, Key="own", Body=b"x", ACL="bucket-owner-full-control")
     check(s3.get_object(Bucket=b, Key="own")["Body"].read() == b"x", "owner acl write")
+
+
+def crc32c(data, crc=0):
+    """CRC-32C (Castagnoli), bitwise: the reference for the gateway's ISA-L one."""
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def composite(algo, part_b64s):
+    """S3's COMPOSITE multipart checksum, computed here independently: the
+    checksum of the parts' raw checksums concatenated, base64, "-N"."""
+    raw = b"".join(base64.b64decode(v) for v in part_b64s)
+    if algo == "CRC32":
+        d = zlib.crc32(raw).to_bytes(4, "big")
+    elif algo == "CRC32C":
+        d = crc32c(raw).to_bytes(4, "big")
+    else:
+        d = hashlib.new(algo.lower(), raw).digest()
+    return "%s-%d" % (base64.b64encode(d).decode(), len(part_b64s))
+
+
+def test_multipart_checksum_composite(c):
+    """s3-tests test_multipart_checksum_sha256 / test_multipart_use_cksum_helper_*:
+    an upload created with ChecksumAlgorithm gets each part's checksum back
+    from UploadPart and ListParts, and Complete answers (and HEAD with
+    ChecksumMode serves) the composite checksum "<base64>-N"."""
+    s3, b = new_bucket(c)
+    for algo in ("CRC32", "CRC32C", "SHA1", "SHA256"):
+        key = "ck-" + algo
+        u = s3.create_multipart_upload(Bucket=b, Key=key, ChecksumAlgorithm=algo)
+        check(u.get("ChecksumAlgorithm") == algo, "create echoes %s: %r" % (algo, u))
+        parts, sums = [], []
+        for n, body in ((1, b"A" * (5 << 20)), (2, b"tail of " + algo.encode())):
+            r = s3.upload_part(Bucket=b, Key=key, UploadId=u["UploadId"], PartNumber=n, Body=body,
+                               ChecksumAlgorithm=algo)
+            v = r.get("Checksum" + algo)
+            check(v is not None, "part %d checksum echoed (%s)" % (n, algo))
+            sums.append(v)
+            parts.append({"PartNumber": n, "ETag": r["ETag"], "Checksum" + algo: v})
+        lp = s3.list_parts(Bucket=b, Key=key, UploadId=u["UploadId"])
+        check([p.get("Checksum" + algo) for p in lp["Parts"]] == sums, "list parts %s" % algo)
+        check(lp.get("ChecksumAlgorithm") == algo, "list parts algorithm %s" % algo)
+        want = composite(algo, sums)
+        r = s3.complete_multipart_upload(Bucket=b, Key=key, UploadId=u["UploadId"],
+                                         MultipartUpload={"Parts": parts})
+        check(r.get("Checksum" + algo) == want, "complete %s: %r, want %s" % (algo, r, want))
+        h = s3.head_object(Bucket=b, Key=key, ChecksumMode="ENABLED")
+        check(h.get("Checksum" + algo) == want, "head %s: %r" % (algo, h))
+        check("x-amz-checksum-algorithm" not in headers_of(h), "no algorithm header on the object")
+    # the client's own composite value is checked (s3-tests sends one)
+    u = s3.create_multipart_upload(Bucket=b, Key="ck-own", ChecksumAlgorithm="SHA256")
+    r = s3.upload_part(Bucket=b, Key="ck-own", UploadId=u["UploadId"], PartNumber=1, Body=b"x",
+                       ChecksumAlgorithm="SHA256")
+    part = {"PartNumber": 1, "ETag": r["ETag"], "ChecksumSHA256": r["ChecksumSHA256"]}
+    good = composite("SHA256", [r["ChecksumSHA256"]])
+    bad = composite("SHA256", [base64.b64encode(hashlib.sha256(b"y").digest()).decode()])
+    check(error_code(s3.complete_multipart_upload, Bucket=b, Key="ck-own", UploadId=u["UploadId"],
+                     MultipartUpload={"Parts": [part]}, ChecksumSHA256=bad)[0] == "BadDigest",
+          "wrong composite refused")
+    r = s3.complete_multipart_upload(Bucket=b, Key="ck-own", UploadId=u["UploadId"],
+                                     MultipartUpload={"Parts": [part]}, ChecksumSHA256=good)
+    check(r.get("ChecksumSHA256") == good, "own composite %r" % r)
+
+
+def test_multipart_checksum_refusals(c):
+    """What an upload with a checksum algorithm refuses: a part checksum of
+    another algorithm (InvalidRequest, the part is not stored), a Complete
+    without a part's checksum (InvalidRequest) or with a wrong one
+    (InvalidPart); an unknown algorithm is InvalidRequest; full-object
+    checksums (and CRC64NVME, S3's only full-object one) are NotImplemented."""
+    s3, b = new_bucket(c)
+    u = s3.create_multipart_upload(Bucket=b, Key="k", ChecksumAlgorithm="SHA256")
+    uid = u["UploadId"]
+    code = error_code(s3.upload_part, Bucket=b, Key="k", UploadId=uid, PartNumber=1, Body=b"x",
+                      ChecksumAlgorithm="CRC32")
+    check(code == ("InvalidRequest", 400), "other algorithm %r" % (code,))
+    check(s3.list_parts(Bucket=b, Key="k", UploadId=uid).get("Parts", []) == [], "not stored")
+    r = s3.upload_part(Bucket=b, Key="k", UploadId=uid, PartNumber=1, Body=b"x",
+                       ChecksumAlgorithm="SHA256")
+    code = error_code(s3.complete_multipart_upload, Bucket=b, Key="k", UploadId=uid,
+                      MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": r["ETag"]}]})
+    check(code == ("InvalidRequest", 400), "missing part checksum %r" % (code,))
+    wrong = base64.b64encode(hashlib.sha256(b"y").digest()).decode()
+    code = error_code(s3.complete_multipart_upload, Bucket=b, Key="k", UploadId=uid,
+                      MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": r["ETag"],
+                                                  "ChecksumSHA256": wrong}]})
+    check(code == ("InvalidPart", 400), "wrong part checksum %r" % (code,))
+    check(error_code(s3.head_object, Bucket=b, Key="k")[1] == 404, "nothing completed")
+    hdr = {"x-amz-checksum-algorithm": "MD4"}
+    code = with_headers(s3, "CreateMultipartUpload", hdr, error_code, s3.create_multipart_upload,
+                        Bucket=b, Key="k2")
+    check(code == ("InvalidRequest", 400), "unknown algorithm %r" % (code,))
+    hdr = {"x-amz-checksum-algorithm": "CRC64NVME"}
+    code = with_headers(s3, "CreateMultipartUpload", hdr, error_code, s3.create_multipart_upload,
+                        Bucket=b, Key="k2")
+    check(code == ("NotImplemented", 501), "crc64nvme %r" % (code,))
+    hdr = {"x-amz-checksum-algorithm": "CRC32", "x-amz-checksum-type": "FULL_OBJECT"}
+    code = with_headers(s3, "CreateMultipartUpload", hdr, error_code, s3.create_multipart_upload,
+                        Bucket=b, Key="k2")
+    check(code == ("NotImplemented", 501), "full object %r" % (code,))
+    check(s3.list_multipart_uploads(Bucket=b).get("Uploads", [])[0]["Key"] == "k",
+          "only the first upload exists")
 
 
 def test_object_write_read_update_read_delete(c):

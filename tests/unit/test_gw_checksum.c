@@ -158,6 +158,33 @@ static void test_names(void)
     CN_CHECK_EQ_INT(gw_checksum_digest_len(GW_CHECKSUM_SHA1), 20);
 }
 
+/* Composite multipart checksums; the expected values were computed
+ * independently (Python: zlib.crc32, a bitwise CRC-32C, hashlib) in
+ * tests/integration/test_gateway_conformance.py. */
+static void test_composite(void)
+{
+    char out[GW_CHECKSUM_COMPOSITE_MAX];
+    const char *crc32[] = {"JCnBsQ==", "n4g2Cw=="};
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_CRC32, crc32, 2, out), CN_OK);
+    CN_CHECK_EQ_STR(out, "oePQCA==-2");
+    const char *crc32c[] = {"OGE8Qg==", "IXDb4A=="};
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_CRC32C, crc32c, 2, out), CN_OK);
+    CN_CHECK_EQ_STR(out, "lcN4bA==-2");
+    const char *sha256[] = {"w+00W+EpLUqgksmRJxzbaqfG43PQi1ZsG/3nQrJLFy0=",
+                            "wpp7UuVRA90hA+8ysz9D/M4EygH5dH8jzxSG8uhf/LU="};
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_SHA256, sha256, 2, out), CN_OK);
+    CN_CHECK_EQ_STR(out, "P4nOSTZ6BuMdslqHpAJ5KGUo9NqOWnpmxtC6JqV5g+s=-2");
+    const char *sha1[] = {"uAQkoKGLYGLI6SzhFfnCduRQ+kc=", "Dl5srvybpUjadAiSc0azSmOq5m8="};
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_SHA1, sha1, 2, out), CN_OK);
+    CN_CHECK_EQ_STR(out, "NzDrsEyygTWafCuEDBeCDmaGlbU=-2");
+    /* refused: MD5, no parts, a value of the wrong length or not base64 */
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_MD5, crc32, 2, out), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_CRC32, crc32, 0, out), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_SHA256, crc32, 2, out), CN_INVAL);
+    const char *bad[] = {"JCnBsQ=", "n4g2Cw=="};
+    CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_CRC32, bad, 2, out), CN_INVAL);
+}
+
 static void test_verify_hex(void)
 {
     struct gw_checksum c;
@@ -183,6 +210,7 @@ static const struct cn_test_case cases[] = {
     {"content_md5_and_etag", test_content_md5_and_etag},
     {"names", test_names},
     {"verify_hex", test_verify_hex},
+    {"composite", test_composite},
     {NULL, NULL},
 };
 
