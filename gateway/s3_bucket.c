@@ -93,18 +93,82 @@ void gw_s3_bucket_location(struct gw_req *r)
 
 /* ---- bucket configurations that are never set ----------------------- */
 
-/* The sub-resources of gw_s3_bucket_config_get() and what each answers:
- * GW_S3_OK means an empty VersioningConfiguration (never versioned). */
+/* The documents of the configurations that have a non-error "not set"
+ * answer: what S3 answers for a new bucket (for ownership controls and the
+ * public access block: AWS's defaults since April 2023, which are also
+ * what the gateway enforces: bucket owner enforced, nothing public). */
+static void gw_s3_bucket_doc_versioning(struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "VersioningConfiguration", GW_XML_S3_NS);
+    gw_xml_close(w);
+}
+
+static void gw_s3_bucket_doc_logging(struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "BucketLoggingStatus", GW_XML_S3_NS);
+    gw_xml_close(w);
+}
+
+static void gw_s3_bucket_doc_accelerate(struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "AccelerateConfiguration", GW_XML_S3_NS);
+    gw_xml_close(w);
+}
+
+static void gw_s3_bucket_doc_notification(struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "NotificationConfiguration", GW_XML_S3_NS);
+    gw_xml_close(w);
+}
+
+static void gw_s3_bucket_doc_request_payment(struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "RequestPaymentConfiguration", GW_XML_S3_NS);
+    gw_xml_elem_str(w, "Payer", "BucketOwner");
+    gw_xml_close(w);
+}
+
+static void gw_s3_bucket_doc_ownership(struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "OwnershipControls", GW_XML_S3_NS);
+    gw_xml_open(w, "Rule");
+    gw_xml_elem_str(w, "ObjectOwnership", "BucketOwnerEnforced");
+    gw_xml_close(w);
+    gw_xml_close(w);
+}
+
+static void gw_s3_bucket_doc_public_access_block(struct gw_xml_writer *w)
+{
+    gw_xml_open_ns(w, "PublicAccessBlockConfiguration", GW_XML_S3_NS);
+    gw_xml_elem_bool(w, "BlockPublicAcls", 1);
+    gw_xml_elem_bool(w, "IgnorePublicAcls", 1);
+    gw_xml_elem_bool(w, "BlockPublicPolicy", 1);
+    gw_xml_elem_bool(w, "RestrictPublicBuckets", 1);
+    gw_xml_close(w);
+}
+
+/* The sub-resources of gw_s3_bucket_config_get() and what each answers: an
+ * error (err), or 200 with doc. Setting any of them is NotImplemented. */
 static const struct {
     const char *sub;
     enum gw_s3_err err;
+    void (*doc)(struct gw_xml_writer *w);
 } gw_s3_bucket_configs[] = {
-    {"versioning", GW_S3_OK},
-    {"policy", GW_S3_NO_SUCH_BUCKET_POLICY},
-    {"cors", GW_S3_NO_SUCH_CORS_CONFIGURATION},
-    {"lifecycle", GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION},
-    {"tagging", GW_S3_NO_SUCH_TAG_SET},
-    {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND},
+    {"versioning", GW_S3_OK, gw_s3_bucket_doc_versioning},
+    {"policy", GW_S3_NO_SUCH_BUCKET_POLICY, NULL},
+    {"cors", GW_S3_NO_SUCH_CORS_CONFIGURATION, NULL},
+    {"lifecycle", GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION, NULL},
+    {"tagging", GW_S3_NO_SUCH_TAG_SET, NULL},
+    {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND, NULL},
+    {"website", GW_S3_NO_SUCH_WEBSITE_CONFIGURATION, NULL},
+    {"replication", GW_S3_REPLICATION_CONFIGURATION_NOT_FOUND, NULL},
+    {"object-lock", GW_S3_OBJECT_LOCK_CONFIGURATION_NOT_FOUND, NULL},
+    {"logging", GW_S3_OK, gw_s3_bucket_doc_logging},
+    {"accelerate", GW_S3_OK, gw_s3_bucket_doc_accelerate},
+    {"notification", GW_S3_OK, gw_s3_bucket_doc_notification},
+    {"requestPayment", GW_S3_OK, gw_s3_bucket_doc_request_payment},
+    {"ownershipControls", GW_S3_OK, gw_s3_bucket_doc_ownership},
+    {"publicAccessBlock", GW_S3_OK, gw_s3_bucket_doc_public_access_block},
 };
 
 /* The row r asks for, or -1. */
@@ -118,16 +182,15 @@ static int gw_s3_bucket_config_row(const struct gw_req *r)
 
 static void gw_s3_bucket_config_found(struct gw_req *r)
 {
-    enum gw_s3_err err = gw_s3_bucket_configs[gw_s3_bucket_config_row(r)].err;
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err, NULL);
+    int row = gw_s3_bucket_config_row(r);
+    if (gw_s3_bucket_configs[row].err != GW_S3_OK) {
+        gw_req_error(r, gw_s3_bucket_configs[row].err, NULL);
         return;
     }
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
-    gw_xml_open_ns(&w, "VersioningConfiguration", GW_XML_S3_NS);
-    gw_xml_close(&w);
+    gw_s3_bucket_configs[row].doc(&w);
     gw_xml_writer_finish(&w);
     gw_req_reply_xml(r, 200, doc);
     evbuffer_free(doc);

@@ -63,9 +63,12 @@ enum gw_s3_err {
     GW_S3_NO_SUCH_TAG_SET,               /* 404 */
     GW_S3_NO_SUCH_UPLOAD,                /* 404 */
     GW_S3_NO_SUCH_VERSION,               /* 404 */
+    GW_S3_NO_SUCH_WEBSITE_CONFIGURATION, /* 404 */
     GW_S3_NOT_IMPLEMENTED,               /* 501 */
     GW_S3_NOT_MODIFIED,                  /* 304, sent without a body */
+    GW_S3_OBJECT_LOCK_CONFIGURATION_NOT_FOUND, /* 404 ObjectLockConfigurationNotFoundError */
     GW_S3_PRECONDITION_FAILED,           /* 412 */
+    GW_S3_REPLICATION_CONFIGURATION_NOT_FOUND, /* 404 ReplicationConfigurationNotFoundError */
     GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE, /* 400 */
     GW_S3_REQUEST_TIMEOUT,               /* 400 */
     GW_S3_REQUEST_TIME_TOO_SKEWED,       /* 403 */

@@ -10,7 +10,7 @@
 #include "bucket_owner.h"
 #include "conn.h"
 #include "multipart.h"
-#include "s3_acl.h"
+#include "s3_subres.h"
 #include "s3_bucket.h"
 #include "s3_list.h"
 #include "s3_multidelete.h"
@@ -306,13 +306,13 @@ static void gw_s3_router_route(struct gw_req *r)
 
 static void gw_s3_router_route_owned(struct gw_req *r)
 {
-    if (gw_s3_bucket_config_get(r) || gw_s3_acl_route(r))
+    if (gw_s3_bucket_config_get(r) || gw_s3_subres_route(r))
         return;
     if (gw_s3_router_unsupported_sub(r)) {
         gw_req_error(r, GW_S3_NOT_IMPLEMENTED, NULL);
         return;
     }
-    /* writes may restate the owner-only ACL, nothing more (s3_acl.c) */
+    /* writes may restate the owner-only ACL, nothing more (s3_subres.c) */
     if ((gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST")) && !gw_s3_acl_headers_ok(r)) {
         gw_req_error(r, r->key == NULL ? GW_S3_INVALID_BUCKET_ACL_WITH_OBJECT_OWNERSHIP
                                        : GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED,

@@ -449,6 +449,48 @@ def test_bucket_config_defaults(c):
     check(error_code(s3.put_bucket_versioning, Bucket=b,
                      VersioningConfiguration={"Status": "Enabled"}) ==
           ("NotImplemented", 501), "put versioning")
+    # what S3 answers a new bucket (ownership and public access block: the
+    # defaults since April 2023, which the gateway enforces)
+    for fn, code in ((s3.get_bucket_website, "NoSuchWebsiteConfiguration"),
+                     (s3.get_bucket_replication, "ReplicationConfigurationNotFoundError"),
+                     (s3.get_object_lock_configuration, "ObjectLockConfigurationNotFoundError")):
+        check(error_code(fn, Bucket=b) == (code, 404), "%s" % code)
+    r = s3.get_bucket_logging(Bucket=b)
+    check("LoggingEnabled" not in r, "logging %r" % r)
+    r = s3.get_bucket_accelerate_configuration(Bucket=b)
+    check("Status" not in r, "accelerate %r" % r)
+    check(s3.get_bucket_request_payment(Bucket=b)["Payer"] == "BucketOwner", "payer")
+    r = s3.get_bucket_notification_configuration(Bucket=b)
+    check(not any(k.endswith("Configurations") for k in r), "notification %r" % r)
+    r = s3.get_bucket_ownership_controls(Bucket=b)["OwnershipControls"]["Rules"]
+    check(r == [{"ObjectOwnership": "BucketOwnerEnforced"}], "ownership %r" % r)
+    r = s3.get_public_access_block(Bucket=b)["PublicAccessBlockConfiguration"]
+    check(r == {"BlockPublicAcls": True, "IgnorePublicAcls": True, "BlockPublicPolicy": True,
+                "RestrictPublicBuckets": True}, "public access block %r" % r)
+    check(error_code(s3.get_bucket_website, Bucket="conf-nope") == ("NoSuchBucket", 404),
+          "missing bucket before the configuration")
+    check(error_code(s3.put_bucket_request_payment, Bucket=b,
+                     RequestPaymentConfiguration={"Payer": "Requester"}) ==
+          ("NotImplemented", 501), "put request payment")
+
+
+def test_get_obj_tagging_none(c):
+    """test_get_obj_tagging on an object without tags, and DeleteObjectTagging:
+    no object can have tags here (setting them is NotImplemented), so reading
+    answers an empty TagSet and deleting 204; a missing key or bucket is
+    NoSuchKey / NoSuchBucket."""
+    s3, b = new_bucket(c, ["k"])
+    check(s3.get_object_tagging(Bucket=b, Key="k")["TagSet"] == [], "empty tag set")
+    r = s3.delete_object_tagging(Bucket=b, Key="k")
+    check(r["ResponseMetadata"]["HTTPStatusCode"] == 204, "delete tags")
+    check(error_code(s3.get_object_tagging, Bucket=b, Key="nope") == ("NoSuchKey", 404),
+          "missing key")
+    check(error_code(s3.get_object_tagging, Bucket="conf-nope", Key="k") ==
+          ("NoSuchBucket", 404), "missing bucket")
+    check(error_code(s3.put_object_tagging, Bucket=b, Key="k",
+                     Tagging={"TagSet": [{"Key": "a", "Value": "b"}]}) ==
+          ("NotImplemented", 501), "put tags")
+    check(s3.get_object(Bucket=b, Key="k")["Body"].read() == b"k", "object untouched")
 
 
 def test_bucket_create_bad_location(c):

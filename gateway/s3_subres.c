@@ -1,4 +1,6 @@
-/* ACLs the way S3 serves them with Object Ownership "bucket owner enforced"
+/* Object and bucket sub-resources answered from what the gateway keeps.
+ *
+ * ACLs, the way S3 serves them with Object Ownership "bucket owner enforced"
  * (the default for new AWS buckets since 2023): ACLs are disabled. A bucket
  * belongs to the account that created it and only that account may use it
  * (bucket_owner.c), which is exactly what an ACL granting the owner
@@ -16,8 +18,12 @@
  *   CreateBucket                 400 InvalidBucketAclWithObjectOwnership
  *
  * An XML ACL that grants only the owner FULL_CONTROL is refused although
- * S3 takes it: we do not parse ACL documents (said in docs/s3-api.md). */
-#include "s3_acl.h"
+ * S3 takes it: we do not parse ACL documents (said in docs/s3-compat.md).
+ *
+ * Object tags: writes that would set tags are NotImplemented (s3_object.c,
+ * and PUT ?tagging), so no object has any: GET ?tagging answers an empty
+ * TagSet and DELETE ?tagging 204, once the object is known to exist. */
+#include "s3_subres.h"
 
 #include <string.h>
 #include <strings.h>
@@ -95,44 +101,84 @@ static void gw_s3_acl_reply_put(struct gw_req *r)
     gw_req_reply_empty(r, 200);
 }
 
-static int gw_s3_acl_is_put(const struct gw_req *r)
+/* GET ?tagging of an object: no tags. */
+static void gw_s3_tagging_reply_get(struct gw_req *r)
 {
-    return r->http->method_len == 3 && memcmp(r->http->method, "PUT", 3) == 0;
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "Tagging", GW_XML_S3_NS);
+    gw_xml_empty(&w, "TagSet");
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
 }
 
-static void gw_s3_acl_no_such_key(struct gw_req *r)
+/* DELETE ?tagging of an object: there were none to delete. */
+static void gw_s3_tagging_reply_delete(struct gw_req *r)
+{
+    gw_req_reply_empty(r, 204);
+}
+
+static int gw_s3_subres_is(const struct gw_req *r, const char *m)
+{
+    size_t n = strlen(m);
+    return r->http->method_len == n && memcmp(r->http->method, m, n) == 0;
+}
+
+static void gw_s3_subres_no_such_key(struct gw_req *r)
 {
     gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
 }
 
 /* The object's HEAD came back: it exists (then answer), or it does not
  * (then NoSuchBucket or NoSuchKey, whichever is true). */
-static void gw_s3_acl_on_object(struct gw_store_result *res, void *arg)
+static void gw_s3_subres_on_object(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
     if (res->rc == CN_NOTFOUND) {
-        gw_s3_bucket_require(r, gw_s3_acl_no_such_key);
+        gw_s3_bucket_require(r, gw_s3_subres_no_such_key);
         return;
     }
     if (res->rc != CN_OK) {
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
         return;
     }
-    if (gw_s3_acl_is_put(r))
+    int acl = gw_req_param(r, "acl") != NULL;
+    if (acl && gw_s3_subres_is(r, "PUT"))
         gw_s3_acl_reply_put(r);
-    else
+    else if (acl)
         gw_s3_acl_reply_policy(r);
+    else if (gw_s3_subres_is(r, "DELETE"))
+        gw_s3_tagging_reply_delete(r);
+    else
+        gw_s3_tagging_reply_get(r);
 }
 
-int gw_s3_acl_route(struct gw_req *r)
+/* Answers r once its object is known to exist (see above). */
+static void gw_s3_subres_object(struct gw_req *r)
 {
+    char skey[GW_KEYS_MAX];
+    size_t skey_len = gw_keys_object(skey, r->bucket, r->bucket_len, r->key, r->key_len);
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, skey, skey_len, gw_s3_subres_on_object, r);
+}
+
+int gw_s3_subres_route(struct gw_req *r)
+{
+    if (r->key != NULL && gw_req_param(r, "tagging") != NULL &&
+        (gw_s3_subres_is(r, "GET") || gw_s3_subres_is(r, "DELETE"))) {
+        gw_s3_subres_object(r);
+        return 1;
+    }
     if (gw_req_param(r, "acl") == NULL)
         return 0;
     const struct gw_http_parser *h = r->http;
-    int get = h->method_len == 3 && memcmp(h->method, "GET", 3) == 0;
-    int put = gw_s3_acl_is_put(r);
+    int get = gw_s3_subres_is(r, "GET");
+    int put = gw_s3_subres_is(r, "PUT");
     if (!get && !put) {
         gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
         return 1;
@@ -145,9 +191,6 @@ int gw_s3_acl_route(struct gw_req *r)
         gw_s3_bucket_require(r, get ? gw_s3_acl_reply_policy : gw_s3_acl_reply_put);
         return 1;
     }
-    char skey[GW_KEYS_MAX];
-    size_t skey_len = gw_keys_object(skey, r->bucket, r->bucket_len, r->key, r->key_len);
-    gw_req_hold(r);
-    gw_store_head(r->worker->store, skey, skey_len, gw_s3_acl_on_object, r);
+    gw_s3_subres_object(r);
     return 1;
 }
