@@ -414,16 +414,23 @@ static enum gw_s3_err gw_multipart_create_algo(struct gw_req *r, struct gw_multi
         return GW_S3_INVALID_REQUEST;
     }
     int full = t != NULL ? gw_http_token_eq(t, tl, "FULL_OBJECT") : m->algo == GW_CHECKSUM_CRC64NVME;
-    if (full || m->algo == GW_CHECKSUM_CRC64NVME) {
-        *why = "Full-object checksums of multipart uploads (and CRC64NVME, which S3 allows only "
-               "as one) are not implemented; use COMPOSITE with CRC32, CRC32C, SHA1 or SHA256.";
-        return GW_S3_NOT_IMPLEMENTED;
-    }
-    if (t != NULL && !gw_http_token_eq(t, tl, "COMPOSITE")) {
+    if (!full && t != NULL && !gw_http_token_eq(t, tl, "COMPOSITE")) {
         *why = "Value for x-amz-checksum-type header is invalid.";
         return GW_S3_INVALID_REQUEST;
     }
-    m->have_algo = 1;
+    if (full && (m->algo == GW_CHECKSUM_SHA1 || m->algo == GW_CHECKSUM_SHA256)) {
+        *why = "The FULL_OBJECT checksum type is not supported with the SHA1 or SHA256 "
+               "algorithms.";
+        return GW_S3_INVALID_REQUEST;
+    }
+    if (m->algo == GW_CHECKSUM_CRC64NVME && t != NULL && !full) {
+        *why = "The COMPOSITE checksum type is not supported with the CRC64NVME algorithm.";
+        return GW_S3_INVALID_REQUEST;
+    }
+    /* FULL_OBJECT (CRC32, CRC32C, CRC64NVME) is accepted as before this
+     * gateway kept checksums: the parts are verified, the object gets none
+     * (SDKs' default multipart checksums must keep working) */
+    m->have_algo = !full;
     return GW_S3_OK;
 }
 
