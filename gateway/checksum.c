@@ -348,6 +348,89 @@ int gw_checksum_composite(enum gw_checksum_algo algo, const char *const *part_b6
     return rc;
 }
 
+/* ---- combining CRCs -------------------------------------------------- */
+
+/* CRC(A || B) from CRC(A), CRC(B) and len(B), for the reflected CRCs here
+ * (init and final xor all ones): CRC(A) is advanced over len(B) zero bytes
+ * with the operator "append one zero bit" squared up to a byte and then by
+ * repeated squaring over len(B)'s bits, as zlib's crc32_combine() does, for
+ * a width of 32 or 64 bits. */
+static uint64_t gw_checksum_gf2_times(const uint64_t *mat, uint64_t vec)
+{
+    uint64_t sum = 0;
+    for (; vec != 0; vec >>= 1, mat++)
+        if (vec & 1)
+            sum ^= *mat;
+    return sum;
+}
+
+static void gw_checksum_gf2_square(uint64_t *sq, const uint64_t *mat, int width)
+{
+    for (int n = 0; n < width; n++)
+        sq[n] = gw_checksum_gf2_times(mat, mat[n]);
+}
+
+static uint64_t gw_checksum_crc_combine(uint64_t crc1, uint64_t crc2, uint64_t len2,
+                                        uint64_t poly, int width)
+{
+    if (len2 == 0)
+        return crc1 ^ crc2;
+    uint64_t even[64], odd[64];
+    odd[0] = poly; /* the operator for one zero bit */
+    for (int n = 1; n < width; n++)
+        odd[n] = (uint64_t)1 << (n - 1);
+    gw_checksum_gf2_square(even, odd, width); /* two zero bits */
+    gw_checksum_gf2_square(odd, even, width); /* four */
+    for (;;) {
+        gw_checksum_gf2_square(even, odd, width); /* 8, 32, ... bits */
+        if (len2 & 1)
+            crc1 = gw_checksum_gf2_times(even, crc1);
+        len2 >>= 1;
+        if (len2 == 0)
+            break;
+        gw_checksum_gf2_square(odd, even, width);
+        if (len2 & 1)
+            crc1 = gw_checksum_gf2_times(odd, crc1);
+        len2 >>= 1;
+        if (len2 == 0)
+            break;
+    }
+    return crc1 ^ crc2;
+}
+
+int gw_checksum_full_object(enum gw_checksum_algo algo, const char *const *part_b64,
+                            const uint64_t *part_len, size_t n, char out[GW_CHECKSUM_B64_MAX])
+{
+    uint64_t poly;
+    int width;
+    switch (algo) {
+    case GW_CHECKSUM_CRC32: poly = 0xedb88320u; width = 32; break;
+    case GW_CHECKSUM_CRC32C: poly = 0x82f63b78u; width = 32; break;
+    case GW_CHECKSUM_CRC64NVME: poly = GW_CHECKSUM_CRC64_POLY; width = 64; break;
+    default: return CN_INVAL;
+    }
+    if (n == 0)
+        return CN_INVAL;
+    size_t dl = (size_t)width / 8;
+    uint64_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char d[8];
+        size_t got = 0;
+        if (gw_checksum_base64_decode(part_b64[i], strlen(part_b64[i]), d, sizeof(d), &got) !=
+                CN_OK ||
+            got != dl)
+            return CN_INVAL;
+        uint64_t c = 0;
+        for (size_t k = 0; k < dl; k++)
+            c = c << 8 | d[k];
+        crc = i == 0 ? c : gw_checksum_crc_combine(crc, c, part_len[i], poly, width);
+    }
+    unsigned char be[8];
+    gw_checksum_put_be(be, crc, dl);
+    gw_checksum_base64_encode(be, dl, out);
+    return CN_OK;
+}
+
 /* ---- codecs ---------------------------------------------------------- */
 
 static const char gw_checksum_b64_alphabet[] =

@@ -110,6 +110,13 @@ void gw_checksum_multipart_etag(const unsigned char (*part_md5s)[16], size_t n,
 int gw_checksum_composite(enum gw_checksum_algo algo, const char *const *part_b64, size_t n,
                           char out[GW_CHECKSUM_COMPOSITE_MAX]);
 
+/* The FULL_OBJECT checksum of a multipart upload: the CRC of the whole
+ * object, from the parts' CRCs (base64, part order) and lengths, without
+ * reading the data. CRC32, CRC32C and CRC64NVME only (CN_INVAL otherwise,
+ * and for n == 0 or a value that is not base64 of the CRC's width). */
+int gw_checksum_full_object(enum gw_checksum_algo algo, const char *const *part_b64,
+                            const uint64_t *part_len, size_t n, char out[GW_CHECKSUM_B64_MAX]);
+
 /* Standard base64 with padding. encode writes 4*ceil(n/3) chars plus a NUL
  * and returns the length without it (out must have room). decode is strict
  * (padding required, no white space, no trailing bits) and returns CN_OK with

@@ -47,6 +47,7 @@ struct gw_mp_part {
  * replaces it by the object's composite x-amz-checksum-* and
  * x-amz-checksum-type. */
 static const char gw_mp_algo_header[] = "x-amz-checksum-algorithm";
+static const char gw_mp_type_header[] = "x-amz-checksum-type";
 
 struct gw_multipart {
     char okey[GW_KEYS_MAX];       /* "o/" bucket "/" key */
@@ -70,6 +71,7 @@ struct gw_multipart {
     int have_part_ck;
     int have_algo;                /* the upload has a checksum algorithm: */
     enum gw_checksum_algo algo;
+    int full;                     /* ... of type FULL_OBJECT (else COMPOSITE) */
     char composite[GW_CHECKSUM_COMPOSITE_MAX]; /* Complete: the object's checksum */
     struct gw_mp_part old_part;   /* the part record a re-upload replaces */
     int have_old_part;
@@ -228,6 +230,13 @@ static void gw_multipart_read_algo(struct gw_multipart *m)
     const struct gw_objmeta_header *h = gw_objmeta_find(&om, gw_mp_algo_header);
     m->have_algo = h != NULL && gw_checksum_algo_from_name(h->value, h->value_len, &m->algo) ==
                                     CN_OK;
+    const struct gw_objmeta_header *t = gw_objmeta_find(&om, gw_mp_type_header);
+    m->full = t != NULL && gw_http_token_eq(t->value, t->value_len, "FULL_OBJECT");
+}
+
+static const char *gw_multipart_type_name(const struct gw_multipart *m)
+{
+    return m->full ? "FULL_OBJECT" : "COMPOSITE";
 }
 
 /* The part number of a part record key (its last 5 characters). */
@@ -382,8 +391,9 @@ static void gw_multipart_on_created(struct gw_store_result *res, void *arg)
     gw_req_reply_start(r, 200);
     if (m->have_algo) {
         const char *an = gw_checksum_algo_name(m->algo);
+        const char *tn = gw_multipart_type_name(m);
         gw_req_reply_header(r, gw_mp_algo_header, an, strlen(an));
-        gw_req_reply_header(r, "x-amz-checksum-type", "COMPOSITE", 9);
+        gw_req_reply_header(r, gw_mp_type_header, tn, strlen(tn));
     }
     gw_req_reply_header(r, "Content-Type", "application/xml", 15);
     gw_req_reply_send_headers(r, evbuffer_get_length(doc));
@@ -427,10 +437,8 @@ static enum gw_s3_err gw_multipart_create_algo(struct gw_req *r, struct gw_multi
         *why = "The COMPOSITE checksum type is not supported with the CRC64NVME algorithm.";
         return GW_S3_INVALID_REQUEST;
     }
-    /* FULL_OBJECT (CRC32, CRC32C, CRC64NVME) is accepted as before this
-     * gateway kept checksums: the parts are verified, the object gets none
-     * (SDKs' default multipart checksums must keep working) */
-    m->have_algo = !full;
+    m->have_algo = 1;
+    m->full = full;
     return GW_S3_OK;
 }
 
@@ -445,8 +453,10 @@ static void gw_multipart_create_bucket_ok(struct gw_req *r)
         gw_req_error(r, err, why);
         return;
     }
-    if (m->have_algo)
+    if (m->have_algo) {
         gw_multipart_meta_edit(m, NULL, gw_mp_algo_header, gw_checksum_algo_name(m->algo));
+        gw_multipart_meta_edit(m, NULL, gw_mp_type_header, gw_multipart_type_name(m));
+    }
     struct gw_store_record rec = {
         .key = m->ukey, .key_len = m->ukey_len,
         .meta = m->meta, .meta_len = m->meta_len,
@@ -846,7 +856,7 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
         char elem[32];
         snprintf(elem, sizeof(elem), "Checksum%s", gw_checksum_algo_name(m->algo));
         gw_xml_elem_str(&w, elem, m->composite);
-        gw_xml_elem_str(&w, "ChecksumType", "COMPOSITE");
+        gw_xml_elem_str(&w, "ChecksumType", gw_multipart_type_name(m));
     }
     gw_xml_close(&w);
     gw_xml_writer_finish(&w);
@@ -947,39 +957,56 @@ static const char *gw_multipart_xml_ck(const struct gw_xml_part *p, enum gw_chec
 }
 
 /* An upload with a checksum algorithm: every listed part names its
- * checksum, which must be the stored one; the object gets the composite
- * checksum (m->composite, and in m->meta in place of the algorithm), which
- * must equal x-amz-checksum-<algo> when the request sends one. */
+ * checksum (optional for FULL_OBJECT), which must be the stored one; the
+ * object gets the composite or full-object checksum (m->composite, and in
+ * m->meta in place of the algorithm), which must equal x-amz-checksum-<algo>
+ * when the request sends one. A FULL_OBJECT upload with a part stored
+ * without a checksum completes without an object checksum. */
 static enum gw_s3_err gw_multipart_complete_checksum(struct gw_req *r, struct gw_multipart *m,
                                                      char *why, size_t whylen)
 {
     const char *an = gw_checksum_algo_name(m->algo);
     const char **cks = cn_calloc(m->cmp.n_parts, sizeof(*cks));
+    uint64_t *lens = cn_calloc(m->cmp.n_parts, sizeof(*lens));
     enum gw_s3_err err = GW_S3_OK;
+    int all = 1;
     for (size_t i = 0, j = 0; i < m->cmp.n_parts && err == GW_S3_OK; i++) {
         const struct gw_xml_part *p = &m->cmp.parts[i];
         while (m->parts[j].number != p->part_number)
             j++; /* validated: present, both ascending */
         const char *sent = gw_multipart_xml_ck(p, m->algo);
-        if (sent == NULL) {
+        all &= m->parts[j].ck[0] != '\0';
+        if (sent == NULL && !m->full) { /* FULL_OBJECT: optional */
             snprintf(why, whylen, "The upload was created using a %s checksum. The complete "
                      "request must include the checksum for each part. It was missing for part "
                      "%u in the request.", an, p->part_number);
             err = GW_S3_INVALID_REQUEST;
-        } else if (strcmp(sent, m->parts[j].ck) != 0) {
+        } else if (sent != NULL && strcmp(sent, m->parts[j].ck) != 0) {
             snprintf(why, whylen, "The %s checksum of part %u does not match the one it was "
                      "uploaded with%s.", an, p->part_number,
                      m->parts[j].ck[0] == '\0' ? " (it was uploaded without one)" : "");
             err = GW_S3_INVALID_PART;
         }
         cks[i] = m->parts[j].ck;
+        lens[i] = m->parts[j].seg.size;
     }
-    if (err == GW_S3_OK &&
-        gw_checksum_composite(m->algo, cks, m->cmp.n_parts, m->composite) != CN_OK) {
+    if (err == GW_S3_OK && m->full && !all) {
+        cn_free(cks);
+        cn_free(lens);
+        m->have_algo = 0; /* nothing to combine: the object gets no checksum */
+        gw_multipart_meta_edit(m, "x-amz-checksum-", NULL, NULL);
+        return GW_S3_OK;
+    }
+    int rc = CN_OK;
+    if (err == GW_S3_OK)
+        rc = m->full ? gw_checksum_full_object(m->algo, cks, lens, m->cmp.n_parts, m->composite)
+                     : gw_checksum_composite(m->algo, cks, m->cmp.n_parts, m->composite);
+    if (rc != CN_OK) {
         snprintf(why, whylen, "A stored part checksum does not decode.");
         err = GW_S3_INTERNAL_ERROR;
     }
     cn_free(cks);
+    cn_free(lens);
     size_t hl = 0;
     const char *want = gw_req_header(r, gw_checksum_header_name(m->algo), &hl);
     if (err == GW_S3_OK && want != NULL &&
@@ -991,7 +1018,7 @@ static enum gw_s3_err gw_multipart_complete_checksum(struct gw_req *r, struct gw
     if (err != GW_S3_OK)
         return err;
     gw_multipart_meta_edit(m, "x-amz-checksum-", gw_checksum_header_name(m->algo), m->composite);
-    gw_multipart_meta_edit(m, NULL, "x-amz-checksum-type", "COMPOSITE");
+    gw_multipart_meta_edit(m, NULL, gw_mp_type_header, gw_multipart_type_name(m));
     return GW_S3_OK;
 }
 
@@ -1152,7 +1179,7 @@ static void gw_multipart_list_parts_done(struct gw_req *r)
     }
     if (m->have_algo) {
         gw_xml_elem_str(&w, "ChecksumAlgorithm", gw_checksum_algo_name(m->algo));
-        gw_xml_elem_str(&w, "ChecksumType", "COMPOSITE");
+        gw_xml_elem_str(&w, "ChecksumType", gw_multipart_type_name(m));
     }
     gw_xml_close(&w);
     gw_xml_writer_finish(&w);

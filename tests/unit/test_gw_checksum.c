@@ -185,6 +185,54 @@ static void test_composite(void)
     CN_CHECK_EQ_INT(gw_checksum_composite(GW_CHECKSUM_CRC32, bad, 2, out), CN_INVAL);
 }
 
+/* FULL_OBJECT: the combined CRC of parts equals the CRC of the whole, for
+ * every CRC and many splits (including empty parts). */
+static void test_full_object(void)
+{
+    static unsigned char data[70000];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < sizeof(data); i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        data[i] = (unsigned char)x;
+    }
+    const enum gw_checksum_algo algos[] = {GW_CHECKSUM_CRC32, GW_CHECKSUM_CRC32C,
+                                           GW_CHECKSUM_CRC64NVME};
+    const size_t cuts[][4] = {{0, 1, 2, 70000}, {0, 0, 5000, 70000}, {0, 33333, 65536, 70000},
+                              {0, 69999, 70000, 70000}, {0, 7, 1031, 70000}};
+    for (size_t a = 0; a < CN_ARRAY_LEN(algos); a++) {
+        struct gw_checksum whole;
+        char want[GW_CHECKSUM_B64_MAX], got[GW_CHECKSUM_B64_MAX];
+        CN_CHECK_EQ_INT(gw_checksum_init(&whole, GW_CHECKSUM_BIT(algos[a])), CN_OK);
+        gw_checksum_update(&whole, data, sizeof(data));
+        gw_checksum_final(&whole);
+        CN_CHECK_EQ_INT(gw_checksum_base64(&whole, algos[a], want), CN_OK);
+        gw_checksum_fini(&whole);
+        for (size_t c = 0; c < CN_ARRAY_LEN(cuts); c++) {
+            char b64[3][GW_CHECKSUM_B64_MAX];
+            const char *parts[3];
+            uint64_t lens[3];
+            for (int p = 0; p < 3; p++) {
+                struct gw_checksum pc;
+                CN_CHECK_EQ_INT(gw_checksum_init(&pc, GW_CHECKSUM_BIT(algos[a])), CN_OK);
+                gw_checksum_update(&pc, data + cuts[c][p], cuts[c][p + 1] - cuts[c][p]);
+                gw_checksum_final(&pc);
+                CN_CHECK_EQ_INT(gw_checksum_base64(&pc, algos[a], b64[p]), CN_OK);
+                gw_checksum_fini(&pc);
+                parts[p] = b64[p];
+                lens[p] = cuts[c][p + 1] - cuts[c][p];
+            }
+            CN_CHECK_EQ_INT(gw_checksum_full_object(algos[a], parts, lens, 3, got), CN_OK);
+            CN_CHECK_EQ_STR(got, want);
+        }
+    }
+    const char *one[] = {"AAAAAA=="};
+    uint64_t len1 = 1;
+    char out[GW_CHECKSUM_B64_MAX];
+    CN_CHECK_EQ_INT(gw_checksum_full_object(GW_CHECKSUM_SHA256, one, &len1, 1, out), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_checksum_full_object(GW_CHECKSUM_CRC64NVME, one, &len1, 1, out), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_checksum_full_object(GW_CHECKSUM_CRC32, one, &len1, 0, out), CN_INVAL);
+}
+
 static void test_verify_hex(void)
 {
     struct gw_checksum c;
@@ -211,6 +259,7 @@ static const struct cn_test_case cases[] = {
     {"names", test_names},
     {"verify_hex", test_verify_hex},
     {"composite", test_composite},
+    {"full_object", test_full_object},
     {NULL, NULL},
 };
 
