@@ -196,8 +196,9 @@ static int gw_multipart_part_parse(const char *etag, struct gw_mp_part *p)
 }
 
 /* Replaces m->meta by a copy without the headers whose names begin with
- * drop (NULL: none), with name: value added (name NULL: none). */
-static void gw_multipart_meta_edit(struct gw_multipart *m, const char *drop, const char *name,
+ * drop (NULL: none), with name: value added (name NULL: none). CN_TOOBIG
+ * (m->meta unchanged) when the meta already holds the most headers. */
+static int gw_multipart_meta_edit(struct gw_multipart *m, const char *drop, const char *name,
                                    const char *value)
 {
     struct gw_objmeta in, out = {.n = 0};
@@ -210,14 +211,15 @@ static void gw_multipart_meta_edit(struct gw_multipart *m, const char *drop, con
             continue;
         gw_objmeta_add(&out, h->name, h->name_len, h->value, h->value_len);
     }
-    if (name != NULL)
-        gw_objmeta_add(&out, name, strlen(name), value, strlen(value));
+    if (name != NULL && gw_objmeta_add(&out, name, strlen(name), value, strlen(value)) != CN_OK)
+        return CN_TOOBIG;
     char *enc;
     size_t len;
     gw_objmeta_encode(&out, &enc, &len);
     cn_free(m->meta);
     m->meta = enc;
     m->meta_len = len;
+    return CN_OK;
 }
 
 /* Sets m->have_algo / m->algo from the upload record's meta. */
@@ -453,9 +455,12 @@ static void gw_multipart_create_bucket_ok(struct gw_req *r)
         gw_req_error(r, err, why);
         return;
     }
-    if (m->have_algo) {
-        gw_multipart_meta_edit(m, NULL, gw_mp_algo_header, gw_checksum_algo_name(m->algo));
-        gw_multipart_meta_edit(m, NULL, gw_mp_type_header, gw_multipart_type_name(m));
+    if (m->have_algo &&
+        (gw_multipart_meta_edit(m, NULL, gw_mp_algo_header, gw_checksum_algo_name(m->algo)) !=
+             CN_OK ||
+         gw_multipart_meta_edit(m, NULL, gw_mp_type_header, gw_multipart_type_name(m)) != CN_OK)) {
+        gw_req_error(r, GW_S3_METADATA_TOO_LARGE, NULL);
+        return;
     }
     struct gw_store_record rec = {
         .key = m->ukey, .key_len = m->ukey_len,
@@ -994,7 +999,7 @@ static enum gw_s3_err gw_multipart_complete_checksum(struct gw_req *r, struct gw
         cn_free(cks);
         cn_free(lens);
         m->have_algo = 0; /* nothing to combine: the object gets no checksum */
-        gw_multipart_meta_edit(m, "x-amz-checksum-", NULL, NULL);
+        (void)gw_multipart_meta_edit(m, "x-amz-checksum-", NULL, NULL); /* only drops */
         return GW_S3_OK;
     }
     int rc = CN_OK;
@@ -1017,8 +1022,11 @@ static enum gw_s3_err gw_multipart_complete_checksum(struct gw_req *r, struct gw
     }
     if (err != GW_S3_OK)
         return err;
-    gw_multipart_meta_edit(m, "x-amz-checksum-", gw_checksum_header_name(m->algo), m->composite);
-    gw_multipart_meta_edit(m, NULL, gw_mp_type_header, gw_multipart_type_name(m));
+    /* the upload's algorithm and type headers are dropped first: two out, two in */
+    if (gw_multipart_meta_edit(m, "x-amz-checksum-", gw_checksum_header_name(m->algo),
+                               m->composite) != CN_OK ||
+        gw_multipart_meta_edit(m, NULL, gw_mp_type_header, gw_multipart_type_name(m)) != CN_OK)
+        return GW_S3_INTERNAL_ERROR;
     return GW_S3_OK;
 }
 
