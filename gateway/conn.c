@@ -79,6 +79,10 @@ static void gw_conn_req_clear(struct gw_req *r)
     r->then = NULL;
     cn_free(r->key);
     r->key = NULL;
+    if (r->has_copy_src)
+        gw_copy_source_fini(&r->copy_src);
+    r->has_copy_src = 0;
+    memset(&r->ovr, 0, sizeof(r->ovr));
     r->key_len = 0;
     for (size_t i = 0; i < r->n_params; i++) {
         cn_free(r->params[i].name);

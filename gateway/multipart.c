@@ -486,7 +486,7 @@ void gw_multipart_create(struct gw_req *r)
 static void gw_multipart_part_reply(struct gw_req *r)
 {
     struct gw_multipart *m = r->h;
-    if (gw_req_header(r, "x-amz-copy-source", NULL) != NULL) {
+    if (r->has_copy_src) {
         struct evbuffer *doc = evbuffer_new();
         struct gw_xml_writer w;
         gw_xml_writer_init(&w, doc);
@@ -746,38 +746,17 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
 
 static void gw_multipart_copy_upload_ok(struct gw_req *r)
 {
-    size_t len;
-    const char *v = gw_req_header(r, "x-amz-copy-source", &len);
-    char *dec = cn_malloc(len + 1);
-    size_t dlen;
-    char skey[GW_KEYS_MAX];
-    size_t skey_len = 0;
-    if (gw_s3_names_uri_decode(v, len, dec, &dlen, 0) == CN_OK) {
-        const char *p = dec, *end = dec + dlen;
-        const char *q = memchr(p, '?', dlen);
-        if (q != NULL)
-            end = q;
-        if (p < end && *p == '/')
-            p++;
-        const char *slash = memchr(p, '/', (size_t)(end - p));
-        enum gw_s3_err kerr;
-        if (slash != NULL && slash > p && slash - p <= 63 && end - slash > 1 &&
-            gw_s3_names_bucket_check(p, (size_t)(slash - p)) == CN_OK &&
-            gw_s3_names_key_check(slash + 1, (size_t)(end - slash - 1), &kerr) == CN_OK)
-            skey_len = gw_keys_object(skey, p, (size_t)(slash - p), slash + 1,
-                                      (size_t)(end - slash - 1));
-    }
-    cn_free(dec);
+    /* the router's one parse of x-amz-copy-source (copy_source.h) */
+    const struct gw_copy_source *cs = &r->copy_src;
     struct gw_multipart *m = r->h;
-    memcpy(m->src, skey, skey_len);
-    m->src_len = skey_len;
-    if (skey_len == 0) {
-        gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Copy Source must mention the source bucket "
-                                                "and key: sourcebucket/sourcekey.");
+    CN_ASSERT(r->has_copy_src);
+    if (!gw_copy_source_version_is_null(cs)) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
     }
+    m->src_len = gw_keys_object(m->src, cs->bucket, cs->bucket_len, cs->key, cs->key_len);
     gw_req_hold(r);
-    gw_store_get(r->worker->store, skey, skey_len, 1, 0, 0, gw_multipart_on_copy_source, r);
+    gw_store_get(r->worker->store, m->src, m->src_len, 1, 0, 0, gw_multipart_on_copy_source, r);
 }
 
 void gw_multipart_upload_part(struct gw_req *r)
@@ -797,7 +776,7 @@ void gw_multipart_upload_part(struct gw_req *r)
         gw_req_error(r, err, NULL);
         return;
     }
-    if (gw_req_header(r, "x-amz-copy-source", NULL) != NULL) {
+    if (r->has_copy_src) {
         gw_multipart_require_upload(r, gw_multipart_copy_upload_ok);
         return;
     }

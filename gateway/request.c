@@ -89,8 +89,28 @@ void gw_req_reply_start(struct gw_req *r, int status)
                         status, reason, date, r->id_str, r->id_str);
 }
 
+/* 1 when name is a non-empty HTTP token (RFC 9110 5.6.2). */
+static int gw_req_header_name_ok(const char *name)
+{
+    static const char tchar_punct[] = "!#$%&'*+-.^_`|~";
+    if (*name == '\0')
+        return 0;
+    for (const char *p = name; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr(tchar_punct, c) != NULL))
+            return 0;
+    }
+    return 1;
+}
+
 void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len)
 {
+    if (!gw_req_header_name_ok(name) || !gw_s3_overrides_value_ok(value, len)) {
+        CN_LOGR(CN_LOG_WARN, r->id, "response header '%.64s' not sent: not a valid field",
+                name);
+        return;
+    }
     evbuffer_add_printf(r->hdrs, "%s: ", name);
     evbuffer_add(r->hdrs, value, len);
     evbuffer_add(r->hdrs, "\r\n", 2);
@@ -98,12 +118,16 @@ void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, 
 
 void gw_req_reply_headerf(struct gw_req *r, const char *name, const char *fmt, ...)
 {
+    char buf[1024];
     va_list ap;
-    evbuffer_add_printf(r->hdrs, "%s: ", name);
     va_start(ap, fmt);
-    evbuffer_add_vprintf(r->hdrs, fmt, ap);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    evbuffer_add(r->hdrs, "\r\n", 2);
+    if (n < 0 || (size_t)n >= sizeof(buf)) {
+        CN_LOGR(CN_LOG_WARN, r->id, "response header '%.64s' not sent: too long", name);
+        return;
+    }
+    gw_req_reply_header(r, name, buf, (size_t)n);
 }
 
 void gw_req_reply_send_headers(struct gw_req *r, uint64_t length)

@@ -14,8 +14,10 @@
 
 #include <event2/buffer.h>
 
+#include "copy_source.h"
 #include "http_parser.h"
 #include "s3_error.h"
+#include "s3_overrides.h"
 #include "sigv4.h"
 
 struct gw_conn;
@@ -49,6 +51,12 @@ struct gw_req {
     struct gw_req_param *params;
     size_t n_params;
     struct gw_sigv4_result auth;
+    /* x-amz-copy-source of a PUT to a key, parsed once by the router: the
+     * owner check and the copy handlers use this, never the raw header */
+    struct gw_copy_source copy_src;
+    int has_copy_src;
+    /* response-* overrides of a GET, checked once by the router */
+    struct gw_s3_overrides ovr;
 
     /* request body, decoded from its HTTP framing */
     struct evbuffer *body;
@@ -104,7 +112,10 @@ void gw_req_body_consumed(struct gw_req *r);
 /* Starts a response: status line plus Date, Server, x-amz-request-id and
  * x-amz-id-2. */
 void gw_req_reply_start(struct gw_req *r, int status);
-/* Adds a header line; value is len bytes (copied). */
+/* Adds a header line; value is len bytes (copied). Every response header
+ * goes through here: a name that is not an HTTP token or a value holding a
+ * control byte (CR, LF, NUL, ...) is never written (logged and dropped), so
+ * nothing a client or a stored record supplies can end a header line. */
 void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len);
 void gw_req_reply_headerf(struct gw_req *r, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -575,26 +575,20 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, si
             continue;
         char name[256];
         snprintf(name, sizeof(name), "%.*s", (int)h->name_len, h->name);
-        /* response-* query parameters override (presigned downloads) */
-        char qname[280];
-        snprintf(qname, sizeof(qname), "response-%s", name);
-        const struct gw_req_param *ov = strncmp(name, "x-amz-", 6) != 0
-                                            ? gw_req_param(r, qname) : NULL;
-        if (ov != NULL)
+        /* a response-* override replaces the stored header (presigned
+         * downloads); the router checked the values (s3_overrides.h) */
+        int overridden = 0;
+        for (int k = 0; k < GW_S3_OVR_N; k++)
+            if (r->ovr.value[k] != NULL && strcmp(name, gw_s3_overrides_meta_name(k)) == 0)
+                overridden = 1;
+        if (overridden)
             continue;
         gw_req_reply_header(r, gw_s3_object_header_case(name), h->value, h->value_len);
     }
-    static const char *const overridable[] = {"content-type", "content-language", "expires",
-                                              "cache-control", "content-disposition",
-                                              "content-encoding"};
-    for (size_t i = 0; i < CN_ARRAY_LEN(overridable); i++) {
-        char qname[64];
-        snprintf(qname, sizeof(qname), "response-%s", overridable[i]);
-        const struct gw_req_param *ov = gw_req_param(r, qname);
-        if (ov != NULL)
-            gw_req_reply_header(r, gw_s3_object_header_case(overridable[i]), ov->value,
-                                ov->value_len);
-    }
+    for (int k = 0; k < GW_S3_OVR_N; k++)
+        if (r->ovr.value[k] != NULL)
+            gw_req_reply_header(r, gw_s3_overrides_header_name(k), r->ovr.value[k],
+                                r->ovr.len[k]);
 }
 
 /* 304 Not Modified: no body, but the validators a 200 would carry (RFC
@@ -1012,68 +1006,20 @@ static void gw_s3_copy_free(void *p)
     cn_free(c);
 }
 
-/* 1 when x-amz-copy-source names no version or version "null" (buckets are
- * never versioned, so that is the object itself), else 0. */
-static int gw_s3_copy_source_version_ok(const struct gw_req *r)
-{
-    size_t len;
-    const char *v = gw_req_header(r, "x-amz-copy-source", &len);
-    const char *q = memchr(v, '?', len);
-    if (q == NULL)
-        return 1;
-    size_t qlen = len - (size_t)(q - v) - 1;
-    return qlen == 14 && memcmp(q + 1, "versionId=null", 14) == 0;
-}
-
-/* Parses x-amz-copy-source: [/]bucket/key[?versionId=...], URL-encoded. */
-static enum gw_s3_err gw_s3_copy_parse_source(struct gw_req *r, struct gw_s3_copy *c)
-{
-    size_t len;
-    const char *v = gw_req_header(r, "x-amz-copy-source", &len);
-    const char *q = memchr(v, '?', len);
-    if (q != NULL)
-        len = (size_t)(q - v); /* ?versionId=null, checked by the caller */
-    char *dec = cn_malloc(len + 1);
-    size_t dlen;
-    enum gw_s3_err err = GW_S3_OK;
-    if (gw_s3_names_uri_decode(v, len, dec, &dlen, 0) != CN_OK) {
-        cn_free(dec);
-        return GW_S3_INVALID_ARGUMENT;
-    }
-    const char *p = dec, *end = dec + dlen;
-    if (p < end && *p == '/')
-        p++;
-    const char *slash = memchr(p, '/', (size_t)(end - p));
-    size_t blen = slash != NULL ? (size_t)(slash - p) : 0;
-    size_t klen = slash != NULL ? (size_t)(end - slash - 1) : 0;
-    enum gw_s3_err kerr;
-    if (slash == NULL || blen == 0 || blen > 63 || klen == 0 ||
-        gw_s3_names_bucket_check(p, blen) != CN_OK ||
-        gw_s3_names_key_check(slash + 1, klen, &kerr) != CN_OK) {
-        err = GW_S3_INVALID_ARGUMENT;
-    } else {
-        memcpy(c->src_bucket, p, blen);
-        c->src_bucket[blen] = '\0';
-        c->src_bucket_len = blen;
-        c->src_skey_len = gw_keys_object(c->src_skey, p, blen, slash + 1, klen);
-    }
-    cn_free(dec);
-    return err;
-}
-
 void gw_s3_object_copy(struct gw_req *r)
 {
     struct gw_s3_copy *c = cn_calloc(1, sizeof(*c));
     c->o.skey_len = gw_keys_object(c->o.skey, r->bucket, r->bucket_len, r->key, r->key_len);
     r->h = c;
     r->h_free = gw_s3_copy_free;
-    enum gw_s3_err err = gw_s3_copy_parse_source(r, c);
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err, "Copy Source must mention the source bucket and key: "
-                             "sourcebucket/sourcekey.");
-        return;
-    }
-    if (!gw_s3_copy_source_version_ok(r)) {
+    /* the router's one parse of x-amz-copy-source (copy_source.h) */
+    const struct gw_copy_source *cs = &r->copy_src;
+    CN_ASSERT(r->has_copy_src);
+    memcpy(c->src_bucket, cs->bucket, cs->bucket_len + 1);
+    c->src_bucket_len = cs->bucket_len;
+    c->src_skey_len = gw_keys_object(c->src_skey, cs->bucket, cs->bucket_len, cs->key,
+                                     cs->key_len);
+    if (!gw_copy_source_version_is_null(cs)) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
     }

@@ -252,32 +252,40 @@ static enum gw_s3_err gw_s3_router_unsupported_header(const struct gw_req *r, co
 
 static void gw_s3_router_route_owned(struct gw_req *r);
 
-/* The bucket named by x-amz-copy-source ("[/]bucket/key[?versionId=...]"),
- * or 0 when the header is absent or has no '/'. */
-static size_t gw_s3_router_copy_bucket(const struct gw_req *r, const char **bucket)
+/* Parses x-amz-copy-source of a PUT to a key, once, into r->copy_src: the
+ * source bucket's owner check below and the copy handlers use that result.
+ * A second x-amz-copy-source header is refused (which one would be meant?). */
+static enum gw_s3_err gw_s3_router_copy_source(struct gw_req *r, const char **why)
 {
-    size_t len = 0;
-    const char *v = gw_req_header(r, "x-amz-copy-source", &len);
-    if (v == NULL)
-        return 0;
-    if (len > 0 && v[0] == '/') {
-        v++;
-        len--;
+    const struct gw_http_parser *h = r->http;
+    const struct gw_http_header *src = NULL;
+    if (r->key == NULL || !gw_s3_router_is(r, "PUT"))
+        return GW_S3_OK;
+    for (uint32_t i = 0; i < h->n_headers; i++) {
+        const struct gw_http_header *hd = &h->headers[i];
+        if (!gw_http_token_eq(hd->name, hd->name_len, "x-amz-copy-source"))
+            continue;
+        if (src != NULL) {
+            *why = "Only one x-amz-copy-source header is allowed.";
+            return GW_S3_INVALID_ARGUMENT;
+        }
+        src = hd;
     }
-    const char *slash = memchr(v, '/', len);
-    if (slash == NULL)
-        return 0;
-    *bucket = v;
-    return (size_t)(slash - v);
+    if (src == NULL)
+        return GW_S3_OK;
+    enum gw_s3_err err = gw_copy_source_parse(src->value, src->value_len,
+                                              (size_t)r->worker->cfg->s3_max_key_len,
+                                              &r->copy_src, why);
+    r->has_copy_src = err == GW_S3_OK;
+    return err;
 }
 
 /* The target bucket is the caller's: check a copy's source bucket too. */
 static void gw_s3_router_route_target_owned(struct gw_req *r)
 {
-    const char *src = NULL;
-    size_t slen = gw_s3_router_is(r, "PUT") ? gw_s3_router_copy_bucket(r, &src) : 0;
-    if (slen > 0)
-        gw_bucket_owner_check(r, src, slen, gw_s3_router_route_owned);
+    if (r->has_copy_src)
+        gw_bucket_owner_check(r, r->copy_src.bucket, r->copy_src.bucket_len,
+                              gw_s3_router_route_owned);
     else
         gw_s3_router_route_owned(r);
 }
@@ -293,6 +301,13 @@ static void gw_s3_router_route(struct gw_req *r)
     }
     const char *why = NULL;
     enum gw_s3_err herr = gw_s3_router_unsupported_header(r, &why);
+    if (herr != GW_S3_OK) {
+        gw_req_error(r, herr, why);
+        return;
+    }
+    herr = gw_s3_overrides_parse(r->params, r->n_params, &r->ovr, &why);
+    if (herr == GW_S3_OK)
+        herr = gw_s3_router_copy_source(r, &why);
     if (herr != GW_S3_OK) {
         gw_req_error(r, herr, why);
         return;
@@ -362,7 +377,7 @@ static void gw_s3_router_route_owned(struct gw_req *r)
         gw_multipart_abort(r);
     else if (gw_s3_router_is(r, "GET") && upload)
         gw_multipart_list_parts(r);
-    else if (gw_s3_router_is(r, "PUT") && gw_req_header(r, "x-amz-copy-source", NULL) != NULL)
+    else if (gw_s3_router_is(r, "PUT") && r->has_copy_src)
         gw_s3_object_copy(r);
     else if (gw_s3_router_is(r, "PUT"))
         gw_s3_object_put(r);

@@ -13,9 +13,10 @@ OTHER_SECRET_KEY = "other-secret-key-0000000000000000000000"
 
 
 def accounts(c):
-    """(owner A, other account B, anonymous) boto3 clients for cluster c."""
+    """(owner A, other account B, anonymous) boto3 clients for cluster c
+    (SigV4 also for presigned URLs)."""
     from botocore import UNSIGNED
-    a = c.boto()
-    b = c.boto(OTHER_ACCESS_KEY, OTHER_SECRET_KEY)
+    a = c.boto(signature_version="s3v4")
+    b = c.boto(OTHER_ACCESS_KEY, OTHER_SECRET_KEY, signature_version="s3v4")
     anon = c.boto(signature_version=UNSIGNED)
     return a, b, anon
