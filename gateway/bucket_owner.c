@@ -92,18 +92,23 @@ struct gw_bucket_owner_ask {
     char bucket[GW_BUCKET_NAME_MAX + 1];
 };
 
-/* Runs next(r) when owner is r's credential's owner, else AccessDenied. */
-static void gw_bucket_owner_decide(struct gw_req *r, const char *bucket, size_t blen,
-                                   const char *owner, size_t olen, gw_req_cb next)
+/* 1 when owner[olen] is r's credential's owner. */
+static int gw_bucket_owner_is_mine(const struct gw_req *r, const char *owner, size_t olen)
 {
     const char *mine = r->auth.cred->owner_id;
-    if (olen == strlen(mine) && memcmp(owner, mine, olen) == 0) {
-        next(r);
-        return;
-    }
+    return olen == strlen(mine) && memcmp(owner, mine, olen) == 0;
+}
+
+int gw_bucket_owner_allows(struct gw_req *r, const char *bucket, size_t blen, const char *owner,
+                           size_t olen)
+{
+    gw_bucket_owner_cache_put(r->worker->owners, bucket, blen, owner, olen,
+                              cn_time_mono_us() / 1000);
+    if (gw_bucket_owner_is_mine(r, owner, olen))
+        return 1;
     CN_LOGR(CN_LOG_INFO, r->id, "access denied: bucket '%.*s' belongs to another account",
             (int)blen, bucket);
-    gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
+    return 0;
 }
 
 static void gw_bucket_owner_on_head(struct gw_store_result *res, void *arg)
@@ -126,10 +131,12 @@ static void gw_bucket_owner_on_head(struct gw_store_result *res, void *arg)
         return;
     }
     const struct msg_bytes *etag = &res->reply->m.etag;
-    gw_bucket_owner_cache_put(r->worker->owners, a->bucket, a->blen, (const char *)etag->ptr,
-                              etag->len, cn_time_mono_us() / 1000);
-    gw_bucket_owner_decide(r, a->bucket, a->blen, (const char *)etag->ptr, etag->len, next);
+    int ok = gw_bucket_owner_allows(r, a->bucket, a->blen, (const char *)etag->ptr, etag->len);
     cn_free(a);
+    if (ok)
+        next(r);
+    else
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
 }
 
 void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw_req_cb next)
@@ -139,9 +146,13 @@ void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw
         next(r);   /* no bucket, or a name that cannot exist: the handler answers */
         return;
     }
+    /* a cached owner may let the request on; a refusal is never taken from
+     * the cache (the bucket may have been deleted and re-created by the
+     * caller since): it is looked up again */
     if (gw_bucket_owner_cache_get(r->worker->owners, bucket, blen, cn_time_mono_us() / 1000,
-                                  &owner)) {
-        gw_bucket_owner_decide(r, bucket, blen, owner, strlen(owner), next);
+                                  &owner) &&
+        gw_bucket_owner_is_mine(r, owner, strlen(owner))) {
+        next(r);
         return;
     }
     struct gw_bucket_owner_ask *a = cn_calloc(1, sizeof(*a));

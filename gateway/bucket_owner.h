@@ -35,8 +35,19 @@ void gw_bucket_owner_cache_drop(struct gw_bucket_owner_cache *c, const char *buc
 /* Checks that r's credential owns bucket, then runs next(r). A bucket that
  * does not exist passes (the handler answers NoSuchBucket as it would); one
  * owned by another account is answered AccessDenied; a failed lookup
- * ServiceUnavailable. Uses the worker's cache, else a quorum HEAD of the
- * bucket record. */
+ * ServiceUnavailable. Uses the worker's cache when it names the caller,
+ * else a quorum HEAD of the bucket record (a refusal is never cached).
+ *
+ * The cache can be stale for s3.bucket_owner_ttl after a bucket is deleted
+ * and re-created by another account, so every handler that reads the bucket
+ * record afresh (gw_s3_bucket_require(): every write, delete and listing)
+ * decides again with gw_bucket_owner_allows() on what it read. */
 void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw_req_cb next);
+
+/* The access decision on a bucket record just read: 1 when owner[olen]
+ * (the record's etag) is r's credential's owner, else 0 (logged; the caller
+ * answers AccessDenied). Refreshes the worker's cache with what was read. */
+int gw_bucket_owner_allows(struct gw_req *r, const char *bucket, size_t blen, const char *owner,
+                           size_t olen);
 
 #endif

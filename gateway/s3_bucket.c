@@ -39,6 +39,10 @@ static void gw_s3_bucket_on_require(struct gw_store_result *res, void *arg)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+    else if (!gw_bucket_owner_allows(r, r->bucket, r->bucket_len,
+                                     (const char *)res->reply->m.etag.ptr,
+                                     res->reply->m.etag.len))
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* re-created by another account */
     else
         next(r);
 }

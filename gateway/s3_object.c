@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "bucket_owner.h"
 #include "keys.h"
 #include "lo_copy.h"
 #include "lo_map.h"
@@ -847,10 +848,15 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
+    struct gw_s3_copy *c = r->h;
     if (res->rc == CN_NOTFOUND)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+    else if (!gw_bucket_owner_allows(r, c->src_bucket, c->src_bucket_len,
+                                     (const char *)res->reply->m.etag.ptr,
+                                     res->reply->m.etag.len))
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
     else
         gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
 }
