@@ -44,6 +44,11 @@ const struct cn_config_desc gw_config_table[] = {
     {"http.read_size", CN_CONF_SIZE, GW_OFF(http_read_size), "1M", 4 * GW_KIB, 64 * GW_MIB, NULL,
      "most bytes one read() takes from a client socket (PUT bodies: small reads spend the "
      "time polling; see docs/gateway.md)"},
+    {"http.max_connections", CN_CONF_INT, GW_OFF(http_max_connections), "0", 0, 100000000, NULL,
+     "most client connections open at once, all threads together; at the cap the gateway "
+     "stops accepting (new connections wait in the kernel's listen backlog) until one closes. "
+     "0 = from the fd limit: RLIMIT_NOFILE (raised toward 4096 + the reserve where the hard "
+     "limit allows) minus a reserve for storage sockets, files and logs"},
     {"storage.nodes", CN_CONF_STRING, GW_OFF(storage_nodes), "tcp://127.0.0.1:7001", 0, 0, NULL,
      "comma-separated ZeroMQ endpoints of the storage nodes (the ring's members)"},
     {"storage.request_timeout", CN_CONF_MSEC, GW_OFF(storage_request_timeout_ms), "10s", 10,

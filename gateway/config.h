@@ -23,6 +23,7 @@ struct gw_config {
     int64_t http_output_high_water;
     int64_t http_body_buffer;
     int64_t http_read_size;
+    int64_t http_max_connections;
     /* storage */
     char *storage_nodes;
     int64_t storage_request_timeout_ms;

@@ -13,6 +13,7 @@
 
 #include <event2/buffer.h>
 
+#include "accept.h"
 #include "s3_router.h"
 #include "worker.h"
 
@@ -156,6 +157,7 @@ static void gw_conn_reap(struct gw_conn *c)
         bufferevent_free(c->bev);
     c->bev = NULL;
     c->worker->n_conns--;
+    gw_accept_closed(c->worker);
     gw_conn_unlink(c);
     gw_conn_unref(c);
 }
@@ -490,4 +492,5 @@ void gw_conn_accept(struct gw_worker *w, evutil_socket_t fd)
     bufferevent_set_timeouts(bev, NULL, &wt);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     gw_conn_arm_timer(c, w->cfg->http_keepalive_timeout_ms);
+    gw_accept_opened(w);   /* at the cap: stops accepting */
 }

@@ -15,6 +15,7 @@
 #include <event2/thread.h>
 #include <zmq.h>
 
+#include "accept.h"
 #include "bucket_owner.h"
 #include "cluster.h"
 #include "conn.h"
@@ -22,6 +23,7 @@
 #include "worker.h"
 
 #include "cn/alloc.h"
+#include "cn/cluster.h"
 #include "cn/log.h"
 #include "cn/time.h"
 
@@ -32,6 +34,7 @@ struct gw_server {
     void *zmq;
     struct gw_worker *workers;
     uint32_t n_workers;
+    struct gw_accept *accept;   /* the connection cap of all workers */
     int port;
     uint64_t boot_s;
     int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
@@ -116,12 +119,56 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
         snprintf(err, CN_ERR_LEN, "cannot set up the SigV4 verifier");
         return CN_ERR;
     }
-    return gw_server_listen(s, w, err);
+    if (gw_server_listen(s, w, err) != CN_OK)
+        return CN_ERR;
+    return gw_accept_worker_init(s->accept, w, err);
+}
+
+/* Sets up the connection cap: http.max_connections, or one derived from
+ * RLIMIT_NOFILE (raised first toward the cap plus the fds the gateway keeps
+ * for itself, where the hard limit allows). Logs what it chose. */
+static void gw_server_accept_init(struct gw_server *s)
+{
+    uint32_t n_nodes = cn_cluster_nodes(gw_cluster_nodes(s->cluster));
+    uint64_t reserve = gw_accept_reserve(s->n_workers, n_nodes);
+    uint64_t set = (uint64_t)s->cfg->http_max_connections;
+    uint64_t hard = 0;
+    uint64_t nofile = gw_accept_raise_nofile((set > 0 ? set : GW_ACCEPT_MIN_DERIVED) + reserve,
+                                             &hard);
+    uint64_t max = set;
+    if (nofile == 0) {
+        max = set > 0 ? set : GW_ACCEPT_MIN_DERIVED;
+        cn_warn("cannot read RLIMIT_NOFILE: %s", strerror(errno));
+    } else if (set == 0) {
+        max = gw_accept_derive_max(nofile, reserve);
+    } else if (set + reserve > nofile) {
+        cn_warn("http.max_connections %llu is above what the fd limit %llu allows (hard "
+                "limit %llu, %llu kept for storage sockets and files): accept() will fail "
+                "and back off first", (unsigned long long)set, (unsigned long long)nofile,
+                (unsigned long long)hard, (unsigned long long)reserve);
+    }
+    s->accept = gw_accept_new(max, s->n_workers);
+    cn_info("at most %llu client connections (http.max_connections %llu, fd limit %llu, "
+            "%llu fds kept back)", (unsigned long long)max, (unsigned long long)set,
+            (unsigned long long)nofile, (unsigned long long)reserve);
+}
+
+/* libevent's own messages (its default writes them to stderr unformatted
+ * and unlimited) go through our log, so they are rate limited too. */
+static void gw_server_on_libevent_log(int severity, const char *msg)
+{
+    switch (severity) {
+    case EVENT_LOG_DEBUG: cn_debug("libevent: %s", msg); break;
+    case EVENT_LOG_MSG: cn_info("libevent: %s", msg); break;
+    case EVENT_LOG_WARN: cn_warn("libevent: %s", msg); break;
+    default: cn_error("libevent: %s", msg); break;
+    }
 }
 
 struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
     evthread_use_pthreads();
+    event_set_log_callback(gw_server_on_libevent_log);
     struct gw_server *s = cn_calloc(1, sizeof(*s));
     s->cfg = cfg;
     s->port = (int)cfg->http_port;
@@ -136,6 +183,7 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->n_workers = cfg->http_threads > 0 ? (uint32_t)cfg->http_threads
                                          : (uint32_t)(cores > 0 ? cores : 1);
     s->workers = cn_calloc(s->n_workers, sizeof(*s->workers));
+    gw_server_accept_init(s);
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
             goto fail;
@@ -197,6 +245,7 @@ void gw_worker_drain(struct gw_worker *w)
     if (w->listener != NULL)   /* closed: new connections are refused, not queued */
         evconnlistener_free(w->listener);
     w->listener = NULL;
+    gw_accept_sync(w);
     for (struct gw_conn *c = w->conns, *next; c != NULL; c = next) {
         next = c->next;   /* closing unlinks c only later, from the loop */
         gw_conn_close_when_idle(c);
@@ -269,6 +318,8 @@ void gw_server_free(struct gw_server *s)
 {
     if (s == NULL)
         return;
+    if (s->accept != NULL)   /* the closes below must not wake freed workers */
+        gw_accept_stop(s->accept);
     for (uint32_t i = 0; s->workers != NULL && i < s->n_workers; i++) {
         struct gw_worker *w = &s->workers[i];
         if (w->listener != NULL)
@@ -277,6 +328,7 @@ void gw_server_free(struct gw_server *s)
             gw_conn_close_all(w);
         if (w->drain_deadline != NULL)
             event_free(w->drain_deadline);
+        gw_accept_worker_fini(w);
         gw_lo_reclaim_close(w->reclaim);
         gw_storage_client_free(w->client);
         gw_lo_reclaim_free(w->reclaim);
@@ -287,6 +339,7 @@ void gw_server_free(struct gw_server *s)
             event_base_free(w->base);
     }
     cn_free(s->workers);
+    gw_accept_free(s->accept);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);

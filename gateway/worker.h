@@ -19,6 +19,7 @@
 
 struct gw_lo_reclaim;
 struct gw_bucket_owner_cache;
+struct gw_accept;
 struct gw_conn;
 
 struct gw_server;
@@ -43,6 +44,11 @@ struct gw_worker {
     struct gw_conn *conns;   /* the open ones, linked through prev/next */
     int draining;        /* shutting down: no accepts, close each connection when idle */
     struct event *drain_deadline;
+    struct gw_accept *accept;    /* the process's connection cap (accept.c) */
+    struct event *accept_wake;   /* any thread: re-check the cap on this loop */
+    struct event *accept_retry;  /* end of the back-off after a failed accept() */
+    int accept_on;               /* the listener is enabled */
+    int accept_backoff;          /* accept() failed a moment ago: paused */
 };
 
 /* Starts the worker's graceful stop (its own thread): stop accepting, close

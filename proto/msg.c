@@ -17,6 +17,13 @@ void msg_limits_default(struct msg_limits *lim)
     lim->max_header_len = 4u << 20;
 }
 
+uint64_t msg_limits_max_frame(const struct msg_limits *lim)
+{
+    uint64_t biggest = lim->max_payload_len > lim->max_header_len ? lim->max_payload_len
+                                                                  : lim->max_header_len;
+    return biggest + MSG_FRAME_SLACK;
+}
+
 void msg_init_request(struct msg *m, enum msg_op op, uint64_t id)
 {
     memset(m, 0, sizeof(*m));

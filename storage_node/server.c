@@ -394,6 +394,10 @@ int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
     srv->zctx = zmq_ctx_new();
     srv->router = zmq_socket(srv->zctx, ZMQ_ROUTER);
     int hwm = (int)CN_MAX(1000u, 2 * opts->max_inflight), zero = 0;
+    /* libzmq allocates a frame whole once it has read its length: without
+     * a bound one client makes the node allocate as much as it claims */
+    int64_t max_frame = (int64_t)msg_limits_max_frame(&opts->limits);
+    zmq_setsockopt(srv->router, ZMQ_MAXMSGSIZE, &max_frame, sizeof(max_frame));
     zmq_setsockopt(srv->router, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(srv->router, ZMQ_RCVHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(srv->router, ZMQ_LINGER, &zero, sizeof(zero));

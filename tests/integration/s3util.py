@@ -24,8 +24,12 @@ def check(cond, what):
 
 
 class Cluster:
-    def __init__(self, nodes=3, settings=None, node_settings=None):
+    def __init__(self, nodes=3, settings=None, node_settings=None, gateway_prefix=None):
+        """gateway_prefix: argv put before the gateway's command, e.g.
+        ["prlimit", "--nofile=256:256"] (it must exec the gateway, so the
+        pid stays the gateway's)."""
         self.bin = os.path.join(os.environ.get("CAIRN_BIN", "build/bin"), "cairn-gateway")
+        self.prefix = list(gateway_prefix or [])
         self.tmp = tempfile.mkdtemp(prefix="cairn-gw-")
         self.nodes = []
         self.proc = None
@@ -61,7 +65,7 @@ class Cluster:
                 f.write("%s = %s\n" % (k, v))
         self.log_path = os.path.join(self.tmp, "gateway.log")
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([self.bin, "--config", cfg], stdout=self.log,
+        self.proc = subprocess.Popen(self.prefix + [self.bin, "--config", cfg], stdout=self.log,
                                      stderr=self.log)
         deadline = time.monotonic() + 30
         while True:

@@ -265,6 +265,29 @@ static void test_unreadable_request_reply(void)
     msgpack_sbuffer_destroy(&sb);
 }
 
+/* The frame bound a node gives libzmq: the larger limit plus the slack. */
+static void test_max_frame(void)
+{
+    static const struct {
+        uint64_t payload;
+        uint32_t header;
+        uint64_t want;
+    } cases[] = {
+        {64ull << 20, 4u << 20, (64ull << 20) + MSG_FRAME_SLACK},   /* defaults */
+        {1ull << 30, 4u << 20, (1ull << 30) + MSG_FRAME_SLACK},     /* largest record */
+        {0, 4u << 20, (4u << 20) + MSG_FRAME_SLACK},                /* header dominates */
+        {1u << 20, 64u << 20, (64u << 20) + MSG_FRAME_SLACK},
+    };
+    struct msg_limits l;
+    msg_limits_default(&l);
+    CN_CHECK_EQ_INT(msg_limits_max_frame(&l), (64ull << 20) + MSG_FRAME_SLACK);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        l.max_payload_len = cases[i].payload;
+        l.max_header_len = cases[i].header;
+        CN_CHECK_EQ_INT(msg_limits_max_frame(&l), cases[i].want);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct cn_test_case cases[] = {
@@ -274,6 +297,7 @@ int main(int argc, char **argv)
         {"rejects", test_rejects},
         {"hostile_bytes", test_hostile_bytes},
         {"unreadable_request_reply", test_unreadable_request_reply},
+        {"max_frame", test_max_frame},
         {NULL, NULL},
     };
     msg_limits_default(&lim);

@@ -21,13 +21,28 @@ void cn_log_init(const char *ident, int level);
 int cn_log_level_parse(const char *s);
 const char *cn_log_level_str(int level);
 
-void cn_log_write(int level, uint64_t reqid, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* The rate limit cn_log_init sets: each call site writes at most BURST
+ * lines (above debug) per WINDOW; the rest are counted and reported by a
+ * later line as "N similar lines suppressed (file:line)". */
+#define CN_LOG_LIMIT_WINDOW_MS 5000
+#define CN_LOG_LIMIT_BURST 10
+
+/* Sets the rate limit (burst 0 turns it off; off until cn_log_init). */
+void cn_log_set_limit(uint64_t window_ms, uint32_t burst);
+
+/* Writes one line. site identifies the call site by pointer (the macros
+ * pass a "file:line" literal); debug lines are never rate limited. */
+void cn_log_write(int level, uint64_t reqid, const char *site, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define CN_LOG_STR_(x) #x
+#define CN_LOG_STR(x) CN_LOG_STR_(x)
+#define CN_LOG_SITE __FILE__ ":" CN_LOG_STR(__LINE__)
 
 #define CN_LOGR(level, reqid, ...)                                         \
     do {                                                                   \
         if ((level) >= cn_log_level_current)                               \
-            cn_log_write((level), (reqid), __VA_ARGS__);                   \
+            cn_log_write((level), (reqid), CN_LOG_SITE, __VA_ARGS__);      \
     } while (0)
 
 #define CN_LOG(level, ...) CN_LOGR(level, 0, __VA_ARGS__)

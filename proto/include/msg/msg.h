@@ -127,8 +127,18 @@ struct msg_limits {
     uint32_t max_header_len;   /* the msgpack header frame */
 };
 
-/* Defaults: keys 2048, meta 64K, payload 64M, list 10000, header 16M. */
+/* Defaults: keys 2048, meta 64K, payload 64M, list 1000, header 4M. */
 void msg_limits_default(struct msg_limits *lim);
+
+/* Room above the limits for a frame that is still read whole and answered
+ * TOO_LARGE (a peer a little out of step), rather than cut off. */
+#define MSG_FRAME_SLACK (1u << 20)
+
+/* The largest frame a request within lim may have (its header or its
+ * payload, whichever limit is larger) plus MSG_FRAME_SLACK. A node gives it
+ * to its socket as ZMQ_MAXMSGSIZE, so a larger frame is cut off (libzmq drops
+ * that connection) before its bytes are allocated. */
+uint64_t msg_limits_max_frame(const struct msg_limits *lim);
 
 /* Initialises an empty message for op (request) with version and id set. */
 void msg_init_request(struct msg *m, enum msg_op op, uint64_t id);
