@@ -178,8 +178,9 @@ static void gw_conn_head_failed(struct gw_conn *c)
     enum gw_s3_err err;
     switch (c->parser.fail) {
     case GW_HTTP_FAIL_HEADERS_TOO_LARGE: err = GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE; break;
-    case GW_HTTP_FAIL_URI_TOO_LONG: err = GW_S3_KEY_TOO_LONG; break;
+    case GW_HTTP_FAIL_URI_TOO_LONG: err = GW_S3_URI_TOO_LONG; break;
     case GW_HTTP_FAIL_BAD_VERSION: err = GW_S3_NOT_IMPLEMENTED; break;
+    case GW_HTTP_FAIL_BAD_HOST: err = GW_S3_INVALID_REQUEST; break;
     default: err = GW_S3_BAD_REQUEST; break;
     }
     CN_LOGR(CN_LOG_INFO, c->req.id, "bad request head: %s", c->parser.fail_reason);

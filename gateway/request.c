@@ -71,7 +71,7 @@ void gw_req_reply_start(struct gw_req *r, int status)
         {200, "OK"}, {204, "No Content"}, {206, "Partial Content"},
         {304, "Not Modified"}, {400, "Bad Request"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
-        {411, "Length Required"}, {412, "Precondition Failed"},
+        {411, "Length Required"}, {412, "Precondition Failed"}, {414, "URI Too Long"},
         {416, "Requested Range Not Satisfiable"}, {500, "Internal Server Error"},
         {501, "Not Implemented"}, {503, "Service Unavailable"},
     };
