@@ -91,7 +91,7 @@ static void gw_conn_req_clear(struct gw_req *r)
     r->bucket_len = 0;
     evbuffer_drain(r->body, evbuffer_get_length(r->body));
     evbuffer_drain(r->hdrs, evbuffer_get_length(r->hdrs));
-    r->body_done = r->body_failed = 0;
+    r->body_done = r->body_failed = r->body_bad_framing = 0;
     r->body_total = 0;
     r->on_body = NULL;
     r->on_drain = NULL;
@@ -274,7 +274,7 @@ static void gw_conn_read_body(struct gw_conn *c)
         if (rc == CN_DONE)
             r->body_done = 1;
         else if (rc == CN_INVAL)
-            r->body_failed = 1;
+            r->body_failed = r->body_bad_framing = 1;
     }
     size_t added = evbuffer_get_length(r->body) - before;
     r->body_total += added;

@@ -54,6 +54,8 @@ struct gw_req {
     struct evbuffer *body;
     int body_done;             /* the last byte is in body (or there was none) */
     int body_failed;           /* broken framing or the client went away */
+    int body_bad_framing;      /* ... and it was the framing (IncompleteBody,
+                                  not RequestTimeout: retrying will not help) */
     uint64_t body_total;       /* bytes delivered so far */
     gw_req_cb on_body;
 

@@ -233,6 +233,10 @@ static void test_http_chunked(void)
     }
     static const char *const bad[] = {
         "x\r\n", "5\r\nhelloXX", "\r\n", "10000000000000000\r\n", "0\r\n\r\r",
+        /* CRLF only: a bare LF or CR anywhere in the framing is refused */
+        "5\nhello\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n", "5;a\nhello\r\n",
+        "5\rhello", "0\r\nX: 1\nY: 2\r\n\r\n", "0\r\n\n", "0\r\nX: 1\r\n folded\r\n\r\n",
+        "ffffffffffffffffffff\r\n",
     };
     for (size_t i = 0; i < CN_ARRAY_LEN(bad); i++) {
         char out[64];
