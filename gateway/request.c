@@ -181,6 +181,12 @@ void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc)
 
 void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message)
 {
+    gw_req_error_header(r, err, message, NULL, NULL, 0);
+}
+
+void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *message,
+                         const char *name, const char *value, size_t len)
+{
     struct gw_s3_error_extra extra[2];
     size_t n_extra = 0;
     if (r->bucket_len > 0)
@@ -207,6 +213,8 @@ void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message)
         gw_req_reply_header(r, "Content-Type", "application/xml", 15);
     if (err == GW_S3_SERVICE_UNAVAILABLE || err == GW_S3_SLOW_DOWN)
         gw_req_reply_header(r, "Retry-After", "1", 1);
+    if (name != NULL)
+        gw_req_reply_header(r, name, value, len);
     gw_req_reply_send_headers(r, evbuffer_get_length(body));
     evbuffer_add_buffer(gw_req_reply_body(r), body);
     evbuffer_free(body);

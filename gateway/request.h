@@ -140,4 +140,9 @@ void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc);
  * body was not read to its end, the connection is closed after it. */
 void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message);
 
+/* The same with one more response header (name NULL: none), such as the
+ * Content-Range: bytes STAR/size that a 416 carries (RFC 9110 15.5.17). */
+void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *message,
+                         const char *name, const char *value, size_t len);
+
 #endif
