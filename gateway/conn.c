@@ -214,8 +214,11 @@ static void gw_conn_head_done(struct gw_conn *c)
     }
     /* no reading while the handler works until it asks for the body */
     bufferevent_disable(c->bev, EV_READ);
-    CN_LOGR(CN_LOG_DEBUG, r->id, "%s %.*s", c->parser.method, (int)c->parser.target_len,
-            c->parser.target);
+    if (CN_LOG_DEBUG >= cn_log_level_current) { /* skip the copy when not logged */
+        char target[GW_REQ_LOG_TARGET_MAX];
+        gw_req_log_target(&c->parser, target, sizeof(target));
+        CN_LOGR(CN_LOG_DEBUG, r->id, "%s %s", c->parser.method, target);
+    }
     gw_s3_router_dispatch(r);
 }
 

@@ -91,6 +91,18 @@ const char *gw_req_header(const struct gw_req *r, const char *name, size_t *len)
 /* A query parameter or NULL. */
 const struct gw_req_param *gw_req_param(const struct gw_req *r, const char *name);
 
+/* ---- logging --------------------------------------------------------- */
+
+#define GW_REQ_LOG_TARGET_MAX 2048
+
+/* The request target of h as log lines show it, into out[cap] (NUL-
+ * terminated, cut with "..." past cap): the value of every query parameter
+ * that carries a credential's proof (X-Amz-Signature, SigV2's Signature,
+ * X-Amz-Security-Token; names compared case-insensitively and percent-
+ * decoded, as the verifier reads them) is replaced by REDACTED. Every log
+ * line that names a target goes through here. Returns the length. */
+size_t gw_req_log_target(const struct gw_http_parser *h, char *out, size_t cap);
+
 /* ---- the body -------------------------------------------------------- */
 
 /* Starts (or keeps) reading the body: sends 100 Continue when the client
