@@ -57,10 +57,10 @@ static int gw_req_log_secret_param(const char *n, size_t len)
 {
     static const char *const names[] = {"x-amz-signature", "signature",
                                         "x-amz-security-token"};
-    char dec[32];
+    char dec[96]; /* the longest name, every byte percent-encoded */
     size_t dlen;
-    if (len >= sizeof(dec) || gw_s3_names_uri_decode(n, len, dec, &dlen, 1) != CN_OK)
-        return len < sizeof(dec) * 3; /* undecodable but short: redact to be safe */
+    if (len > sizeof(dec) || gw_s3_names_uri_decode(n, len, dec, &dlen, 1) != CN_OK)
+        return 0; /* no name the verifier could read as one of these */
     for (size_t i = 0; i < CN_ARRAY_LEN(names); i++)
         if (gw_http_token_eq(dec, dlen, names[i]))
             return 1;
