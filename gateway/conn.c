@@ -96,7 +96,7 @@ static void gw_conn_req_clear(struct gw_req *r)
     r->bucket_len = 0;
     evbuffer_drain(r->body, evbuffer_get_length(r->body));
     evbuffer_drain(r->hdrs, evbuffer_get_length(r->hdrs));
-    r->body_done = r->body_failed = 0;
+    r->body_done = r->body_failed = r->body_bad_framing = 0;
     r->body_total = 0;
     r->on_body = NULL;
     r->on_drain = NULL;
@@ -184,8 +184,9 @@ static void gw_conn_head_failed(struct gw_conn *c)
     enum gw_s3_err err;
     switch (c->parser.fail) {
     case GW_HTTP_FAIL_HEADERS_TOO_LARGE: err = GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE; break;
-    case GW_HTTP_FAIL_URI_TOO_LONG: err = GW_S3_KEY_TOO_LONG; break;
+    case GW_HTTP_FAIL_URI_TOO_LONG: err = GW_S3_URI_TOO_LONG; break;
     case GW_HTTP_FAIL_BAD_VERSION: err = GW_S3_NOT_IMPLEMENTED; break;
+    case GW_HTTP_FAIL_BAD_HOST: err = GW_S3_INVALID_REQUEST; break;
     default: err = GW_S3_BAD_REQUEST; break;
     }
     CN_LOGR(CN_LOG_INFO, c->req.id, "bad request head: %s", c->parser.fail_reason);
@@ -219,8 +220,11 @@ static void gw_conn_head_done(struct gw_conn *c)
     }
     /* no reading while the handler works until it asks for the body */
     bufferevent_disable(c->bev, EV_READ);
-    CN_LOGR(CN_LOG_DEBUG, r->id, "%s %.*s", c->parser.method, (int)c->parser.target_len,
-            c->parser.target);
+    if (CN_LOG_DEBUG >= cn_log_level_current) { /* skip the copy when not logged */
+        char target[GW_REQ_LOG_TARGET_MAX];
+        gw_req_log_target(&c->parser, target, sizeof(target));
+        CN_LOGR(CN_LOG_DEBUG, r->id, "%s %s", c->parser.method, target);
+    }
     gw_s3_router_dispatch(r);
 }
 
@@ -279,7 +283,7 @@ static void gw_conn_read_body(struct gw_conn *c)
         if (rc == CN_DONE)
             r->body_done = 1;
         else if (rc == CN_INVAL)
-            r->body_failed = 1;
+            r->body_failed = r->body_bad_framing = 1;
     }
     size_t added = evbuffer_get_length(r->body) - before;
     r->body_total += added;

@@ -1,17 +1,21 @@
 /* Chunked transfer-coding decoder (RFC 9112 7.1). Framing bytes are read one
  * at a time (there are few of them); data is moved in whole evbuffer chains.
  * Lines (size + extensions, trailers) are bounded so a client cannot make us
- * scan forever. */
+ * scan forever, and end in CRLF only: a bare LF or CR is bad framing, since
+ * a lenient decoder behind a strict proxy (or the reverse) can be fed a
+ * second, smuggled request. */
 #include "http_chunked.h"
 
 enum gw_http_chunked_state {
     GW_HC_SIZE,       /* hex digits of the chunk size */
-    GW_HC_EXT,        /* ";ext" after the size, up to the LF */
+    GW_HC_EXT,        /* ";ext" after the size, up to the CR */
+    GW_HC_SIZE_LF,    /* CR seen at the end of the size line */
     GW_HC_DATA,
     GW_HC_DATA_CR,    /* the CRLF after the data */
     GW_HC_DATA_LF,
     GW_HC_TRAILER,    /* start of a trailer line (or the final blank line) */
     GW_HC_TRAILER_LINE,
+    GW_HC_TRAILER_LF, /* CR seen at the end of a trailer line */
     GW_HC_END_LF,
     GW_HC_DONE,
     GW_HC_FAILED,
@@ -69,29 +73,32 @@ static int gw_http_chunked_byte(struct gw_http_chunked *c, unsigned char ch)
         }
         if (c->n_digits == 0)
             return gw_http_chunked_fail(c);
-        if (ch == '\n') {
-            gw_http_chunked_size_done(c);
+        if (ch == '\r') {
+            c->state = GW_HC_SIZE_LF;
             return CN_AGAIN;
         }
-        if (ch == ';' || ch == '\r' || ch == ' ' || ch == '\t') {
+        if (ch == ';' || ch == ' ' || ch == '\t') {
             c->state = GW_HC_EXT;
             return CN_AGAIN;
         }
         return gw_http_chunked_fail(c);
     }
     case GW_HC_EXT:
-        if (ch == '\n')
-            gw_http_chunked_size_done(c);
-        else if (ch < 0x20 && ch != '\t' && ch != '\r')
+        if (ch == '\r')
+            c->state = GW_HC_SIZE_LF;
+        else if (ch < 0x20 && ch != '\t')
             return gw_http_chunked_fail(c);
         return CN_AGAIN;
+    case GW_HC_SIZE_LF:
+        if (ch != '\n')
+            return gw_http_chunked_fail(c);
+        gw_http_chunked_size_done(c);
+        return CN_AGAIN;
     case GW_HC_DATA_CR:
-        if (ch == '\r') {
-            c->state = GW_HC_DATA_LF;
-            return CN_AGAIN;
-        }
-        /* a bare LF is tolerated */
-        /* FALLTHROUGH */
+        if (ch != '\r')
+            return gw_http_chunked_fail(c);
+        c->state = GW_HC_DATA_LF;
+        return CN_AGAIN;
     case GW_HC_DATA_LF:
         if (ch != '\n')
             return gw_http_chunked_fail(c);
@@ -104,19 +111,21 @@ static int gw_http_chunked_byte(struct gw_http_chunked *c, unsigned char ch)
             c->state = GW_HC_END_LF;
             return CN_AGAIN;
         }
-        if (ch == '\n') {
-            c->state = GW_HC_DONE;
-            return CN_DONE;
-        }
+        if (ch < 0x20 || ch == ' ')
+            return gw_http_chunked_fail(c); /* a bare LF, or obs-fold */
         c->state = GW_HC_TRAILER_LINE;
         return CN_AGAIN;
     case GW_HC_TRAILER_LINE:
-        if (ch == '\n') {
-            c->state = GW_HC_TRAILER;
-            c->line_bytes = 0;
-        } else if (ch < 0x20 && ch != '\t' && ch != '\r') {
+        if (ch == '\r')
+            c->state = GW_HC_TRAILER_LF;
+        else if (ch < 0x20 && ch != '\t')
             return gw_http_chunked_fail(c);
-        }
+        return CN_AGAIN;
+    case GW_HC_TRAILER_LF:
+        if (ch != '\n')
+            return gw_http_chunked_fail(c);
+        c->state = GW_HC_TRAILER;
+        c->line_bytes = 0;
         return CN_AGAIN;
     case GW_HC_END_LF:
         if (ch != '\n')

@@ -118,6 +118,7 @@ int gw_http_fail_status(enum gw_http_fail f)
     case GW_HTTP_FAIL_HEADERS_TOO_LARGE: return 431;
     case GW_HTTP_FAIL_BAD_VERSION: return 505;
     case GW_HTTP_FAIL_BAD_FRAMING: return 400;
+    case GW_HTTP_FAIL_BAD_HOST: return 400;
     }
     return 400;
 }
@@ -189,7 +190,7 @@ static int gw_http_parser_finish(struct gw_http_parser *p)
         p->query_len = 0;
     }
     p->keep_alive = p->version_minor >= 1;
-    int have_te = 0;
+    int have_te = 0, n_host = 0;
     for (uint32_t i = 0; i < p->n_headers; i++) {
         const struct gw_http_header *h = &p->headers[i];
         if (gw_http_token_eq(h->name, h->name_len, "content-length")) {
@@ -211,6 +212,8 @@ static int gw_http_parser_finish(struct gw_http_parser *p)
                 p->keep_alive = 0;
             else if (gw_http_parser_list_has(h->value, h->value_len, "keep-alive"))
                 p->keep_alive = 1;
+        } else if (gw_http_token_eq(h->name, h->name_len, "host")) {
+            n_host++;
         } else if (gw_http_token_eq(h->name, h->name_len, "expect")) {
             if (gw_http_token_eq(h->value, h->value_len, "100-continue"))
                 p->expect_continue = p->version_minor >= 1;
@@ -219,15 +222,26 @@ static int gw_http_parser_finish(struct gw_http_parser *p)
     if (p->chunked && p->content_length >= 0)
         return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_FRAMING,
                                    "both Content-Length and Transfer-Encoding");
+    /* RFC 9112 3.2: an HTTP/1.1 request names its host exactly once (1.0
+     * clients may leave it out); two could route one request two ways */
+    if (n_host > 1 || (n_host == 0 && p->version_minor >= 1))
+        return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_HOST,
+                                   n_host > 1 ? "More than one Host header"
+                                              : "Missing Host header");
     p->state = GW_HP_DONE;
     return CN_OK;
 }
 
-/* Appends one byte of the head to the buffer, enforcing the head limit. */
+/* Appends one byte of the head to the buffer, enforcing the head limit. A
+ * request line that alone fills the head buffer is a long target (414), not
+ * a large header section: http.max_request_line may equal the head size. */
 static int gw_http_parser_push(struct gw_http_parser *p, char c)
 {
     if (p->len + 1 >= p->lim.max_head_bytes)
-        return gw_http_parser_fail(p, GW_HTTP_FAIL_HEADERS_TOO_LARGE, "request head too large");
+        return p->state <= GW_HP_RL_LF
+                   ? gw_http_parser_fail(p, GW_HTTP_FAIL_URI_TOO_LONG, "request line too long")
+                   : gw_http_parser_fail(p, GW_HTTP_FAIL_HEADERS_TOO_LARGE,
+                                         "request head too large");
     p->buf[p->len++] = c;
     return CN_OK;
 }
@@ -268,7 +282,9 @@ static int gw_http_parser_request_line(struct gw_http_parser *p, unsigned char c
             return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_REQUEST, "bad byte in request target");
         return gw_http_parser_push(p, (char)c) == CN_OK ? CN_AGAIN : CN_TOOBIG;
     case GW_HP_VERSION:
-        if (c == '\r' || c == '\n') {
+        if (c == '\n') /* RFC 9112 2.2: a bare LF is where parsers disagree */
+            return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_REQUEST, "bare LF");
+        if (c == '\r') {
             const char *v = p->buf + p->mark;
             uint32_t vlen = p->len - p->mark;
             if (vlen != 8 || memcmp(v, "HTTP/1.", 7) != 0)
@@ -276,7 +292,7 @@ static int gw_http_parser_request_line(struct gw_http_parser *p, unsigned char c
             if (v[7] != '0' && v[7] != '1')
                 return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_VERSION, "not HTTP/1.0 or 1.1");
             p->version_minor = v[7] - '0';
-            p->state = c == '\r' ? GW_HP_RL_LF : GW_HP_HDR_START;
+            p->state = GW_HP_RL_LF;
             return CN_AGAIN;
         }
         if (p->len - p->mark >= 8)
@@ -314,7 +330,7 @@ static int gw_http_parser_header_byte(struct gw_http_parser *p, unsigned char c)
             return CN_AGAIN;
         }
         if (c == '\n')
-            return gw_http_parser_finish(p);
+            return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_REQUEST, "bare LF");
         if (c == ' ' || c == '\t')
             return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_REQUEST, "obsolete line folding");
         if (p->n_headers >= p->lim.max_headers)
@@ -343,8 +359,10 @@ static int gw_http_parser_header_byte(struct gw_http_parser *p, unsigned char c)
         p->state = GW_HP_HDR_VALUE;
         /* FALLTHROUGH */
     case GW_HP_HDR_VALUE:
-        if (c == '\r' || c == '\n') {
-            p->state = c == '\r' ? GW_HP_HDR_LF : GW_HP_HDR_START;
+        if (c == '\n')
+            return gw_http_parser_fail(p, GW_HTTP_FAIL_BAD_REQUEST, "bare LF");
+        if (c == '\r') {
+            p->state = GW_HP_HDR_LF;
             return gw_http_parser_end_value(p);
         }
         if ((c < 0x20 && c != '\t') || c == 0x7f)

@@ -2,6 +2,9 @@
  * bytes arrived; it keeps its state in struct gw_http_parser, copies the head
  * into its own bounded buffer and answers CN_AGAIN until the blank line that
  * ends the head. Limits: request line length, header count, total head bytes.
+ * Lines end in CRLF only (a bare LF or CR is refused: RFC 9112 allows either
+ * choice, and the lenient one is what request smuggling feeds on). HTTP/1.1
+ * requests must carry exactly one Host header.
  * Bodies are not its business (see http_chunked.h and conn.c). */
 #ifndef GW_HTTP_PARSER_H
 #define GW_HTTP_PARSER_H
@@ -38,6 +41,7 @@ enum gw_http_fail {
     GW_HTTP_FAIL_HEADERS_TOO_LARGE,/* too many headers or too many head bytes */
     GW_HTTP_FAIL_BAD_VERSION,      /* not HTTP/1.x */
     GW_HTTP_FAIL_BAD_FRAMING,      /* conflicting/invalid Content-Length or TE */
+    GW_HTTP_FAIL_BAD_HOST,         /* HTTP/1.1 without Host, or Host twice */
 };
 
 struct gw_http_parser {

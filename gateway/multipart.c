@@ -1201,10 +1201,27 @@ void gw_multipart_list_parts(struct gw_req *r)
 
 struct gw_multipart_uploads {
     uint32_t max;
+    int url;                  /* encoding-type=url */
     char prefix[GW_LO_KEY_MAX];
     size_t prefix_len;        /* "u/" bucket "/" + the prefix parameter */
     size_t base_len;          /* "u/" bucket "/" */
 };
+
+/* A key or key-like parameter of ListMultipartUploads: percent-encoded with
+ * encoding-type=url, as S3 does (and s3_list.c for object listings). */
+static void gw_multipart_uploads_text(const struct gw_multipart_uploads *u,
+                                      struct gw_xml_writer *w, const char *name,
+                                      const char *s, size_t len)
+{
+    if (!u->url) {
+        gw_xml_elem(w, name, s, len);
+        return;
+    }
+    char *enc = cn_malloc(3 * len + 1);
+    size_t n = gw_s3_names_uri_encode(s, len, enc, 3 * len, 1);
+    gw_xml_elem(w, name, enc, n);
+    cn_free(enc);
+}
 
 static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
 {
@@ -1226,14 +1243,16 @@ static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
     gw_xml_writer_init(&w, doc);
     gw_xml_open_ns(&w, "ListMultipartUploadsResult", GW_XML_S3_NS);
     gw_xml_elem(&w, "Bucket", r->bucket, r->bucket_len);
-    gw_xml_elem(&w, "KeyMarker", km != NULL ? km->value : "", km != NULL ? km->value_len : 0);
+    gw_multipart_uploads_text(u, &w, "KeyMarker", km != NULL ? km->value : "",
+                              km != NULL ? km->value_len : 0);
     gw_xml_elem(&w, "UploadIdMarker", um != NULL ? um->value : "",
                 um != NULL ? um->value_len : 0);
-    gw_xml_elem(&w, "Prefix", pf != NULL ? pf->value : "", pf != NULL ? pf->value_len : 0);
+    gw_multipart_uploads_text(u, &w, "Prefix", pf != NULL ? pf->value : "",
+                              pf != NULL ? pf->value_len : 0);
     if (shown > 0) {
         const struct gw_store_entry *e = &res->ents[shown - 1];
         size_t kl = e->key_len - u->base_len - 1 - GW_MP_ID_LEN;
-        gw_xml_elem(&w, "NextKeyMarker", e->key + u->base_len, kl);
+        gw_multipart_uploads_text(u, &w, "NextKeyMarker", e->key + u->base_len, kl);
         gw_xml_elem(&w, "NextUploadIdMarker", e->key + e->key_len - GW_MP_ID_LEN, GW_MP_ID_LEN);
     }
     gw_xml_elem_u64(&w, "MaxUploads", u->max);
@@ -1244,7 +1263,8 @@ static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
             e->key[e->key_len - GW_MP_ID_LEN - 1] != '\0')
             continue;
         gw_xml_open(&w, "Upload");
-        gw_xml_elem(&w, "Key", e->key + u->base_len, e->key_len - u->base_len - 1 - GW_MP_ID_LEN);
+        gw_multipart_uploads_text(u, &w, "Key", e->key + u->base_len,
+                                  e->key_len - u->base_len - 1 - GW_MP_ID_LEN);
         gw_xml_elem(&w, "UploadId", e->key + e->key_len - GW_MP_ID_LEN, GW_MP_ID_LEN);
         gw_multipart_owner(&w, r, "Initiator");
         gw_multipart_owner(&w, r, "Owner");
@@ -1252,9 +1272,15 @@ static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
         gw_xml_elem_time_ms(&w, "Initiated", (int64_t)(e->ts / 1000));
         gw_xml_close(&w);
     }
+    if (u->url)
+        gw_xml_elem_str(&w, "EncodingType", "url");
     gw_xml_close(&w);
-    gw_xml_writer_finish(&w);
-    gw_req_reply_xml(r, 200, doc);
+    if (gw_xml_writer_finish(&w) != CN_OK)
+        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
+    else if (w.replaced && !u->url) /* as s3_list.c: never an altered key */
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, GW_XML_NEEDS_URL_MESSAGE);
+    else
+        gw_req_reply_xml(r, 200, doc);
     evbuffer_free(doc);
 }
 
@@ -1286,13 +1312,16 @@ void gw_multipart_list_uploads(struct gw_req *r)
 {
     long max = gw_multipart_param_num(r, "max-uploads", 1000, 1000);
     const struct gw_req_param *pf = gw_req_param(r, "prefix");
-    if (max < 0 || (pf != NULL && pf->value_len > 1024)) {
+    const struct gw_req_param *enc = gw_req_param(r, "encoding-type");
+    if (max < 0 || (pf != NULL && pf->value_len > 1024) ||
+        (enc != NULL && strcmp(enc->value, "url") != 0)) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, NULL);
         return;
     }
     struct gw_multipart_uploads *u = cn_calloc(1, sizeof(*u));
     r->h = u;
     r->h_free = cn_free;
+    u->url = enc != NULL;
     u->max = max > 0 ? (uint32_t)max : 1;
     u->base_len = gw_keys_object_prefix(u->prefix, r->bucket, r->bucket_len);
     u->prefix[0] = 'u';

@@ -51,6 +51,62 @@ const struct gw_req_param *gw_req_param(const struct gw_req *r, const char *name
     return NULL;
 }
 
+/* Does the query parameter name n[len] (raw, percent-encoded) name a
+ * secret whose value must not reach the log? */
+static int gw_req_log_secret_param(const char *n, size_t len)
+{
+    static const char *const names[] = {"x-amz-signature", "signature",
+                                        "x-amz-security-token"};
+    char dec[96]; /* the longest name, every byte percent-encoded */
+    size_t dlen;
+    if (len > sizeof(dec) || gw_s3_names_uri_decode(n, len, dec, &dlen, 1) != CN_OK)
+        return 0; /* no name the verifier could read as one of these */
+    for (size_t i = 0; i < CN_ARRAY_LEN(names); i++)
+        if (gw_http_token_eq(dec, dlen, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Appends s[len] to out[cap] at *pos; 0 once out is full. */
+static int gw_req_log_put(char *out, size_t cap, size_t *pos, const char *s, size_t len)
+{
+    size_t room = cap - 1 - *pos;
+    size_t n = CN_MIN(len, room);
+    memcpy(out + *pos, s, n);
+    *pos += n;
+    return n == len;
+}
+
+size_t gw_req_log_target(const struct gw_http_parser *h, char *out, size_t cap)
+{
+    static const char cut[] = "...";
+    CN_ASSERT(cap > sizeof(cut));
+    size_t pos = 0, body = cap - (sizeof(cut) - 1); /* room kept for the cut mark */
+    int whole = gw_req_log_put(out, body, &pos, h->path, h->path_len);
+    const char *q = h->query, *end = h->query + h->query_len;
+    if (whole && h->path_len < h->target_len)
+        whole = gw_req_log_put(out, body, &pos, "?", 1);
+    while (whole && q < end) {
+        const char *amp = memchr(q, '&', (size_t)(end - q));
+        const char *e = amp != NULL ? amp : end;
+        const char *eq = memchr(q, '=', (size_t)(e - q));
+        if (eq != NULL && gw_req_log_secret_param(q, (size_t)(eq - q)))
+            whole = gw_req_log_put(out, body, &pos, q, (size_t)(eq - q)) &&
+                    gw_req_log_put(out, body, &pos, "=REDACTED", 9);
+        else
+            whole = gw_req_log_put(out, body, &pos, q, (size_t)(e - q));
+        if (whole && amp != NULL)
+            whole = gw_req_log_put(out, body, &pos, "&", 1);
+        q = e + 1;
+    }
+    if (!whole) {
+        memcpy(out + pos, cut, sizeof(cut) - 1);
+        pos += sizeof(cut) - 1;
+    }
+    out[pos] = '\0';
+    return pos;
+}
+
 void gw_req_body_read(struct gw_req *r, gw_req_cb on_body)
 {
     r->on_body = on_body;
@@ -71,7 +127,7 @@ void gw_req_reply_start(struct gw_req *r, int status)
         {200, "OK"}, {204, "No Content"}, {206, "Partial Content"},
         {304, "Not Modified"}, {400, "Bad Request"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
-        {411, "Length Required"}, {412, "Precondition Failed"},
+        {411, "Length Required"}, {412, "Precondition Failed"}, {414, "URI Too Long"},
         {416, "Requested Range Not Satisfiable"}, {500, "Internal Server Error"},
         {501, "Not Implemented"}, {503, "Service Unavailable"},
     };
@@ -175,9 +231,11 @@ void gw_req_reply_end(struct gw_req *r)
 {
     CN_ASSERT(r->headers_sent && !r->finished);
     r->finished = 1;
-    CN_LOGR(CN_LOG_INFO, r->id, "%s %.*s -> %d", r->http != NULL ? r->http->method : "-",
-            r->http != NULL ? (int)r->http->target_len : 1,
-            r->http != NULL ? r->http->target : "-", r->status);
+    char target[GW_REQ_LOG_TARGET_MAX];
+    if (r->http != NULL)
+        gw_req_log_target(r->http, target, sizeof(target));
+    CN_LOGR(CN_LOG_INFO, r->id, "%s %s -> %d", r->http != NULL ? r->http->method : "-",
+            r->http != NULL ? target : "-", r->status);
     gw_conn_request_done(r->conn);
 }
 
@@ -205,6 +263,12 @@ void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc)
 
 void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message)
 {
+    gw_req_error_header(r, err, message, NULL, NULL, 0);
+}
+
+void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *message,
+                         const char *name, const char *value, size_t len)
+{
     struct gw_s3_error_extra extra[2];
     size_t n_extra = 0;
     if (r->bucket_len > 0)
@@ -231,6 +295,8 @@ void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message)
         gw_req_reply_header(r, "Content-Type", "application/xml", 15);
     if (err == GW_S3_SERVICE_UNAVAILABLE || err == GW_S3_SLOW_DOWN)
         gw_req_reply_header(r, "Retry-After", "1", 1);
+    if (name != NULL)
+        gw_req_reply_header(r, name, value, len);
     gw_req_reply_send_headers(r, evbuffer_get_length(body));
     evbuffer_add_buffer(gw_req_reply_body(r), body);
     evbuffer_free(body);

@@ -62,6 +62,8 @@ struct gw_req {
     struct evbuffer *body;
     int body_done;             /* the last byte is in body (or there was none) */
     int body_failed;           /* broken framing or the client went away */
+    int body_bad_framing;      /* ... and it was the framing (IncompleteBody,
+                                  not RequestTimeout: retrying will not help) */
     uint64_t body_total;       /* bytes delivered so far */
     gw_req_cb on_body;
 
@@ -96,6 +98,18 @@ int gw_req_release(struct gw_req *r);
 const char *gw_req_header(const struct gw_req *r, const char *name, size_t *len);
 /* A query parameter or NULL. */
 const struct gw_req_param *gw_req_param(const struct gw_req *r, const char *name);
+
+/* ---- logging --------------------------------------------------------- */
+
+#define GW_REQ_LOG_TARGET_MAX 2048
+
+/* The request target of h as log lines show it, into out[cap] (NUL-
+ * terminated, cut with "..." past cap): the value of every query parameter
+ * that carries a credential's proof (X-Amz-Signature, SigV2's Signature,
+ * X-Amz-Security-Token; names compared case-insensitively and percent-
+ * decoded, as the verifier reads them) is replaced by REDACTED. Every log
+ * line that names a target goes through here. Returns the length. */
+size_t gw_req_log_target(const struct gw_http_parser *h, char *out, size_t cap);
 
 /* ---- the body -------------------------------------------------------- */
 
@@ -148,5 +162,10 @@ void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc);
  * naming the bucket and key when set, and ends the request. When the request
  * body was not read to its end, the connection is closed after it. */
 void gw_req_error(struct gw_req *r, enum gw_s3_err err, const char *message);
+
+/* The same with one more response header (name NULL: none), such as the
+ * Content-Range: bytes STAR/size that a 416 carries (RFC 9110 15.5.17). */
+void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *message,
+                         const char *name, const char *value, size_t len);
 
 #endif

@@ -191,8 +191,11 @@ static void gw_s3_body_on_body(struct gw_req *r)
     enum gw_s3_err err = b->ac != NULL ? gw_s3_body_feed_chunked(b, r->body)
                                        : gw_s3_body_feed_plain(b, r->body);
     evbuffer_drain(r->body, evbuffer_get_length(r->body));
+    /* a stalled client is a timeout (clients retry it); bytes that break
+     * the framing are the client's fault and the connection is closed */
     if (err == GW_S3_OK && r->body_failed)
-        err = r->body_done ? GW_S3_INCOMPLETE_BODY : GW_S3_REQUEST_TIMEOUT;
+        err = r->body_done || r->body_bad_framing ? GW_S3_INCOMPLETE_BODY
+                                                  : GW_S3_REQUEST_TIMEOUT;
     if (err == GW_S3_OK && r->body_done)
         err = gw_s3_body_verify(b);
     if (err != GW_S3_OK || r->body_done) {

@@ -70,6 +70,9 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
     [GW_S3_INVALID_STORAGE_CLASS] = {"InvalidStorageClass", 400,
         "The storage class you specified is not valid"},
     [GW_S3_INVALID_URI] = {"InvalidURI", 400, "Couldn't parse the specified URI."},
+    /* S3 documents no code of its own for an over-long request target; the
+     * status says what went wrong and InvalidURI is a code clients know */
+    [GW_S3_URI_TOO_LONG] = {"InvalidURI", 414, "The request URI is too long."},
     [GW_S3_KEY_TOO_LONG] = {"KeyTooLongError", 400, "Your key is too long"},
     [GW_S3_MALFORMED_XML] = {"MalformedXML", 400,
         "The XML you provided was not well-formed or did not validate against our published "

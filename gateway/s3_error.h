@@ -12,7 +12,8 @@ struct evbuffer;
 /* GW_S3_OK (0) means "no error" so that a struct field or an out-parameter
  * can hold either. Every other value is a row of the table in s3_error.c.
  * The enum name is the S3 code in upper snake case, except the few rows whose
- * code is shared (GW_S3_EXPIRED_PRESIGNED is code AccessDenied). */
+ * code is shared (GW_S3_EXPIRED_PRESIGNED is code AccessDenied,
+ * GW_S3_URI_TOO_LONG is InvalidURI with status 414). */
 enum gw_s3_err {
     GW_S3_OK = 0,
     GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED, /* 400 */
@@ -47,6 +48,7 @@ enum gw_s3_err {
     GW_S3_INVALID_REQUEST,               /* 400 */
     GW_S3_INVALID_STORAGE_CLASS,         /* 400 */
     GW_S3_INVALID_URI,                   /* 400 */
+    GW_S3_URI_TOO_LONG,                  /* 414 InvalidURI: request line over the limit */
     GW_S3_KEY_TOO_LONG,                  /* 400 KeyTooLongError */
     GW_S3_MALFORMED_XML,                 /* 400 */
     GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,   /* 400 */

@@ -68,7 +68,11 @@ static void gw_s3_list_set_after(struct gw_s3_list *l, const char *k, size_t len
         l->after[l->after_len++] = (char)0xff;
 }
 
-/* Writes a text element, URL-encoded when encoding-type=url. */
+/* Writes a text element, URL-encoded when encoding-type=url. Without it, a
+ * key (or echoed parameter) that XML 1.0 cannot carry marks the writer
+ * (w->replaced) and the listing is refused: S3's documented way to list
+ * such keys is encoding-type=url, and an altered key would be worse than
+ * none. */
 static void gw_s3_list_text(struct gw_s3_list *l, struct gw_xml_writer *w, const char *name,
                             const char *s, size_t len)
 {
@@ -225,6 +229,8 @@ static void gw_s3_list_reply(struct gw_req *r)
     gw_xml_close(&w);
     if (gw_xml_writer_finish(&w) != CN_OK)
         gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
+    else if (w.replaced && !l->url)
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, GW_XML_NEEDS_URL_MESSAGE);
     else
         gw_req_reply_xml(r, 200, doc);
     evbuffer_free(doc);

@@ -665,6 +665,20 @@ static enum gw_s3_err gw_s3_object_span(struct gw_req *r, const struct gw_lo_map
     return GW_S3_OK;
 }
 
+/* Answers err; a 416 (InvalidRange, InvalidPartNumber) names the object's
+ * size in Content-Range: bytes STAR/size, as RFC 9110 asks and S3 does, so
+ * a client can retry with a range that fits. */
+static void gw_s3_object_error_416(struct gw_req *r, enum gw_s3_err err, uint64_t size)
+{
+    if (gw_s3_error_status(err) != 416) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    char cr[GW_S3_RANGE_CONTENT_RANGE_MAX];
+    size_t n = gw_s3_range_content_range(NULL, size, cr, sizeof(cr));
+    gw_req_error_header(r, err, NULL, "Content-Range", cr, n);
+}
+
 /* Sends the status line and headers of a GET/HEAD answer. */
 static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t etag_len,
                                    const struct gw_objmeta *om,
@@ -726,7 +740,7 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         if (err == GW_S3_NOT_MODIFIED)
             gw_s3_object_not_modified(r, m, etag_len);
         else
-            gw_req_error(r, err, NULL);
+            gw_s3_object_error_416(r, err, size);
         return;
     }
     gw_s3_object_send_head(r, m, etag_len, &om, &sp);

@@ -7,16 +7,17 @@
 
 #include "cn/rc.h"
 
-/* Reads a decimal at s[*pos] of at most 18 digits (< 10^18 < 2^63).
- * CN_OK and *out, or CN_INVAL when there is no digit or too many. */
+/* Reads a decimal at s[*pos] of any length; a value past UINT64_MAX
+ * saturates there (no object is that large, so a first byte that big is
+ * past the end and a last byte that big means "to the end", as RFC 7233
+ * reads them). CN_OK and *out, or CN_INVAL when there is no digit. */
 static int gw_s3_range_number(const char *s, size_t len, size_t *pos, uint64_t *out)
 {
     size_t start = *pos;
     uint64_t v = 0;
     while (*pos < len && s[*pos] >= '0' && s[*pos] <= '9') {
-        if (*pos - start == 18)
-            return CN_INVAL;
-        v = v * 10 + (uint64_t)(s[*pos] - '0');
+        uint64_t d = (uint64_t)(s[*pos] - '0');
+        v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
         (*pos)++;
     }
     if (*pos == start)

@@ -3,7 +3,8 @@
  * multipart/byteranges: a header with several ranges, a unit other than
  * bytes or a syntax error is ignored (200 with the whole object), and a
  * well-formed range that selects nothing is 416 InvalidRange with
- * the unsatisfied form of Content-Range (bytes, a star, a slash, size). */
+ * the unsatisfied form of Content-Range (bytes, a star, a slash, size).
+ * Positions of any number of digits are read; past 2^64-1 they saturate. */
 #ifndef GW_S3_RANGE_H
 #define GW_S3_RANGE_H
 
@@ -25,7 +26,9 @@ struct gw_s3_range {
 /* Reads a Range value (len bytes, not NUL-terminated; NULL/0 = absent)
  * against an object of size bytes and returns the kind; *out is set only for
  * GW_S3_RANGE_PARTIAL (last clamped to size - 1). On an empty object every
- * well-formed range is unsatisfiable. Values over 2^63 are syntax errors. */
+ * well-formed range is unsatisfiable. Numbers of any length are read and
+ * saturate at UINT64_MAX: a huge first byte is unsatisfiable (416), a huge
+ * last byte or suffix length means up to the end. */
 enum gw_s3_range_kind gw_s3_range_parse(const char *value, size_t len, uint64_t size,
                                         struct gw_s3_range *out);
 

@@ -805,6 +805,34 @@ static int gw_sigv4_payload(const struct gw_sigv4_request *req, const struct gw_
                          "value.");
 }
 
+/* Is a SigV2 presigned query (AWSAccessKeyId=, Expires=<epoch seconds>)
+ * past its Expires? S3 answers such a URL "Request has expired" before it
+ * looks at anything else, and so do we although SigV2 is not served:
+ * clients that presign with SigV2 by default (older boto3) then read the
+ * same answer as from S3. */
+static int gw_sigv4_v2_expired(const struct gw_sigv4_request *req)
+{
+    static const char key[] = "Expires=";
+    const char *q = req->query, *end = q + req->query_len;
+    for (const char *p = q; p != NULL && p < end;) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *e = amp != NULL ? amp : end;
+        size_t n = (size_t)(e - p);
+        if (n > sizeof(key) - 1 && n <= sizeof(key) - 1 + 18 &&
+            memcmp(p, key, sizeof(key) - 1) == 0) {
+            int64_t t = 0;
+            for (const char *d = p + sizeof(key) - 1; d < e; d++) {
+                if (*d < '0' || *d > '9')
+                    return 0;
+                t = t * 10 + (*d - '0');
+            }
+            return (int64_t)req->now > t;
+        }
+        p = amp != NULL ? amp + 1 : NULL;
+    }
+    return 0;
+}
+
 /* Decides between header and query auth; CN_NOTFOUND for none. */
 static int gw_sigv4_parse_any(const struct gw_sigv4_request *req, struct gw_sigv4_auth *a,
                               struct gw_sigv4_result *res)
@@ -822,10 +850,13 @@ static int gw_sigv4_parse_any(const struct gw_sigv4_request *req, struct gw_sigv
         return CN_OK;
     if (h == NULL) {
         if (req->query != NULL && req->query_len > 0 &&
-            (memmem(req->query, req->query_len, "AWSAccessKeyId=", 15) != NULL))
+            (memmem(req->query, req->query_len, "AWSAccessKeyId=", 15) != NULL)) {
+            if (gw_sigv4_v2_expired(req))
+                return gw_sigv4_fail(res, GW_S3_EXPIRED_PRESIGNED, NULL);
             return gw_sigv4_fail(res, GW_S3_INVALID_REQUEST, "The authorization mechanism you "
                                  "have provided is not supported. Please use "
                                  GW_SIGV4_ALGORITHM ".");
+        }
         res->err = GW_S3_ACCESS_DENIED;
         return CN_NOTFOUND;
     }

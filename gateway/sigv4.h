@@ -115,7 +115,9 @@ void gw_sigv4_set_credentials(struct gw_sigv4 *v, const struct gw_credentials *c
  *   CN_INVAL     refused: res->err / res->message say what to answer.
  * Refusals and their errors:
  *   SigV2 or other schemes ("AWS ak:sig", AWSAccessKeyId=, ECDSA)
- *       -> InvalidRequest "...Please use AWS4-HMAC-SHA256."
+ *       -> InvalidRequest "...Please use AWS4-HMAC-SHA256."; a SigV2
+ *       presigned query past its Expires -> AccessDenied "Request has
+ *       expired" (GW_S3_EXPIRED_PRESIGNED), as S3 answers it
  *   both the header and the query form -> InvalidArgument
  *   malformed header / credential / service / terminal / region / a missing
  *       part, host not signed, credential date != x-amz-date date

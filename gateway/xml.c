@@ -18,32 +18,72 @@
 
 /* ---- writer ---------------------------------------------------------- */
 
+/* The length (1..4) of the character at s[0..len) when it is valid UTF-8
+ * and an XML 1.0 Char (TAB, LF, CR, U+0020..U+D7FF, U+E000..U+FFFD,
+ * U+10000..U+10FFFF), else 0: a C0 control, a stray or overlong byte, a
+ * surrogate, U+FFFE/U+FFFF. */
+static size_t gw_xml_char_len(const unsigned char *s, size_t len)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return c >= 0x20 || c == '\t' || c == '\n' || c == '\r' ? 1 : 0;
+    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (n == 0 || c > 0xF4 || n > len)
+        return 0;
+    uint32_t cp = c & (0x7Fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF)
+        return 0;
+    return n;
+}
+
+int gw_xml_text_valid(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        size_t n = gw_xml_char_len(s + i, len - i);
+        if (n == 0)
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
 int gw_xml_escape(struct evbuffer *out, const char *text, size_t len)
 {
+    const unsigned char *s = (const unsigned char *)text;
     size_t run = 0; /* start of the pending run of bytes that need no escape */
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
+    for (size_t i = 0; i < len;) {
+        size_t n = gw_xml_char_len(s + i, len - i);
         const char *rep = NULL;
-        char num[8];
-        switch (c) {
+        switch (n == 1 ? s[i] : 0) {
         case '&': rep = "&amp;"; break;
         case '<': rep = "&lt;"; break;
         case '>': rep = "&gt;"; break;
         case '"': rep = "&quot;"; break;
         case '\'': rep = "&apos;"; break;
+        case '\r': rep = "&#xD;"; break; /* survives line-end normalisation */
         default:
-            if (c < 0x20 && c != '\t' && c != '\n') {
-                snprintf(num, sizeof(num), "&#x%X;", c);
-                rep = num;
-            }
+            /* XML 1.0 has no way to write it, not even as &#x1;: the
+             * replacement character keeps the document well-formed */
+            if (n == 0)
+                rep = "\xEF\xBF\xBD";
         }
-        if (rep == NULL)
+        if (rep == NULL) {
+            i += n;
             continue;
+        }
         if (i > run && evbuffer_add(out, text + run, i - run) != 0)
             return CN_ERR;
         if (evbuffer_add(out, rep, strlen(rep)) != 0)
             return CN_ERR;
-        run = i + 1;
+        i += n > 0 ? n : 1;
+        run = i;
     }
     if (len > run && evbuffer_add(out, text + run, len - run) != 0)
         return CN_ERR;
@@ -114,6 +154,8 @@ void gw_xml_elem(struct gw_xml_writer *w, const char *name, const char *text, si
 {
     if (w->failed)
         return;
+    if (!gw_xml_text_valid(text, len))
+        w->replaced = 1;
     if (evbuffer_add_printf(w->out, "<%s>", name) < 0 ||
         gw_xml_escape(w->out, text, len) != CN_OK ||
         evbuffer_add_printf(w->out, "</%s>", name) < 0)

@@ -28,6 +28,10 @@ struct gw_xml_writer {
     struct evbuffer *out;
     int depth;
     int failed;
+    int replaced;   /* some element text had characters XML 1.0 cannot
+                       carry; they were written as U+FFFD (gw_xml_escape):
+                       a listing refuses such a document without
+                       encoding-type=url rather than show altered keys */
     const char *stack[GW_XML_MAX_DEPTH];
 };
 
@@ -59,12 +63,24 @@ void gw_xml_empty(struct gw_xml_writer *w, const char *name);
 int gw_xml_writer_finish(struct gw_xml_writer *w);
 
 /* Appends text escaped for element content or attribute values: & < > " '
- * become entities; CR and the other C0 control bytes except TAB and LF
- * become numeric character references (&#13;, &#x1; ...) so that they
- * survive a parser's line-end normalisation, as S3 does. Bytes >= 0x80 pass
- * through (keys were validated as UTF-8 on the way in).
+ * become entities and CR becomes &#xD; (so it survives a parser's line-end
+ * normalisation). What XML 1.0 cannot carry at all, even as a character
+ * reference (C0 controls but TAB, LF and CR; U+FFFE, U+FFFF; bytes that are
+ * not UTF-8), is written as U+FFFD, one per byte: the document stays
+ * well-formed whatever the text (a query parameter echoed back may hold
+ * anything). Callers that must not alter text check gw_xml_text_valid().
  * Returns CN_OK or CN_ERR (evbuffer could not grow). */
 int gw_xml_escape(struct evbuffer *out, const char *text, size_t len);
+
+/* The <Message> of the InvalidArgument that a listing answers when its
+ * document would need gw_xml_escape() to alter text (w->replaced) and the
+ * client did not ask for encoding-type=url. */
+#define GW_XML_NEEDS_URL_MESSAGE "The listing holds characters that XML 1.0 cannot carry " \
+    "(in a key or an echoed parameter); list with encoding-type=url"
+
+/* 1 when text is UTF-8 whose every character XML 1.0 allows (so that
+ * gw_xml_escape() writes it unaltered), else 0. */
+int gw_xml_text_valid(const char *text, size_t len);
 
 /* ---- request-body parsers -------------------------------------------- */
 

@@ -64,13 +64,13 @@ static void test_http_keepalive_reset(void)
     CN_CHECK_EQ_INT(p.query_len, 0);
     CN_CHECK_EQ_STR(p.query, "");
     gw_http_parser_reset(&p);
-    CN_CHECK_EQ_INT(test_feed(&p, "\r\nHEAD /b HTTP/1.1\nConnection: close\n\n", 100, &used),
-                    CN_OK);
+    CN_CHECK_EQ_INT(test_feed(&p, "\r\nHEAD /b HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+                              100, &used), CN_OK);
     CN_CHECK_EQ_STR(p.method, "HEAD");
     CN_CHECK_EQ_INT(p.keep_alive, 0);
     gw_http_parser_reset(&p);
-    CN_CHECK_EQ_INT(test_feed(&p, "PUT /b/k HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-                              100, &used), CN_OK);
+    CN_CHECK_EQ_INT(test_feed(&p, "PUT /b/k HTTP/1.1\r\nHost: h\r\n"
+                              "Transfer-Encoding: chunked\r\n\r\n", 100, &used), CN_OK);
     CN_CHECK(p.chunked && p.content_length == -1);
     gw_http_parser_fini(&p);
 }
@@ -101,6 +101,18 @@ static void test_http_bad_requests(void)
         {"PUT / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", CN_INVAL, 400},
         {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
          CN_INVAL, 400},
+        /* line ends are CRLF only: a bare LF or CR is refused (smuggling) */
+        {"GET / HTTP/1.1\nHost: h\r\n\r\n", CN_INVAL, 400},
+        {"GET / HTTP/1.1\r\nHost: h\nA: b\r\n\r\n", CN_INVAL, 400},
+        {"GET / HTTP/1.1\r\nHost: h\r\n\n", CN_INVAL, 400},
+        {"GET / HTTP/1.1\r\nHost: h\r\nA: b\rc\r\n\r\n", CN_INVAL, 400},
+        {"GET / HTTP/1.1\r\nHost : h\r\n\r\n", CN_INVAL, 400},
+        /* Host: exactly one in HTTP/1.1; HTTP/1.0 may leave it out */
+        {"GET / HTTP/1.1\r\nA: b\r\n\r\n", CN_INVAL, 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", CN_INVAL, 400},
+        {"GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", CN_INVAL, 400},
+        {"GET / HTTP/1.0\r\n\r\n", CN_OK, 200},
+        {"GET / HTTP/1.1\r\nHost: h\r\n\r\n", CN_OK, 200},
     };
     for (size_t i = 0; i < CN_ARRAY_LEN(cases); i++) {
         struct gw_http_parser p;
@@ -118,6 +130,24 @@ static void test_http_bad_requests(void)
     }
 }
 
+/* A missing or doubled Host is its own failure (the gateway answers
+ * InvalidRequest for it, BadRequest for broken syntax). */
+static void test_http_host(void)
+{
+    static const char *const reqs[] = {
+        "GET / HTTP/1.1\r\nA: b\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nHOST: a\r\n\r\n",
+    };
+    for (size_t i = 0; i < CN_ARRAY_LEN(reqs); i++) {
+        struct gw_http_parser p;
+        gw_http_parser_init(&p, NULL);
+        size_t used;
+        CN_CHECK_EQ_INT(test_feed(&p, reqs[i], 5, &used), CN_INVAL);
+        CN_CHECK_EQ_INT(p.fail, GW_HTTP_FAIL_BAD_HOST);
+        gw_http_parser_fini(&p);
+    }
+}
+
 static void test_http_limits(void)
 {
     struct gw_http_limits lim = {.max_request_line = 64, .max_headers = 4,
@@ -130,6 +160,15 @@ static void test_http_limits(void)
     memset(big, 'a', sizeof(big));
     memcpy(big, "GET /", 5);
     big[sizeof(big) - 1] = '\0';
+    CN_CHECK_EQ_INT(test_feed(&p, big, 50, &used), CN_TOOBIG);
+    CN_CHECK_EQ_INT(gw_http_fail_status(p.fail), 414);
+    gw_http_parser_fini(&p);
+
+    /* request line limit equal to the head limit (the shipped defaults):
+     * still 414, not 431 */
+    struct gw_http_limits same = {.max_request_line = 256, .max_headers = 4,
+                                  .max_head_bytes = 256};
+    gw_http_parser_init(&p, &same);
     CN_CHECK_EQ_INT(test_feed(&p, big, 50, &used), CN_TOOBIG);
     CN_CHECK_EQ_INT(gw_http_fail_status(p.fail), 414);
     gw_http_parser_fini(&p);
@@ -194,6 +233,10 @@ static void test_http_chunked(void)
     }
     static const char *const bad[] = {
         "x\r\n", "5\r\nhelloXX", "\r\n", "10000000000000000\r\n", "0\r\n\r\r",
+        /* CRLF only: a bare LF or CR anywhere in the framing is refused */
+        "5\nhello\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n", "5;a\nhello\r\n",
+        "5\rhello", "0\r\nX: 1\nY: 2\r\n\r\n", "0\r\n\n", "0\r\nX: 1\r\n folded\r\n\r\n",
+        "ffffffffffffffffffff\r\n",
     };
     for (size_t i = 0; i < CN_ARRAY_LEN(bad); i++) {
         char out[64];
@@ -208,6 +251,7 @@ int main(int argc, char **argv)
         {"simple_every_split", test_http_simple_every_split},
         {"keepalive_reset", test_http_keepalive_reset},
         {"bad_requests", test_http_bad_requests},
+        {"host", test_http_host},
         {"limits", test_http_limits},
         {"chunked", test_http_chunked},
         {NULL, NULL},

@@ -118,7 +118,7 @@ static void test_render(void)
     CN_CHECK_EQ_STR(buf,
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchKey</Code>"
         "<Message>The specified key does not exist.</Message>"
-        "<Key>a&lt;b&gt;&amp;&quot;c&apos;&#x1;</Key><Resource>/bkt/a&lt;b</Resource>"
+        "<Key>a&lt;b&gt;&amp;&quot;c&apos;\xEF\xBF\xBD</Key><Resource>/bkt/a&lt;b</Resource>"
         "<RequestId>4442587FB7D0A2F9</RequestId><HostId>h1</HostId></Error>");
     CN_CHECK_EQ_INT(n, strlen(buf));
     /* a custom message, no ids */

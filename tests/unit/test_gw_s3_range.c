@@ -37,8 +37,23 @@ static void test_cases(void)
         {"bytes=a-b", 100, GW_S3_RANGE_NONE, 0, 0},
         {"items=0-9", 100, GW_S3_RANGE_NONE, 0, 0},
         {"bytes=0-9x", 100, GW_S3_RANGE_NONE, 0, 0},
-        {"bytes=1234567890123456789-", 100, GW_S3_RANGE_NONE, 0, 0},
         {"bytes=999999999999999999-", 100, GW_S3_RANGE_UNSATISFIABLE, 0, 0},
+        /* positions of any length: they saturate at 2^64-1, so a huge first
+         * byte is past the end (416) and a huge last byte clamps (206) */
+        {"bytes=1234567890123456789-", 100, GW_S3_RANGE_UNSATISFIABLE, 0, 0},
+        {"bytes=18446744073709551615-", 100, GW_S3_RANGE_UNSATISFIABLE, 0, 0},
+        {"bytes=18446744073709551616-", 100, GW_S3_RANGE_UNSATISFIABLE, 0, 0},
+        {"bytes=99999999999999999999999999999999999999-", 100, GW_S3_RANGE_UNSATISFIABLE, 0, 0},
+        {"bytes=18446744073709551615-18446744073709551615", 100, GW_S3_RANGE_UNSATISFIABLE, 0,
+         0},
+        {"bytes=5-18446744073709551615", 100, GW_S3_RANGE_PARTIAL, 5, 99},
+        {"bytes=5-99999999999999999999999999999999999999", 100, GW_S3_RANGE_PARTIAL, 5, 99},
+        {"bytes=0-18446744073709551614", 18446744073709551615ull, GW_S3_RANGE_PARTIAL, 0,
+         18446744073709551614ull},
+        {"bytes=-99999999999999999999999999999999999999", 100, GW_S3_RANGE_PARTIAL, 0, 99},
+        {"bytes=-18446744073709551615", 100, GW_S3_RANGE_PARTIAL, 0, 99},
+        {"bytes=99999999999999999999-5", 100, GW_S3_RANGE_NONE, 0, 0}, /* last < first */
+        {"bytes=00000000000000000000000000000000000005-6", 100, GW_S3_RANGE_PARTIAL, 5, 6},
         {"", 100, GW_S3_RANGE_NONE, 0, 0},
     };
     for (size_t i = 0; i < CN_ARRAY_LEN(v); i++) {

@@ -236,10 +236,21 @@ static void test_presigned_refusals(void)
             fprintf(stderr, "  case %zu: %s %s\n", i, gw_s3_error_code(res.err), res.message);
         CN_CHECK_EQ_INT(res.err, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR);
     }
-    /* SigV2 query auth */
-    req_init(&q, "GET", "/k", "AWSAccessKeyId=AK&Expires=1&Signature=x", host_only);
+    /* SigV2 query auth: not supported... */
+    req_init(&q, "GET", "/k", "AWSAccessKeyId=AK&Expires=2000000000&Signature=x", host_only);
     CN_CHECK_EQ_INT(verify(&q, &res), CN_INVAL);
     CN_CHECK_EQ_INT(res.err, GW_S3_INVALID_REQUEST);
+    req_init(&q, "GET", "/k", "AWSAccessKeyId=AK&X-Amz-Expires=1&Signature=x", host_only);
+    CN_CHECK_EQ_INT(verify(&q, &res), CN_INVAL);
+    CN_CHECK_EQ_INT(res.err, GW_S3_INVALID_REQUEST);
+    /* ...but one past its Expires (epoch seconds) is expired first, as S3
+     * answers whatever else is wrong with it */
+    req_init(&q, "GET", "/k", "AWSAccessKeyId=AK&Expires=1&Signature=x", host_only);
+    CN_CHECK_EQ_INT(verify(&q, &res), CN_INVAL);
+    CN_CHECK_EQ_INT(res.err, GW_S3_EXPIRED_PRESIGNED);
+    req_init(&q, "GET", "/k", "Signature=x&Expires=1369353599&AWSAccessKeyId=AK", host_only);
+    CN_CHECK_EQ_INT(verify(&q, &res), CN_INVAL);
+    CN_CHECK_EQ_INT(res.err, GW_S3_EXPIRED_PRESIGNED);
 }
 
 /* The chunked-upload seed requests of the docs: their signatures are the

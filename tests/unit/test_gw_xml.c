@@ -43,7 +43,7 @@ static void test_writer(void)
     CN_CHECK_EQ_STR(s,
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-        "<Name>bkt</Name><Key>a&amp;b&lt;&#xD;\n\t&#x1F;&apos;&quot;</Key>"
+        "<Name>bkt</Name><Key>a&amp;b&lt;&#xD;\n\t\xEF\xBF\xBD&apos;&quot;</Key>"
         "<Size>18446744073709551615</Size><Neg>-5</Neg><IsTruncated>false</IsTruncated>"
         "<LastModified>2026-12-02T16:17:46.000Z</LastModified><Quiet/>"
         "<Owner><ID></ID></Owner></ListBucketResult>");
@@ -261,8 +261,53 @@ static void test_create_bucket(void)
     CN_CHECK_EQ_INT(e, GW_S3_MALFORMED_XML);
 }
 
+/* Text XML 1.0 cannot carry is never written as is, nor as a character
+ * reference (&#x1; is not well-formed either): it becomes U+FFFD and the
+ * writer says so. */
+static void test_xml10_text(void)
+{
+    static const struct {
+        const char *in;
+        size_t len;
+        int valid;
+        const char *out;
+    } v[] = {
+        {"plain \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 15, 1,
+         "plain \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"},
+        {"a\tb\nc\rd", 7, 1, "a\tb\nc&#xD;d"},
+        {"a\x01" "b", 3, 0, "a\xEF\xBF\xBD" "b"},
+        {"\x1F\x0B", 2, 0, "\xEF\xBF\xBD\xEF\xBF\xBD"},
+        {"x\xEF\xBF\xBF", 4, 0, "x\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"}, /* U+FFFF */
+        {"\xEF\xBF\xBE", 3, 0, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},   /* U+FFFE */
+        {"\xEF\xBF\xBD", 3, 1, "\xEF\xBF\xBD"},                               /* U+FFFD */
+        {"\xFF", 1, 0, "\xEF\xBF\xBD"},
+        {"\xC0\xAF", 2, 0, "\xEF\xBF\xBD\xEF\xBF\xBD"},                      /* overlong */
+        {"\xED\xA0\x80", 3, 0, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},   /* surrogate */
+        {"\xE2\x82", 2, 0, "\xEF\xBF\xBD\xEF\xBF\xBD"},                      /* truncated */
+        {"\x00", 1, 0, "\xEF\xBF\xBD"},
+    };
+    struct evbuffer *b = evbuffer_new();
+    for (size_t i = 0; i < CN_ARRAY_LEN(v); i++) {
+        CN_CHECK_EQ_INT(gw_xml_text_valid(v[i].in, v[i].len), v[i].valid);
+        CN_CHECK_EQ_INT(gw_xml_escape(b, v[i].in, v[i].len), CN_OK);
+        char *s = drain(b);
+        if (strcmp(s, v[i].out) != 0)
+            fprintf(stderr, "  case %zu\n", i);
+        CN_CHECK_EQ_STR(s, v[i].out);
+        cn_free(s);
+        struct gw_xml_writer w;
+        gw_xml_writer_init(&w, b);
+        gw_xml_elem(&w, "Key", v[i].in, v[i].len);
+        CN_CHECK_EQ_INT(gw_xml_writer_finish(&w), CN_OK);
+        CN_CHECK_EQ_INT(w.replaced, !v[i].valid);
+        evbuffer_drain(b, evbuffer_get_length(b));
+    }
+    evbuffer_free(b);
+}
+
 static const struct cn_test_case cases[] = {
     {"writer", test_writer},
+    {"xml10_text", test_xml10_text},
     {"delete", test_delete},
     {"delete_limits", test_delete_limits},
     {"complete", test_complete},
