@@ -14,7 +14,8 @@
 #include "cn/time.h"
 
 struct gw_bucket_owner_slot {
-    uint64_t at_ms;   /* when it was learnt; 0: empty */
+    uint64_t at_ms;   /* when it was learnt (monotonic); 0: empty */
+    uint64_t at_wall_us; /* the same instant on the wall clock (record ts scale) */
     uint8_t blen;
     char bucket[GW_BUCKET_NAME_MAX + 1];
     char owner[GW_OWNER_ID_MAX + 1];
@@ -48,7 +49,7 @@ static struct gw_bucket_owner_slot *gw_bucket_owner_slot(struct gw_bucket_owner_
 }
 
 int gw_bucket_owner_cache_get(struct gw_bucket_owner_cache *c, const char *bucket, size_t blen,
-                              uint64_t now_ms, const char **owner)
+                              uint64_t now_ms, const char **owner, uint64_t *learnt_wall_us)
 {
     if (c->ttl_ms == 0 || blen > GW_BUCKET_NAME_MAX)
         return 0;
@@ -57,6 +58,7 @@ int gw_bucket_owner_cache_get(struct gw_bucket_owner_cache *c, const char *bucke
         now_ms - s->at_ms >= c->ttl_ms)
         return 0;
     *owner = s->owner;
+    *learnt_wall_us = s->at_wall_us;
     return 1;
 }
 
@@ -67,6 +69,7 @@ void gw_bucket_owner_cache_put(struct gw_bucket_owner_cache *c, const char *buck
         return;
     struct gw_bucket_owner_slot *s = gw_bucket_owner_slot(c, bucket, blen);
     s->at_ms = now_ms > 0 ? now_ms : 1;
+    s->at_wall_us = cn_time_now_us();
     s->blen = (uint8_t)blen;
     memcpy(s->bucket, bucket, blen);
     s->bucket[blen] = '\0';
@@ -111,6 +114,14 @@ int gw_bucket_owner_allows(struct gw_req *r, const char *bucket, size_t blen, co
     return 0;
 }
 
+int gw_bucket_owner_allows_upload(struct gw_req *r, const char *owner, size_t olen)
+{
+    if (olen == 0 || gw_bucket_owner_is_mine(r, owner, olen))
+        return 1;
+    CN_LOGR(CN_LOG_INFO, r->id, "access denied: upload belongs to another account");
+    return 0;
+}
+
 static void gw_bucket_owner_on_head(struct gw_store_result *res, void *arg)
 {
     struct gw_bucket_owner_ask *a = arg;
@@ -120,6 +131,7 @@ static void gw_bucket_owner_on_head(struct gw_store_result *res, void *arg)
         cn_free(a);
         return;
     }
+    r->owner_known_until_us = UINT64_MAX;   /* decided on what was just read */
     if (res->rc == CN_NOTFOUND) {
         cn_free(a);
         next(r);   /* the handler answers NoSuchBucket */
@@ -139,22 +151,10 @@ static void gw_bucket_owner_on_head(struct gw_store_result *res, void *arg)
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
 }
 
-void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw_req_cb next)
+/* The quorum HEAD of bucket's record whose answer decides (on_head). */
+static void gw_bucket_owner_ask(struct gw_req *r, const char *bucket, size_t blen,
+                                gw_req_cb next)
 {
-    const char *owner;
-    if (blen == 0 || blen > GW_BUCKET_NAME_MAX) {
-        next(r);   /* no bucket, or a name that cannot exist: the handler answers */
-        return;
-    }
-    /* a cached owner may let the request on; a refusal is never taken from
-     * the cache (the bucket may have been deleted and re-created by the
-     * caller since): it is looked up again */
-    if (gw_bucket_owner_cache_get(r->worker->owners, bucket, blen, cn_time_mono_us() / 1000,
-                                  &owner) &&
-        gw_bucket_owner_is_mine(r, owner, strlen(owner))) {
-        next(r);
-        return;
-    }
     struct gw_bucket_owner_ask *a = cn_calloc(1, sizeof(*a));
     a->r = r;
     a->next = next;
@@ -164,4 +164,37 @@ void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw
     size_t n = gw_keys_bucket(key, bucket, blen);
     gw_req_hold(r);
     gw_store_head(r->worker->store, key, n, gw_bucket_owner_on_head, a);
+}
+
+int gw_bucket_owner_recheck(struct gw_req *r, const char *bucket, size_t blen,
+                            uint64_t record_ts_us, gw_req_cb next)
+{
+    if (record_ts_us <= r->owner_known_until_us)
+        return 0;
+    CN_LOGR(CN_LOG_DEBUG, r->id, "record newer than the cached owner of '%.*s': looking again",
+            (int)blen, bucket);
+    gw_bucket_owner_ask(r, bucket, blen, next);
+    return 1;
+}
+
+void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw_req_cb next)
+{
+    const char *owner;
+    if (blen == 0 || blen > GW_BUCKET_NAME_MAX) {
+        r->owner_known_until_us = UINT64_MAX;
+        next(r);   /* no bucket, or a name that cannot exist: the handler answers */
+        return;
+    }
+    /* a cached owner may let the request on; a refusal is never taken from
+     * the cache (the bucket may have been deleted and re-created by the
+     * caller since): it is looked up again */
+    uint64_t learnt_us;
+    if (gw_bucket_owner_cache_get(r->worker->owners, bucket, blen, cn_time_mono_us() / 1000,
+                                  &owner, &learnt_us) &&
+        gw_bucket_owner_is_mine(r, owner, strlen(owner))) {
+        r->owner_known_until_us = learnt_us;
+        next(r);
+        return;
+    }
+    gw_bucket_owner_ask(r, bucket, blen, next);
 }

@@ -103,6 +103,7 @@ static void gw_conn_req_clear(struct gw_req *r)
     r->status = 0;
     r->headers_sent = r->finished = r->head_only = r->close_after = 0;
     memset(&r->auth, 0, sizeof(r->auth));
+    r->owner_known_until_us = 0;
 }
 
 void gw_conn_unref(struct gw_conn *c)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "bucket_owner.h"
 #include "keys.h"
 #include "lo_copy.h"
 #include "lo_map.h"
@@ -271,6 +272,11 @@ static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
         gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
         return;
     }
+    if (!gw_bucket_owner_allows_upload(r, (const char *)res->reply->m.etag.ptr,
+                                       res->reply->m.etag.len)) {
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
+        return;
+    }
     cn_free(m->meta);
     m->meta = cn_memdup(res->reply->m.meta.ptr, res->reply->m.meta.len);
     m->meta_len = res->reply->m.meta.len;
@@ -462,8 +468,11 @@ static void gw_multipart_create_bucket_ok(struct gw_req *r)
         gw_req_error(r, GW_S3_METADATA_TOO_LARGE, NULL);
         return;
     }
+    /* the etag names the initiator: upload-id operations decide on it */
+    const char *owner = r->auth.cred->owner_id;
     struct gw_store_record rec = {
         .key = m->ukey, .key_len = m->ukey_len,
+        .etag = owner, .etag_len = strlen(owner),
         .meta = m->meta, .meta_len = m->meta_len,
         .ver = r->id, .ts = cn_time_now_us(),
     };
@@ -680,6 +689,8 @@ static void gw_multipart_on_copied(int rc, const char *err, void *arg)
     gw_multipart_part_stored(r);
 }
 
+static void gw_multipart_copy_upload_ok(struct gw_req *r);
+
 static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -695,6 +706,9 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
         return;
     }
     const struct msg *sm = &res->reply->m;
+    if (gw_bucket_owner_recheck(r, r->copy_src.bucket, r->copy_src.bucket_len, sm->ts,
+                                gw_multipart_copy_upload_ok))
+        return;   /* the source is newer than its bucket's cached owner */
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize);
@@ -1049,6 +1063,12 @@ static void gw_multipart_complete_body(struct gw_req *r, enum gw_s3_err err,
     gw_multipart_require_upload(r, gw_multipart_complete_upload_ok);
 }
 
+static void gw_multipart_complete_bucket_ok(struct gw_req *r)
+{
+    gw_s3_body_read_flags(r, GW_XML_COMPLETE_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                          GW_S3_BODY_OBJECT_CHECKSUM_HEADERS, gw_multipart_complete_body);
+}
+
 void gw_multipart_complete(struct gw_req *r)
 {
     struct gw_multipart *m = gw_multipart_state(r);
@@ -1057,8 +1077,9 @@ void gw_multipart_complete(struct gw_req *r)
         gw_req_error(r, err, NULL);
         return;
     }
-    gw_s3_body_read_flags(r, GW_XML_COMPLETE_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
-                          GW_S3_BODY_OBJECT_CHECKSUM_HEADERS, gw_multipart_complete_body);
+    /* Complete creates the object: the bucket record is read afresh and
+     * decides access (a cached owner may be stale, bucket_owner.h) */
+    gw_s3_bucket_require(r, gw_multipart_complete_bucket_ok);
 }
 
 /* ---- AbortMultipartUpload -------------------------------------------- */

@@ -51,6 +51,10 @@ struct gw_req {
     struct gw_req_param *params;
     size_t n_params;
     struct gw_sigv4_result auth;
+    /* records written up to this wall-clock time (us) are known to be in the
+     * bucket whose owner was checked (bucket_owner.h); UINT64_MAX when the
+     * check read the bucket record itself */
+    uint64_t owner_known_until_us;
     /* x-amz-copy-source of a PUT to a key, parsed once by the router: the
      * owner check and the copy handlers use this, never the raw header */
     struct gw_copy_source copy_src;

@@ -711,6 +711,8 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     const struct msg *m = &res->reply->m;
+    if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_object_get))
+        return;   /* the object is newer than the cached owner: asked again */
     struct gw_objmeta om;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) != CN_OK)
         CN_LOGR(CN_LOG_WARN, r->id, "object meta does not decode; answering without it");
@@ -946,6 +948,8 @@ static void gw_s3_copy_large(struct gw_req *r, const struct msg *m, uint64_t siz
                                c->o.skey, c->o.skey_len, r->id, r->id, gw_s3_copy_on_copied, r);
 }
 
+static void gw_s3_copy_bucket_ok(struct gw_req *r);
+
 static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -961,6 +965,9 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     const struct msg *m = &res->reply->m;
+    if (gw_bucket_owner_recheck(r, c->src_bucket, c->src_bucket_len, m->ts,
+                                gw_s3_copy_bucket_ok))
+        return;   /* the source is newer than its bucket's cached owner */
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);
