@@ -104,7 +104,7 @@ static void cn_log_report(const struct cn_log_limit_report *reps, size_t n)
 
 void cn_log_write(int level, uint64_t reqid, const char *site, const char *fmt, ...)
 {
-    if (level > CN_LOG_DEBUG) {
+    if (level > CN_LOG_DEBUG && site != NULL) {
         struct cn_log_limit_report reps[9];
         uint64_t now_ms = cn_time_mono_us() / 1000;
         pthread_mutex_lock(&cn_log_limiter_m);

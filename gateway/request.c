@@ -231,11 +231,14 @@ void gw_req_reply_end(struct gw_req *r)
 {
     CN_ASSERT(r->headers_sent && !r->finished);
     r->finished = 1;
-    char target[GW_REQ_LOG_TARGET_MAX];
-    if (r->http != NULL)
-        gw_req_log_target(r->http, target, sizeof(target));
-    CN_LOGR(CN_LOG_INFO, r->id, "%s %s -> %d", r->http != NULL ? r->http->method : "-",
-            r->http != NULL ? target : "-", r->status);
+    if (CN_LOG_INFO >= cn_log_level_current) { /* skip the copy when not logged */
+        char target[GW_REQ_LOG_TARGET_MAX];
+        if (r->http != NULL)
+            gw_req_log_target(r->http, target, sizeof(target));
+        /* the access line: one per request, so never rate limited */
+        CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d", r->http != NULL ? r->http->method : "-",
+                      r->http != NULL ? target : "-", r->status);
+    }
     gw_conn_request_done(r->conn);
 }
 

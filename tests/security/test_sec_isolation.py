@@ -139,6 +139,10 @@ def test_copy_encodings_cross_account(c):
     check(b.list_objects_v2(Bucket=B_BUCKET).get("KeyCount") == 0, "nothing copied into B")
     check("Parts" not in b.list_parts(Bucket=B_BUCKET, Key="dst", UploadId=c.b_upload),
           "no part copied into B's upload")
+    # every refusal has its access line: the log's rate limit (per call
+    # site) must not eat the one line per request
+    lines = c.log_text().count("PUT /%s/stolen -> 403" % B_BUCKET)
+    check(lines >= n // 2, "access lines: %d of %d" % (lines, n // 2))
     print("    %d cross-account copies refused" % n)
 
 

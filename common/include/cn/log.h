@@ -31,7 +31,9 @@ const char *cn_log_level_str(int level);
 void cn_log_set_limit(uint64_t window_ms, uint32_t burst);
 
 /* Writes one line. site identifies the call site by pointer (the macros
- * pass a "file:line" literal); debug lines are never rate limited. */
+ * pass a "file:line" literal); debug lines and site NULL (a line that is
+ * meant to be written once per event, such as the access line of every
+ * request: CN_LOGR_EVERY) are never rate limited. */
 void cn_log_write(int level, uint64_t reqid, const char *site, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -43,6 +45,13 @@ void cn_log_write(int level, uint64_t reqid, const char *site, const char *fmt, 
     do {                                                                   \
         if ((level) >= cn_log_level_current)                               \
             cn_log_write((level), (reqid), CN_LOG_SITE, __VA_ARGS__);      \
+    } while (0)
+
+/* A line written for every event, never rate limited (access lines). */
+#define CN_LOGR_EVERY(level, reqid, ...)                                   \
+    do {                                                                   \
+        if ((level) >= cn_log_level_current)                               \
+            cn_log_write((level), (reqid), NULL, __VA_ARGS__);             \
     } while (0)
 
 #define CN_LOG(level, ...) CN_LOGR(level, 0, __VA_ARGS__)
