@@ -3,7 +3,7 @@ could smuggle a second request (Content-Length vs Transfer-Encoding, obs-fold,
 bare LF, NUL), broken chunked bodies, Range edge cases, presigned expiry,
 the Host header, XML 1.0 validity of every listing and error document, and
 secrets in the gateway log. Each case expects what AWS S3 (or RFC 9112 where
-S3 says nothing) answers; docs/security-notes-http.md says why."""
+S3 says nothing) answers; docs/security.md ("The HTTP layer") says why."""
 import datetime
 import hashlib
 import hmac
