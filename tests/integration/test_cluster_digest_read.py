@@ -1,7 +1,7 @@
 """Quorum reads (R = 2 of N = 3, the default) done as digest reads: the GET
 goes to the first replica in ring order and a HEAD to the second, and their
 two answers decide; the third is asked only when one of them fails or is
-late (gateway/store.c, docs/cluster.md).
+late (gateway/cluster/store.c, docs/cluster.md).
 
 - A GET costs the nodes one GET and one HEAD (one round trip); a 4 MiB
   record's GET, slower than the small reads, is waited for, not read twice.

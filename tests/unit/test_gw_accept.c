@@ -1,4 +1,4 @@
-/* Unit tests of the connection cap's arithmetic (gateway/accept.c): the
+/* Unit tests of the connection cap's arithmetic (gateway/http/accept.c): the
  * fds kept back and the cap derived from the fd limit. */
 #include "accept.h"
 

@@ -1,5 +1,5 @@
-/* Hint queues (gateway/handoff.c): FIFO order, one hint per key and node,
- * the bound, and taking hints back; node states (gateway/node_health.c). */
+/* Hint queues (gateway/cluster/handoff.c): FIFO order, one hint per key and node,
+ * the bound, and taking hints back; node states (gateway/cluster/node_health.c). */
 #include <stdio.h>
 #include <string.h>
 

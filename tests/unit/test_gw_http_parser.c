@@ -1,5 +1,5 @@
 /* Unit tests of the incremental HTTP request parser and the chunked decoder
- * (gateway/http_parser.c, gateway/http_chunked.c). */
+ * (gateway/http/http_parser.c, gateway/http/http_chunked.c). */
 #include <string.h>
 
 #include <event2/buffer.h>
