@@ -18,7 +18,7 @@
 #include "accept.h"
 #include "bucket_owner.h"
 #include "cluster.h"
-#include "conn.h"
+#include "request.h"
 #include "lo_reclaim.h"
 #include "worker.h"
 
@@ -43,49 +43,23 @@ struct gw_server {
     atomic_uint n_ended;
 };
 
-uint64_t gw_worker_next_request_id(struct gw_worker *w)
+/* The HTTP layer's settings, from the http.* settings. */
+static void gw_server_http_opts(const struct gw_config *cfg, struct gw_http_opts *o)
 {
-    /* 24 bits of boot time, 8 of thread, 32 of counter: unique per run */
-    return ((w->server->boot_s & 0xffffffull) << 40) | ((uint64_t)(w->index & 0xff) << 32) |
-           (++w->next_req & 0xffffffffull);
-}
-
-static void gw_server_on_accept(struct evconnlistener *l, evutil_socket_t fd,
-                                struct sockaddr *addr, int len, void *arg)
-{
-    (void)l;
-    (void)addr;
-    (void)len;
-    gw_conn_accept(arg, fd);
-}
-
-/* Binds the worker's listener; the first one resolves port 0. */
-static int gw_server_listen(struct gw_server *s, struct gw_worker *w, char err[CN_ERR_LEN])
-{
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)s->port);
-    if (inet_pton(AF_INET, s->cfg->http_listen, &sin.sin_addr) != 1) {
-        snprintf(err, CN_ERR_LEN, "http.listen: '%s' is not an IPv4 address",
-                 s->cfg->http_listen);
-        return CN_INVAL;
-    }
-    w->listener = evconnlistener_new_bind(
-        w->base, gw_server_on_accept, w,
-        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT, 1024,
-        (struct sockaddr *)&sin, sizeof(sin));
-    if (w->listener == NULL) {
-        snprintf(err, CN_ERR_LEN, "cannot listen on %s:%d: %s", s->cfg->http_listen, s->port,
-                 strerror(errno));
-        return CN_IO;
-    }
-    if (s->port == 0) {
-        socklen_t sl = sizeof(sin);
-        getsockname(evconnlistener_get_fd(w->listener), (struct sockaddr *)&sin, &sl);
-        s->port = ntohs(sin.sin_port);
-    }
-    return CN_OK;
+    *o = (struct gw_http_opts){
+        .header_timeout_ms = cfg->http_header_timeout_ms,
+        .keepalive_timeout_ms = cfg->http_keepalive_timeout_ms,
+        .body_idle_timeout_ms = cfg->http_body_idle_timeout_ms,
+        .shutdown_timeout_ms = cfg->http_shutdown_timeout_ms,
+        .body_buffer = (uint64_t)cfg->http_body_buffer,
+        .output_high_water = (uint64_t)cfg->http_output_high_water,
+        .read_size = (uint64_t)cfg->http_read_size,
+        .limits = {
+            .max_request_line = (uint32_t)cfg->http_max_request_line,
+            .max_headers = (uint32_t)cfg->http_max_headers,
+            .max_head_bytes = (uint32_t)cfg->http_max_header_bytes,
+        },
+    };
 }
 
 static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ERR_LEN])
@@ -95,14 +69,16 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     w->index = i;
     w->cfg = s->cfg;
     w->creds = s->creds;
-    w->http_limits.max_request_line = (uint32_t)s->cfg->http_max_request_line;
-    w->http_limits.max_headers = (uint32_t)s->cfg->http_max_headers;
-    w->http_limits.max_head_bytes = (uint32_t)s->cfg->http_max_header_bytes;
     w->base = event_base_new();
     if (w->base == NULL) {
         snprintf(err, CN_ERR_LEN, "event_base_new failed");
         return CN_ERR;
     }
+    struct gw_http_opts opts;
+    struct gw_http_app app;
+    gw_server_http_opts(s->cfg, &opts);
+    gw_req_app_init(&app, w);   /* the S3 layer answers this loop's requests */
+    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->boot_s);
     w->client = gw_cluster_client_new(s->cluster, w->base, s->zmq, err);
     if (w->client == NULL)
         return CN_ERR;
@@ -119,9 +95,9 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
         snprintf(err, CN_ERR_LEN, "cannot set up the SigV4 verifier");
         return CN_ERR;
     }
-    if (gw_server_listen(s, w, err) != CN_OK)
+    if (gw_http_loop_listen(&w->http, s->cfg->http_listen, &s->port, err) != CN_OK)
         return CN_ERR;
-    return gw_accept_worker_init(s->accept, w, err);
+    return gw_accept_worker_init(s->accept, &w->http, err);
 }
 
 /* Sets up the connection cap: http.max_connections, or one derived from
@@ -221,47 +197,12 @@ static void gw_server_on_worker_ended(evutil_socket_t fd, short what, void *arg)
 
 /* ---- graceful stop ---- */
 
-void gw_worker_drain_check(struct gw_worker *w)
-{
-    if (w->draining && w->n_conn_mem == 0)
-        event_base_loopexit(w->base, NULL);
-}
-
-static void gw_worker_on_drain_deadline(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    struct gw_worker *w = arg;
-    cn_warn("thread %u: %llu connections still busy after http.shutdown_timeout, exiting",
-            w->index, (unsigned long long)w->n_conns);
-    event_base_loopexit(w->base, NULL);
-}
-
-void gw_worker_drain(struct gw_worker *w)
-{
-    if (w->draining)
-        return;
-    w->draining = 1;
-    if (w->listener != NULL)   /* closed: new connections are refused, not queued */
-        evconnlistener_free(w->listener);
-    w->listener = NULL;
-    gw_accept_sync(w);
-    for (struct gw_conn *c = w->conns, *next; c != NULL; c = next) {
-        next = c->next;   /* closing unlinks c only later, from the loop */
-        gw_conn_close_when_idle(c);
-    }
-    int64_t ms = w->cfg->http_shutdown_timeout_ms;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
-    w->drain_deadline = evtimer_new(w->base, gw_worker_on_drain_deadline, w);
-    evtimer_add(w->drain_deadline, &tv);
-    gw_worker_drain_check(w);
-}
-
 static void gw_server_on_drain(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    gw_worker_drain(arg);
+    struct gw_worker *w = arg;
+    gw_http_loop_drain(&w->http);
 }
 
 static void gw_server_on_signal(evutil_socket_t sig, short what, void *arg)
@@ -277,7 +218,7 @@ static void gw_server_on_signal(evutil_socket_t sig, short what, void *arg)
     s->stopping = 1;
     uint64_t busy = 0;
     for (uint32_t i = 0; i < s->n_workers; i++)
-        busy += s->workers[i].n_conns;   /* a glance from another thread: only logged */
+        busy += s->workers[i].http.n_conns;   /* a glance from another thread: only logged */
     cn_info("signal %d: stopping; %llu connections to finish (http.shutdown_timeout %lld ms)",
             (int)sig, (unsigned long long)busy, (long long)s->cfg->http_shutdown_timeout_ms);
     /* each loop drains its own connections, on its own thread */
@@ -322,13 +263,7 @@ void gw_server_free(struct gw_server *s)
         gw_accept_stop(s->accept);
     for (uint32_t i = 0; s->workers != NULL && i < s->n_workers; i++) {
         struct gw_worker *w = &s->workers[i];
-        if (w->listener != NULL)
-            evconnlistener_free(w->listener);
-        if (w->base != NULL)
-            gw_conn_close_all(w);
-        if (w->drain_deadline != NULL)
-            event_free(w->drain_deadline);
-        gw_accept_worker_fini(w);
+        gw_http_loop_fini(&w->http);
         gw_lo_reclaim_close(w->reclaim);
         gw_storage_client_free(w->client);
         gw_lo_reclaim_free(w->reclaim);

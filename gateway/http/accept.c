@@ -13,7 +13,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "worker.h"
+#include "http_loop.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -22,7 +22,7 @@ struct gw_accept {
     uint64_t max;
     atomic_uint_fast64_t open;   /* connections taken over and not yet closed */
     atomic_int stopped;          /* teardown: no more cross-thread wake-ups */
-    struct gw_worker **workers;  /* attached so far, for the wake-ups */
+    struct gw_http_loop **workers;  /* attached so far, for the wake-ups */
     uint32_t n_workers, n_attached;
 };
 
@@ -85,7 +85,7 @@ uint64_t gw_accept_open(const struct gw_accept *a)
     return atomic_load(&((struct gw_accept *)a)->open);
 }
 
-void gw_accept_sync(struct gw_worker *w)
+void gw_accept_sync(struct gw_http_loop *w)
 {
     struct gw_accept *a = w->accept;
     int want = w->listener != NULL && !w->draining && !w->accept_backoff &&
@@ -126,7 +126,7 @@ static void gw_accept_on_retry(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct gw_worker *w = arg;
+    struct gw_http_loop *w = arg;
     w->accept_backoff = 0;
     gw_accept_sync(w);
 }
@@ -138,7 +138,7 @@ static void gw_accept_on_retry(evutil_socket_t fd, short what, void *arg)
 static void gw_accept_on_error(struct evconnlistener *l, void *arg)
 {
     (void)l;
-    struct gw_worker *w = arg;
+    struct gw_http_loop *w = arg;
     int err = EVUTIL_SOCKET_ERROR();
     cn_warn("thread %u: accept: %s (%llu connections open); pausing accepts for %d ms",
             w->index, evutil_socket_error_to_string(err),
@@ -149,7 +149,7 @@ static void gw_accept_on_error(struct evconnlistener *l, void *arg)
     evtimer_add(w->accept_retry, &tv);
 }
 
-int gw_accept_worker_init(struct gw_accept *a, struct gw_worker *w, char err[CN_ERR_LEN])
+int gw_accept_worker_init(struct gw_accept *a, struct gw_http_loop *w, char err[CN_ERR_LEN])
 {
     CN_ASSERT(a->n_attached < a->n_workers);
     w->accept = a;
@@ -166,7 +166,7 @@ int gw_accept_worker_init(struct gw_accept *a, struct gw_worker *w, char err[CN_
     return CN_OK;
 }
 
-void gw_accept_worker_fini(struct gw_worker *w)
+void gw_accept_worker_fini(struct gw_http_loop *w)
 {
     if (w->accept_wake != NULL)
         event_free(w->accept_wake);
@@ -180,7 +180,7 @@ void gw_accept_stop(struct gw_accept *a)
     atomic_store(&a->stopped, 1);
 }
 
-void gw_accept_opened(struct gw_worker *w)
+void gw_accept_opened(struct gw_http_loop *w)
 {
     struct gw_accept *a = w->accept;
     uint64_t now = atomic_fetch_add(&a->open, 1) + 1;
@@ -193,7 +193,7 @@ void gw_accept_opened(struct gw_worker *w)
         gw_accept_wake_all(a);
 }
 
-void gw_accept_closed(struct gw_worker *w)
+void gw_accept_closed(struct gw_http_loop *w)
 {
     struct gw_accept *a = w->accept;
     uint64_t before = atomic_fetch_sub(&a->open, 1);

@@ -11,7 +11,7 @@
 #include "cn/rc.h"
 
 struct gw_accept;
-struct gw_worker;
+struct gw_http_loop;
 
 /* Pause after a failed accept() (nginx and redis do the same). */
 #define GW_ACCEPT_BACKOFF_MS 100
@@ -44,20 +44,20 @@ uint64_t gw_accept_open(const struct gw_accept *a);
 /* Attaches worker w (its listener is bound, its loop not yet running):
  * sets the listener's error callback and w's events. Call once per worker
  * before any loop runs. Returns CN_OK or CN_ERR with err. */
-int gw_accept_worker_init(struct gw_accept *a, struct gw_worker *w, char err[CN_ERR_LEN]);
+int gw_accept_worker_init(struct gw_accept *a, struct gw_http_loop *w, char err[CN_ERR_LEN]);
 /* Frees w's events (its loop has ended). */
-void gw_accept_worker_fini(struct gw_worker *w);
+void gw_accept_worker_fini(struct gw_http_loop *w);
 
 /* From now on closes are not announced to other workers (teardown). */
 void gw_accept_stop(struct gw_accept *a);
 
 /* conn.c, on w's thread: a connection was taken over / has been closed. At
  * the cap every worker stops accepting; below it they start again. */
-void gw_accept_opened(struct gw_worker *w);
-void gw_accept_closed(struct gw_worker *w);
+void gw_accept_opened(struct gw_http_loop *w);
+void gw_accept_closed(struct gw_http_loop *w);
 
 /* Brings w's listener in line with the cap, the back-off and draining
- * (w's thread). gw_worker_drain calls it after freeing the listener. */
-void gw_accept_sync(struct gw_worker *w);
+ * (its thread). gw_http_loop_drain calls it after freeing the listener. */
+void gw_accept_sync(struct gw_http_loop *w);
 
 #endif

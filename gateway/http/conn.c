@@ -1,5 +1,6 @@
 /* Client connections: the state machine that reads request heads and bodies
- * off a bufferevent and hands complete heads to the S3 router. Timeouts are
+ * off a bufferevent and hands complete heads to the application (the loop's
+ * struct gw_http_app: in cairn, the S3 layer). Timeouts are
  * per phase: keep-alive idle and the head deadline run on c->timer; body and
  * response progress use the bufferevent's idle timeouts, so a slow but live
  * transfer is never cut while a stalled one is. */
@@ -14,8 +15,7 @@
 #include <event2/buffer.h>
 
 #include "accept.h"
-#include "s3_router.h"
-#include "worker.h"
+#include "http_loop.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -51,7 +51,7 @@ static void gw_conn_arm_timer(struct gw_conn *c, int64_t ms)
 
 static void gw_conn_set_state(struct gw_conn *c, enum gw_conn_state s)
 {
-    CN_LOGR(CN_LOG_DEBUG, c->req.id, "conn %p: %s -> %s", (void *)c, gw_conn_state_str(c->state),
+    CN_LOGR(CN_LOG_DEBUG, c->req->id, "conn %p: %s -> %s", (void *)c, gw_conn_state_str(c->state),
             gw_conn_state_str(s));
     c->state = s;
 }
@@ -61,49 +61,26 @@ static void gw_conn_on_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct gw_conn *c = arg;
-    CN_LOGR(CN_LOG_DEBUG, c->req.id, "conn %p: %s timeout, closing", (void *)c,
+    CN_LOGR(CN_LOG_DEBUG, c->req->id, "conn %p: %s timeout, closing", (void *)c,
             c->state == GW_CONN_IDLE ? "keep-alive" : "request head");
     gw_conn_close(c);
 }
 
-/* Frees the request's per-request resources (not the embedded struct). */
-static void gw_conn_req_clear(struct gw_req *r)
+/* Ends the request's state: the application's first, then the HTTP
+ * layer's (the buffers are kept for the next request). */
+static void gw_conn_req_clear(struct gw_conn *c)
 {
-    if (r->h_free != NULL && r->h != NULL)
-        r->h_free(r->h);
-    r->h = NULL;
-    r->h_free = NULL;
-    if (r->bs_free != NULL && r->bs != NULL)
-        r->bs_free(r->bs);
-    r->bs = NULL;
-    r->bs_free = NULL;
-    r->then = NULL;
-    cn_free(r->key);
-    r->key = NULL;
-    if (r->has_copy_src)
-        gw_copy_source_fini(&r->copy_src);
-    r->has_copy_src = 0;
-    memset(&r->ovr, 0, sizeof(r->ovr));
-    r->key_len = 0;
-    for (size_t i = 0; i < r->n_params; i++) {
-        cn_free(r->params[i].name);
-        cn_free(r->params[i].value);
-    }
-    cn_free(r->params);
-    r->params = NULL;
-    r->n_params = 0;
-    r->bucket[0] = '\0';
-    r->bucket_len = 0;
-    evbuffer_drain(r->body, evbuffer_get_length(r->body));
-    evbuffer_drain(r->hdrs, evbuffer_get_length(r->hdrs));
-    r->body_done = r->body_failed = r->body_bad_framing = 0;
-    r->body_total = 0;
-    r->on_body = NULL;
-    r->on_drain = NULL;
-    r->status = 0;
-    r->headers_sent = r->finished = r->head_only = r->close_after = 0;
-    memset(&r->auth, 0, sizeof(r->auth));
-    r->owner_known_until_us = 0;
+    struct gw_http_req *x = c->req;
+    c->loop->app.req_clear(x);
+    evbuffer_drain(x->body, evbuffer_get_length(x->body));
+    evbuffer_drain(x->hdrs, evbuffer_get_length(x->hdrs));
+    x->http = NULL;
+    x->body_done = x->body_failed = x->body_bad_framing = 0;
+    x->body_total = 0;
+    x->on_body = NULL;
+    x->on_drain = NULL;
+    x->status = 0;
+    x->headers_sent = x->finished = x->head_only = x->close_after = 0;
 }
 
 void gw_conn_unref(struct gw_conn *c)
@@ -112,36 +89,37 @@ void gw_conn_unref(struct gw_conn *c)
     if (--c->refs > 0)
         return;
     CN_ASSERT(c->dead);
-    struct gw_worker *w = c->worker;
-    gw_conn_req_clear(&c->req);
-    evbuffer_free(c->req.body);
-    evbuffer_free(c->req.hdrs);
+    struct gw_http_loop *l = c->loop;
+    gw_conn_req_clear(c);
+    evbuffer_free(c->req->body);
+    evbuffer_free(c->req->hdrs);
+    l->app.req_free(c->req);
     evbuffer_free(c->sink);
     gw_http_parser_fini(&c->parser);
     event_free(c->kick);
     event_free(c->timer);
     cn_free(c);
-    w->n_conn_mem--;
-    gw_worker_drain_check(w);
+    l->n_conn_mem--;
+    gw_http_loop_drain_check(l);
 }
 
 static void gw_conn_link(struct gw_conn *c)
 {
-    struct gw_worker *w = c->worker;
+    struct gw_http_loop *l = c->loop;
     c->prev = NULL;
-    c->next = w->conns;
-    if (w->conns != NULL)
-        w->conns->prev = c;
-    w->conns = c;
+    c->next = l->conns;
+    if (l->conns != NULL)
+        l->conns->prev = c;
+    l->conns = c;
 }
 
 static void gw_conn_unlink(struct gw_conn *c)
 {
-    struct gw_worker *w = c->worker;
+    struct gw_http_loop *l = c->loop;
     if (c->prev != NULL)
         c->prev->next = c->next;
     else
-        w->conns = c->next;
+        l->conns = c->next;
     if (c->next != NULL)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
@@ -157,8 +135,8 @@ static void gw_conn_reap(struct gw_conn *c)
     if (c->bev != NULL)
         bufferevent_free(c->bev);
     c->bev = NULL;
-    c->worker->n_conns--;
-    gw_accept_closed(c->worker);
+    c->loop->n_conns--;
+    gw_accept_closed(c->loop);
     gw_conn_unlink(c);
     gw_conn_unref(c);
 }
@@ -179,23 +157,21 @@ void gw_conn_kick(struct gw_conn *c)
         event_active(c->kick, EV_TIMEOUT, 0);
 }
 
-/* Answers a head that could not be parsed, then closes. */
+/* Has a head that could not be parsed answered, then closes. */
 static void gw_conn_head_failed(struct gw_conn *c)
 {
-    enum gw_s3_err err;
+    int status;
     switch (c->parser.fail) {
-    case GW_HTTP_FAIL_HEADERS_TOO_LARGE: err = GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE; break;
-    case GW_HTTP_FAIL_URI_TOO_LONG: err = GW_S3_URI_TOO_LONG; break;
-    case GW_HTTP_FAIL_BAD_VERSION: err = GW_S3_NOT_IMPLEMENTED; break;
-    case GW_HTTP_FAIL_BAD_HOST: err = GW_S3_INVALID_REQUEST; break;
-    default: err = GW_S3_BAD_REQUEST; break;
+    case GW_HTTP_FAIL_HEADERS_TOO_LARGE: status = 431; break;
+    case GW_HTTP_FAIL_URI_TOO_LONG: status = 414; break;
+    case GW_HTTP_FAIL_BAD_VERSION: status = 505; break;
+    default: status = 400; break;
     }
-    CN_LOGR(CN_LOG_INFO, c->req.id, "bad request head: %s", c->parser.fail_reason);
     gw_conn_set_state(c, GW_CONN_HANDLER);
-    c->req.http = NULL;
+    c->req->http = NULL;
     c->body_mode = GW_CONN_BODY_NONE;
-    c->req.body_done = 0; /* the rest of the input cannot be trusted: close */
-    gw_req_error(&c->req, err, c->parser.fail_reason);
+    c->req->body_done = 0; /* the rest of the input cannot be trusted: close */
+    c->loop->app.head_failed(c->req, c->parser.fail, status, c->parser.fail_reason);
 }
 
 /* A complete head: set up the body framing and hand it to the router. */
@@ -203,10 +179,10 @@ static void gw_conn_head_done(struct gw_conn *c)
 {
     evtimer_del(c->timer);
     gw_conn_set_state(c, GW_CONN_HANDLER);
-    struct gw_req *r = &c->req;
-    r->http = &c->parser;
-    r->head_only = gw_http_token_eq(c->parser.method, c->parser.method_len, "HEAD");
-    r->close_after = !c->parser.keep_alive;
+    struct gw_http_req *x = c->req;
+    x->http = &c->parser;
+    x->head_only = gw_http_token_eq(c->parser.method, c->parser.method_len, "HEAD");
+    x->close_after = !c->parser.keep_alive;
     c->continue_sent = 0;
     c->reading_body = 0;
     if (c->parser.chunked) {
@@ -217,16 +193,11 @@ static void gw_conn_head_done(struct gw_conn *c)
         c->body_left = (uint64_t)c->parser.content_length;
     } else {
         c->body_mode = GW_CONN_BODY_NONE;
-        r->body_done = 1;
+        x->body_done = 1;
     }
-    /* no reading while the handler works until it asks for the body */
+    /* no reading while the application works until it asks for the body */
     bufferevent_disable(c->bev, EV_READ);
-    if (CN_LOG_DEBUG >= cn_log_level_current) { /* skip the copy when not logged */
-        char target[GW_REQ_LOG_TARGET_MAX];
-        gw_req_log_target(&c->parser, target, sizeof(target));
-        CN_LOGR(CN_LOG_DEBUG, r->id, "%s %s", c->parser.method, target);
-    }
-    gw_s3_router_dispatch(r);
+    c->loop->app.dispatch(x);
 }
 
 /* Feeds the parser from the input buffer. */
@@ -236,11 +207,11 @@ static void gw_conn_read_head(struct gw_conn *c)
     while (evbuffer_get_length(in) > 0) {
         if (c->state == GW_CONN_IDLE) {
             gw_conn_set_state(c, GW_CONN_HEAD);
-            c->req.id = gw_worker_next_request_id(c->worker);
-            snprintf(c->req.id_str, sizeof(c->req.id_str), "%016llX",
-                     (unsigned long long)c->req.id);
-            c->req.start_us = cn_time_mono_us();
-            gw_conn_arm_timer(c, c->worker->cfg->http_header_timeout_ms);
+            c->req->id = gw_http_loop_next_request_id(c->loop);
+            snprintf(c->req->id_str, sizeof(c->req->id_str), "%016llX",
+                     (unsigned long long)c->req->id);
+            c->req->start_us = cn_time_mono_us();
+            gw_conn_arm_timer(c, c->loop->opts.header_timeout_ms);
         }
         struct evbuffer_iovec v;
         if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
@@ -262,7 +233,7 @@ static void gw_conn_read_head(struct gw_conn *c)
 /* Moves body bytes from the input into r->body, up to http.body_buffer. */
 static void gw_conn_read_body(struct gw_conn *c)
 {
-    struct gw_req *r = &c->req;
+    struct gw_http_req *r = c->req;
     if (r->body_done || r->body_failed) {
         if (r->on_body != NULL) /* handlers clear on_body once they have it all */
             r->on_body(r);
@@ -270,7 +241,7 @@ static void gw_conn_read_body(struct gw_conn *c)
     }
     struct evbuffer *in = bufferevent_get_input(c->bev);
     size_t have = evbuffer_get_length(r->body);
-    size_t limit = (size_t)c->worker->cfg->http_body_buffer;
+    size_t limit = (size_t)c->loop->opts.body_buffer;
     size_t room = have < limit ? limit - have : 0;
     size_t before = have;
     if (c->body_mode == GW_CONN_BODY_LENGTH) {
@@ -291,7 +262,7 @@ static void gw_conn_read_body(struct gw_conn *c)
     if (r->body_done || r->body_failed) {
         bufferevent_disable(c->bev, EV_READ);
         bufferevent_set_timeouts(c->bev, NULL, NULL);
-        struct timeval wt = gw_conn_tv(c->worker->cfg->http_body_idle_timeout_ms);
+        struct timeval wt = gw_conn_tv(c->loop->opts.body_idle_timeout_ms);
         bufferevent_set_timeouts(c->bev, NULL, &wt);
     } else if (evbuffer_get_length(r->body) >= limit) {
         bufferevent_disable(c->bev, EV_READ); /* backpressure: the handler is behind */
@@ -365,11 +336,11 @@ static void gw_conn_on_write(struct bufferevent *bev, void *arg)
             gw_conn_linger(c);
         return;
     }
-    if (c->state == GW_CONN_HANDLER && c->req.on_drain != NULL &&
-        !gw_req_output_full(&c->req)) {
-        gw_req_cb cb = c->req.on_drain;
-        c->req.on_drain = NULL;
-        cb(&c->req);
+    if (c->state == GW_CONN_HANDLER && c->req->on_drain != NULL &&
+        !gw_http_req_output_full(c->req)) {
+        gw_http_req_cb cb = c->req->on_drain;
+        c->req->on_drain = NULL;
+        cb(c->req);
     }
 }
 
@@ -377,7 +348,7 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
 {
     (void)bev;
     struct gw_conn *c = arg;
-    struct gw_req *r = &c->req;
+    struct gw_http_req *r = c->req;
     if ((what & BEV_EVENT_TIMEOUT) && c->state == GW_CONN_HANDLER && c->reading_body &&
         !r->body_done && !r->headers_sent) {
         CN_LOGR(CN_LOG_INFO, r->id, "request body idle for too long");
@@ -385,10 +356,10 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
         bufferevent_disable(c->bev, EV_READ);
         bufferevent_set_timeouts(c->bev, NULL, NULL);
         if (r->on_body != NULL) {
-            r->on_body(r); /* the handler answers (RequestTimeout) */
+            r->on_body(r); /* the application answers (RequestTimeout) */
             return;
         }
-        gw_req_error(r, GW_S3_REQUEST_TIMEOUT, NULL);
+        c->loop->app.body_timeout(r);
         return;
     }
     if (what & BEV_EVENT_TIMEOUT)
@@ -401,12 +372,11 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
 
 void gw_conn_request_done(struct gw_conn *c)
 {
-    struct gw_req *r = &c->req;
+    struct gw_http_req *r = c->req;
     CN_LOGR(CN_LOG_DEBUG, r->id, "done %d in %llu us", r->status,
             (unsigned long long)(cn_time_mono_us() - r->start_us));
-    int must_close = r->close_after || !r->body_done || r->body_failed || c->worker->draining;
-    gw_conn_req_clear(r);
-    r->http = NULL;
+    int must_close = r->close_after || !r->body_done || r->body_failed || c->loop->draining;
+    gw_conn_req_clear(c);
     gw_http_parser_reset(&c->parser);
     c->reading_body = 0;
     if (c->state == GW_CONN_CLOSING)
@@ -420,18 +390,18 @@ void gw_conn_request_done(struct gw_conn *c)
         return;
     }
     gw_conn_set_state(c, GW_CONN_IDLE);
-    gw_conn_arm_timer(c, c->worker->cfg->http_keepalive_timeout_ms);
+    gw_conn_arm_timer(c, c->loop->opts.keepalive_timeout_ms);
     bufferevent_set_timeouts(c->bev, NULL, NULL);
-    struct timeval wt = gw_conn_tv(c->worker->cfg->http_body_idle_timeout_ms);
+    struct timeval wt = gw_conn_tv(c->loop->opts.body_idle_timeout_ms);
     bufferevent_set_timeouts(c->bev, NULL, &wt);
     bufferevent_enable(c->bev, EV_READ);
     gw_conn_kick(c); /* a pipelined request may already be buffered */
 }
 
-void gw_conn_close_all(struct gw_worker *w)
+void gw_conn_close_all(struct gw_http_loop *l)
 {
-    while (w->conns != NULL)
-        gw_conn_reap(w->conns);   /* unlinks it */
+    while (l->conns != NULL)
+        gw_conn_reap(l->conns);   /* unlinks it */
 }
 
 void gw_conn_close_when_idle(struct gw_conn *c)
@@ -439,14 +409,12 @@ void gw_conn_close_when_idle(struct gw_conn *c)
     if (c->state == GW_CONN_IDLE)
         gw_conn_close(c);
     else
-        c->req.close_after = 1;   /* the response says Connection: close; then closed */
+        c->req->close_after = 1;   /* the response says Connection: close; then closed */
 }
 
-/* Called by gw_req_body_read(): the handler wants the body. */
-void gw_conn_body_start(struct gw_conn *c);
 void gw_conn_body_start(struct gw_conn *c)
 {
-    struct gw_req *r = &c->req;
+    struct gw_http_req *r = c->req;
     if (c->dead || c->state != GW_CONN_HANDLER)
         return;
     if (!c->reading_body) {
@@ -455,7 +423,7 @@ void gw_conn_body_start(struct gw_conn *c)
             evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n", 25);
             c->continue_sent = 1;
         }
-        struct timeval t = gw_conn_tv(c->worker->cfg->http_body_idle_timeout_ms);
+        struct timeval t = gw_conn_tv(c->loop->opts.body_idle_timeout_ms);
         bufferevent_set_timeouts(c->bev, &t, &t);
     }
     if (!r->body_done && !r->body_failed)
@@ -463,39 +431,39 @@ void gw_conn_body_start(struct gw_conn *c)
     gw_conn_kick(c);
 }
 
-void gw_conn_accept(struct gw_worker *w, evutil_socket_t fd)
+void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd)
 {
-    struct bufferevent *bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    struct bufferevent *bev = bufferevent_socket_new(l->base, fd, BEV_OPT_CLOSE_ON_FREE);
     if (bev == NULL) {
         evutil_closesocket(fd);
         return;
     }
     struct gw_conn *c = cn_calloc(1, sizeof(*c));
-    c->worker = w;
+    c->loop = l;
     c->bev = bev;
     c->refs = 1;
-    c->kick = event_new(w->base, -1, 0, gw_conn_on_kick, c);
-    c->timer = evtimer_new(w->base, gw_conn_on_timer, c);
+    c->kick = event_new(l->base, -1, 0, gw_conn_on_kick, c);
+    c->timer = evtimer_new(l->base, gw_conn_on_timer, c);
     c->sink = evbuffer_new();
-    c->req.conn = c;
-    c->req.worker = w;
-    c->req.body = evbuffer_new();
-    c->req.hdrs = evbuffer_new();
-    gw_http_parser_init(&c->parser, &w->http_limits);
+    c->req = l->app.req_new(l->app.arg);
+    c->req->conn = c;
+    c->req->body = evbuffer_new();
+    c->req->hdrs = evbuffer_new();
+    gw_http_parser_init(&c->parser, &l->opts.limits);
     c->state = GW_CONN_IDLE;
-    w->n_conns++;
-    w->n_conn_mem++;
+    l->n_conns++;
+    l->n_conn_mem++;
     gw_conn_link(c);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     bufferevent_setcb(bev, gw_conn_on_read, gw_conn_on_write, gw_conn_on_event, c);
-    bufferevent_setwatermark(bev, EV_WRITE, (size_t)w->cfg->http_output_high_water / 2, 0);
+    bufferevent_setwatermark(bev, EV_WRITE, (size_t)l->opts.output_high_water / 2, 0);
     /* libevent reads 16 KiB per call by default: large PUT bodies then
      * spend their time in the loop (the Proxmox chunker finding) */
-    bufferevent_set_max_single_read(bev, (size_t)w->cfg->http_read_size);
-    struct timeval wt = gw_conn_tv(w->cfg->http_body_idle_timeout_ms);
+    bufferevent_set_max_single_read(bev, (size_t)l->opts.read_size);
+    struct timeval wt = gw_conn_tv(l->opts.body_idle_timeout_ms);
     bufferevent_set_timeouts(bev, NULL, &wt);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
-    gw_conn_arm_timer(c, w->cfg->http_keepalive_timeout_ms);
-    gw_accept_opened(w);   /* at the cap: stops accepting */
+    gw_conn_arm_timer(c, l->opts.keepalive_timeout_ms);
+    gw_accept_opened(l);   /* at the cap: stops accepting */
 }

@@ -3,7 +3,7 @@
  * head deadline, body/write idle) and the request being served. Connections
  * are closed by marking them and reaping them from the loop, never inside
  * their own callback stack; their memory lives until the last hold on the
- * request is released. Private to the gateway (request.c shares it). */
+ * request is released. Private to the HTTP layer (http_req.c shares it). */
 #ifndef GW_CONN_H
 #define GW_CONN_H
 
@@ -12,7 +12,9 @@
 
 #include "http_chunked.h"
 #include "http_parser.h"
-#include "request.h"
+#include "http_req.h"
+
+struct gw_http_loop;
 
 enum gw_conn_state {
     GW_CONN_IDLE,     /* keep-alive: waiting for the first byte of a request */
@@ -28,7 +30,7 @@ enum gw_conn_body {
 };
 
 struct gw_conn {
-    struct gw_worker *worker;
+    struct gw_http_loop *loop;
     struct bufferevent *bev;
     struct event *kick;   /* deferred work: drive the state machine or reap */
     struct event *timer;  /* keep-alive idle or head deadline */
@@ -45,7 +47,7 @@ struct gw_conn {
     uint64_t body_left;
     struct gw_http_chunked chunked;
     struct evbuffer *sink; /* discards HEAD bodies */
-    struct gw_req req;
+    struct gw_http_req *req; /* the application's (app.req_new), reused per request */
     struct gw_conn *prev, *next;   /* the worker's open connections */
 };
 
@@ -56,16 +58,18 @@ void gw_conn_close_when_idle(struct gw_conn *c);
 /* Closes every connection of w still open, at once (its loop has ended:
  * the stop's deadline passed). One that a storage reply still holds is freed
  * with that hold, if ever. */
-void gw_conn_close_all(struct gw_worker *w);
+void gw_conn_close_all(struct gw_http_loop *l);
 
 /* Takes over an accepted socket. On failure closes fd. */
-void gw_conn_accept(struct gw_worker *w, evutil_socket_t fd);
+void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd);
 
 /* Marks c to close; the loop reaps it. Safe from any of c's callbacks. */
 void gw_conn_close(struct gw_conn *c);
 /* Schedules a run of the state machine from the loop. */
 void gw_conn_kick(struct gw_conn *c);
-/* Called by gw_req_reply_end(): moves to the next request or closes. */
+/* Called by gw_http_req_body_read(): the application wants the body. */
+void gw_conn_body_start(struct gw_conn *c);
+/* Called by gw_http_req_reply_end(): moves to the next request or closes. */
 void gw_conn_request_done(struct gw_conn *c);
 /* Drops one reference; frees c when it was the last. */
 void gw_conn_unref(struct gw_conn *c);

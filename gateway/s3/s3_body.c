@@ -85,6 +85,7 @@ static void gw_s3_body_finish(struct gw_s3_body *b, enum gw_s3_err err)
         return;
     b->finished = 1;
     b->r->on_body = NULL;
+    b->r->hr.on_body = NULL;
     if (b->sdone != NULL)
         b->sdone(b->r, err, err == GW_S3_OK ? b->data : NULL, b->arg);
     else
@@ -188,17 +189,17 @@ static void gw_s3_body_on_body(struct gw_req *r)
     struct gw_s3_body *b = r->bs;
     if (b == NULL || b->finished || b->paused)
         return; /* paused: r->body stays full, so the connection stops reading */
-    enum gw_s3_err err = b->ac != NULL ? gw_s3_body_feed_chunked(b, r->body)
-                                       : gw_s3_body_feed_plain(b, r->body);
-    evbuffer_drain(r->body, evbuffer_get_length(r->body));
+    enum gw_s3_err err = b->ac != NULL ? gw_s3_body_feed_chunked(b, r->hr.body)
+                                       : gw_s3_body_feed_plain(b, r->hr.body);
+    evbuffer_drain(r->hr.body, evbuffer_get_length(r->hr.body));
     /* a stalled client is a timeout (clients retry it); bytes that break
      * the framing are the client's fault and the connection is closed */
-    if (err == GW_S3_OK && r->body_failed)
-        err = r->body_done || r->body_bad_framing ? GW_S3_INCOMPLETE_BODY
+    if (err == GW_S3_OK && r->hr.body_failed)
+        err = r->hr.body_done || r->hr.body_bad_framing ? GW_S3_INCOMPLETE_BODY
                                                   : GW_S3_REQUEST_TIMEOUT;
-    if (err == GW_S3_OK && r->body_done)
+    if (err == GW_S3_OK && r->hr.body_done)
         err = gw_s3_body_verify(b);
-    if (err != GW_S3_OK || r->body_done) {
+    if (err != GW_S3_OK || r->hr.body_done) {
         gw_s3_body_finish(b, err);
         return;
     }
@@ -322,7 +323,7 @@ void gw_s3_body_resume(struct gw_req *r)
         b->paused = 1;
         return;
     }
-    if (evbuffer_get_length(r->body) > 0 || r->body_done || r->body_failed)
+    if (evbuffer_get_length(r->hr.body) > 0 || r->hr.body_done || r->hr.body_failed)
         gw_s3_body_on_body(r);
     else
         gw_req_body_consumed(r);

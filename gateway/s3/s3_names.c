@@ -221,35 +221,6 @@ static char *gw_s3_names_put_digits(char *out, int v, int n)
     return out + n;
 }
 
-static char *gw_s3_names_put_str(char *out, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(out, s, n);
-    return out + n;
-}
-
-void gw_s3_names_http_date_format(time_t t, char out[GW_S3_NAMES_HTTP_DATE_LEN])
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char *p = out;
-    p = gw_s3_names_put_str(p, gw_s3_names_wdays[tm.tm_wday]);
-    p = gw_s3_names_put_str(p, ", ");
-    p = gw_s3_names_put_digits(p, tm.tm_mday, 2);
-    *p++ = ' ';
-    p = gw_s3_names_put_str(p, gw_s3_names_months[tm.tm_mon]);
-    *p++ = ' ';
-    p = gw_s3_names_put_digits(p, tm.tm_year + 1900, 4);
-    *p++ = ' ';
-    p = gw_s3_names_put_digits(p, tm.tm_hour, 2);
-    *p++ = ':';
-    p = gw_s3_names_put_digits(p, tm.tm_min, 2);
-    *p++ = ':';
-    p = gw_s3_names_put_digits(p, tm.tm_sec, 2);
-    p = gw_s3_names_put_str(p, " GMT");
-    *p = '\0';
-}
-
 /* Reads exactly n digits at s[*pos]; CN_OK and *out, else CN_INVAL. */
 static int gw_s3_names_digits(const char *s, size_t len, size_t *pos, int n, int *out)
 {

@@ -58,9 +58,7 @@ size_t gw_s3_names_uri_encode(const char *in, size_t len, char *out, size_t cap,
 
 /* ---- dates ----------------------------------------------------------- */
 
-/* "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 7231 IMF-fixdate), 29 chars + NUL. */
-#define GW_S3_NAMES_HTTP_DATE_LEN 30
-void gw_s3_names_http_date_format(time_t t, char out[GW_S3_NAMES_HTTP_DATE_LEN]);
+/* (Formatting an HTTP date is the HTTP layer's: gw_http_date_format().) */
 
 /* Parses an HTTP date in any of the three RFC 7231 forms: IMF-fixdate,
  * RFC 850 ("Sunday, 06-Nov-94 08:49:37 GMT"; two-digit years 70..99 are

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "bucket_owner.h"
+#include "http_date.h"
 #include "keys.h"
 #include "lo_copy.h"
 #include "lo_map.h"
@@ -562,8 +563,8 @@ static const char *gw_s3_object_header_case(const char *name)
 static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, size_t etag_len,
                                        const struct gw_objmeta *om, int partial)
 {
-    char date[GW_S3_NAMES_HTTP_DATE_LEN];
-    gw_s3_names_http_date_format((time_t)(m->ts / 1000000), date);
+    char date[GW_HTTP_DATE_LEN];
+    gw_http_date_format((time_t)(m->ts / 1000000), date);
     gw_req_reply_header(r, "Last-Modified", date, strlen(date));
     gw_req_reply_headerf(r, "ETag", "\"%.*s\"", (int)etag_len, (const char *)m->etag.ptr);
     gw_req_reply_header(r, "Accept-Ranges", "bytes", 5);
@@ -596,8 +597,8 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, si
  * 7232 4.1: ETag; S3 also sends Last-Modified), so caches can refresh. */
 static void gw_s3_object_not_modified(struct gw_req *r, const struct msg *m, size_t etag_len)
 {
-    char date[GW_S3_NAMES_HTTP_DATE_LEN];
-    gw_s3_names_http_date_format((time_t)(m->ts / 1000000), date);
+    char date[GW_HTTP_DATE_LEN];
+    gw_http_date_format((time_t)(m->ts / 1000000), date);
     gw_req_reply_start(r, 304);
     gw_req_reply_header(r, "Last-Modified", date, strlen(date));
     gw_req_reply_headerf(r, "ETag", "\"%.*s\"", (int)etag_len, (const char *)m->etag.ptr);
@@ -720,9 +721,9 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     uint64_t size;
     int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &etag_len, &size);
     if (!large)
-        size = r->head_only ? m->size : m->payload.len;
+        size = r->hr.head_only ? m->size : m->payload.len;
     struct gw_lo_map map;
-    int have_map = large && (!r->head_only || gw_req_param(r, "partNumber") != NULL);
+    int have_map = large && (!r->hr.head_only || gw_req_param(r, "partNumber") != NULL);
     if (have_map && (gw_lo_map_decode(&map, m->payload.ptr, m->payload.len) != CN_OK ||
                      map.size != size)) {
         gw_lo_map_fini(&map);
@@ -746,7 +747,7 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     gw_s3_object_send_head(r, m, etag_len, &om, &sp);
-    if (r->head_only) {
+    if (r->hr.head_only) {
         if (have_map)
             gw_lo_map_fini(&map);
         gw_req_reply_end(r);
@@ -770,7 +771,7 @@ void gw_s3_object_get(struct gw_req *r)
     struct gw_s3_object *o = gw_s3_object_state(r);
     gw_req_hold(r);
     /* HEAD with partNumber needs the chunk map, which is the record's data */
-    if (r->head_only && gw_req_param(r, "partNumber") == NULL)
+    if (r->hr.head_only && gw_req_param(r, "partNumber") == NULL)
         gw_store_head(r->worker->store, o->skey, o->skey_len, gw_s3_object_on_get, r);
     else
         gw_store_get(r->worker->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_on_get, r);

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "http_req.h"
 #include "request.h"
 
 static const struct {
@@ -21,16 +22,6 @@ static const struct {
                                     "Content-Encoding"},
 };
 
-int gw_s3_overrides_value_ok(const char *v, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if ((c < 0x20 && c != '\t') || c == 0x7f)
-            return 0;
-    }
-    return 1;
-}
-
 enum gw_s3_err gw_s3_overrides_parse(const struct gw_req_param *params, size_t n,
                                      struct gw_s3_overrides *o, const char **why)
 {
@@ -43,7 +34,7 @@ enum gw_s3_err gw_s3_overrides_parse(const struct gw_req_param *params, size_t n
             if (strlen(gw_s3_overrides_table[k].param) != p->name_len ||
                 memcmp(gw_s3_overrides_table[k].param, p->name, p->name_len) != 0)
                 continue;
-            if (!gw_s3_overrides_value_ok(p->value, p->value_len)) {
+            if (!gw_http_field_value_ok(p->value, p->value_len)) {
                 *why = "Response header overrides may not hold control characters.";
                 return GW_S3_INVALID_ARGUMENT;
             }

@@ -41,8 +41,4 @@ enum gw_s3_err gw_s3_overrides_parse(const struct gw_req_param *params, size_t n
 const char *gw_s3_overrides_meta_name(enum gw_s3_override i);
 const char *gw_s3_overrides_header_name(enum gw_s3_override i);
 
-/* 1 when v[len] may stand as an HTTP field value (RFC 9110 5.5: HTAB, SP,
- * visible ASCII and obs-text; no CR, LF, NUL or other control byte). */
-int gw_s3_overrides_value_ok(const char *v, size_t len);
-
 #endif

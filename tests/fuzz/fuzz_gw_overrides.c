@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_req.h"
 #include "request.h"
 #include "s3_names.h"
 #include "s3_overrides.h"
@@ -49,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < o.len[k]; i++)
             if (o.value[k][i] == '\r' || o.value[k][i] == '\n' || o.value[k][i] == '\0')
                 abort();
-        if (!gw_s3_overrides_value_ok(o.value[k], o.len[k]))
+        if (!gw_http_field_value_ok(o.value[k], o.len[k]))
             abort();
     }
     return 0;

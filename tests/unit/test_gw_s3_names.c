@@ -3,6 +3,7 @@
 
 #include "cn/rc.h"
 #include "cn/test.h"
+#include "http_date.h"
 #include "s3_names.h"
 
 CN_TEST_GLOBALS;
@@ -100,8 +101,8 @@ static void test_uri(void)
 
 static void test_http_dates(void)
 {
-    char d[GW_S3_NAMES_HTTP_DATE_LEN];
-    gw_s3_names_http_date_format(784111777, d);
+    char d[GW_HTTP_DATE_LEN];
+    gw_http_date_format(784111777, d);
     CN_CHECK_EQ_STR(d, "Sun, 06 Nov 1994 08:49:37 GMT");
     time_t t = 0;
     CN_CHECK_EQ_INT(gw_s3_names_http_date_parse(d, strlen(d), &t), CN_OK);
@@ -122,7 +123,7 @@ static void test_http_dates(void)
     const char *leap = "Thu, 29 Feb 2024 12:00:00 GMT";
     CN_CHECK_EQ_INT(gw_s3_names_http_date_parse(leap, strlen(leap), &t), CN_OK);
     CN_CHECK_EQ_INT(t, 1709208000);
-    gw_s3_names_http_date_format(1709208000, d);
+    gw_http_date_format(1709208000, d);
     CN_CHECK_EQ_STR(d, leap);
     /* the length is the truth: a prefix does not parse */
     CN_CHECK_EQ_INT(gw_s3_names_http_date_parse(leap, 20, &t), CN_INVAL);

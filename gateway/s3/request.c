@@ -1,33 +1,30 @@
-/* The handler-facing side of a request: holds, head lookups, the body
- * stream and the response writer. The connection state machine is conn.c. */
+/* The S3 request (request.h): the S3 layer as the HTTP layer's
+ * application (its callbacks below), and the handler-facing request API over
+ * the HTTP exchange: holds, head lookups, the body stream, the response
+ * writer with S3's request-id headers, S3 error documents and the access
+ * line. */
 #include "request.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include <event2/bufferevent.h>
-
-#include "conn.h"
+#include "http_loop.h"
 #include "s3_names.h"
+#include "s3_router.h"
 #include "worker.h"
 
+#include "cn/alloc.h"
 #include "cn/log.h"
-
-void gw_conn_body_start(struct gw_conn *c);
 
 void gw_req_hold(struct gw_req *r)
 {
-    r->conn->refs++;
+    gw_http_req_hold(&r->hr);
 }
 
 int gw_req_release(struct gw_req *r)
 {
-    struct gw_conn *c = r->conn;
-    int alive = !c->dead;
-    gw_conn_unref(c);
-    return alive;
+    return gw_http_req_release(&r->hr);
 }
 
 const char *gw_req_header(const struct gw_req *r, const char *name, size_t *len)
@@ -107,69 +104,34 @@ size_t gw_req_log_target(const struct gw_http_parser *h, char *out, size_t cap)
     return pos;
 }
 
+static void gw_req_on_body_http(struct gw_http_req *x)
+{
+    struct gw_req *r = gw_req_of(x);
+    if (r->on_body != NULL)
+        r->on_body(r);
+}
+
 void gw_req_body_read(struct gw_req *r, gw_req_cb on_body)
 {
     r->on_body = on_body;
-    gw_conn_body_start(r->conn);
+    gw_http_req_body_read(&r->hr, on_body != NULL ? gw_req_on_body_http : NULL);
 }
 
 void gw_req_body_consumed(struct gw_req *r)
 {
-    gw_conn_kick(r->conn);
+    gw_http_req_body_consumed(&r->hr);
 }
 
 void gw_req_reply_start(struct gw_req *r, int status)
 {
-    static const struct {
-        int code;
-        const char *text;
-    } reasons[] = {
-        {200, "OK"}, {204, "No Content"}, {206, "Partial Content"},
-        {304, "Not Modified"}, {400, "Bad Request"}, {403, "Forbidden"},
-        {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
-        {411, "Length Required"}, {412, "Precondition Failed"}, {414, "URI Too Long"},
-        {416, "Requested Range Not Satisfiable"}, {500, "Internal Server Error"},
-        {501, "Not Implemented"}, {503, "Service Unavailable"},
-    };
-    const char *reason = "Unknown";
-    for (size_t i = 0; i < CN_ARRAY_LEN(reasons); i++)
-        if (reasons[i].code == status)
-            reason = reasons[i].text;
-    r->status = status;
-    evbuffer_drain(r->hdrs, evbuffer_get_length(r->hdrs));
-    char date[GW_S3_NAMES_HTTP_DATE_LEN];
-    gw_s3_names_http_date_format(time(NULL), date);
-    evbuffer_add_printf(r->hdrs,
-                        "HTTP/1.1 %d %s\r\nDate: %s\r\nServer: cairn\r\n"
-                        "x-amz-request-id: %s\r\nx-amz-id-2: %s\r\n",
-                        status, reason, date, r->id_str, r->id_str);
-}
-
-/* 1 when name is a non-empty HTTP token (RFC 9110 5.6.2). */
-static int gw_req_header_name_ok(const char *name)
-{
-    static const char tchar_punct[] = "!#$%&'*+-.^_`|~";
-    if (*name == '\0')
-        return 0;
-    for (const char *p = name; *p != '\0'; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              strchr(tchar_punct, c) != NULL))
-            return 0;
-    }
-    return 1;
+    gw_http_req_reply_start(&r->hr, status);
+    gw_http_req_reply_header(&r->hr, "x-amz-request-id", r->hr.id_str, 16);
+    gw_http_req_reply_header(&r->hr, "x-amz-id-2", r->hr.id_str, 16);
 }
 
 void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len)
 {
-    if (!gw_req_header_name_ok(name) || !gw_s3_overrides_value_ok(value, len)) {
-        CN_LOGR(CN_LOG_WARN, r->id, "response header '%.64s' not sent: not a valid field",
-                name);
-        return;
-    }
-    evbuffer_add_printf(r->hdrs, "%s: ", name);
-    evbuffer_add(r->hdrs, value, len);
-    evbuffer_add(r->hdrs, "\r\n", 2);
+    gw_http_req_reply_header(&r->hr, name, value, len);
 }
 
 void gw_req_reply_headerf(struct gw_req *r, const char *name, const char *fmt, ...)
@@ -183,69 +145,47 @@ void gw_req_reply_headerf(struct gw_req *r, const char *name, const char *fmt, .
         CN_LOGR(CN_LOG_WARN, r->id, "response header '%.64s' not sent: too long", name);
         return;
     }
-    gw_req_reply_header(r, name, buf, (size_t)n);
+    gw_http_req_reply_header(&r->hr, name, buf, (size_t)n);
 }
 
 void gw_req_reply_send_headers(struct gw_req *r, uint64_t length)
 {
-    struct gw_conn *c = r->conn;
-    CN_ASSERT(!r->headers_sent);
-    r->headers_sent = 1;
-    /* an unread request body makes the connection unusable afterwards */
-    if (!r->body_done || r->body_failed || r->worker->draining)
-        r->close_after = 1;
-    if (r->status != 304 && r->status != 204)
-        evbuffer_add_printf(r->hdrs, "Content-Length: %llu\r\n", (unsigned long long)length);
-    evbuffer_add_printf(r->hdrs, "Connection: %s\r\n\r\n", r->close_after ? "close" : "keep-alive");
-    if (!c->dead)
-        evbuffer_add_buffer(bufferevent_get_output(c->bev), r->hdrs);
-    else
-        evbuffer_drain(r->hdrs, evbuffer_get_length(r->hdrs));
+    gw_http_req_reply_send_headers(&r->hr, length);
 }
 
 struct evbuffer *gw_req_reply_body(struct gw_req *r)
 {
-    struct gw_conn *c = r->conn;
-    if (r->head_only || c->dead) {
-        evbuffer_drain(c->sink, evbuffer_get_length(c->sink));
-        return c->sink;
-    }
-    return bufferevent_get_output(c->bev);
+    return gw_http_req_reply_body(&r->hr);
 }
 
 int gw_req_output_full(const struct gw_req *r)
 {
-    struct gw_conn *c = r->conn;
-    if (c->dead)
-        return 0;
-    return evbuffer_get_length(bufferevent_get_output(c->bev)) >
-           (size_t)c->worker->cfg->http_output_high_water;
+    return gw_http_req_output_full(&r->hr);
+}
+
+static void gw_req_on_drain_http(struct gw_http_req *x)
+{
+    struct gw_req *r = gw_req_of(x);
+    gw_req_cb cb = r->on_drain;
+    r->on_drain = NULL;
+    if (cb != NULL)
+        cb(r);
 }
 
 void gw_req_on_drain(struct gw_req *r, gw_req_cb cb)
 {
     r->on_drain = cb;
+    gw_http_req_on_drain(&r->hr, cb != NULL ? gw_req_on_drain_http : NULL);
 }
 
 void gw_req_reply_end(struct gw_req *r)
 {
-    CN_ASSERT(r->headers_sent && !r->finished);
-    r->finished = 1;
-    if (CN_LOG_INFO >= cn_log_level_current) { /* skip the copy when not logged */
-        char target[GW_REQ_LOG_TARGET_MAX];
-        if (r->http != NULL)
-            gw_req_log_target(r->http, target, sizeof(target));
-        /* the access line: one per request, so never rate limited */
-        CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d", r->http != NULL ? r->http->method : "-",
-                      r->http != NULL ? target : "-", r->status);
-    }
-    gw_conn_request_done(r->conn);
+    gw_http_req_reply_end(&r->hr);
 }
 
 void gw_req_abort(struct gw_req *r)
 {
-    r->close_after = 1;
-    gw_conn_close(r->conn);
+    gw_http_req_abort(&r->hr);
 }
 
 void gw_req_reply_empty(struct gw_req *r, int status)
@@ -283,15 +223,15 @@ void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *messa
         .message = message,
         .resource = r->http != NULL ? r->http->path : "",
         .resource_len = r->http != NULL ? r->http->path_len : 0,
-        .request_id = r->id_str,
-        .host_id = r->id_str,
+        .request_id = r->hr.id_str,
+        .host_id = r->hr.id_str,
         .extra = extra,
         .n_extra = n_extra,
     };
     CN_LOGR(CN_LOG_DEBUG, r->id, "error %s: %s", gw_s3_error_code(err),
             message != NULL ? message : gw_s3_error_message(err));
     struct evbuffer *body = evbuffer_new();
-    if (!r->head_only && gw_s3_error_render(&doc, body) != CN_OK)
+    if (!r->hr.head_only && gw_s3_error_render(&doc, body) != CN_OK)
         evbuffer_drain(body, evbuffer_get_length(body));
     gw_req_reply_start(r, gw_s3_error_status(err));
     if (gw_s3_error_has_body(err))
@@ -304,4 +244,120 @@ void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *messa
     evbuffer_add_buffer(gw_req_reply_body(r), body);
     evbuffer_free(body);
     gw_req_reply_end(r);
+}
+
+/* ---- the S3 layer as the HTTP layer's application -------------------- */
+
+static struct gw_http_req *gw_req_app_new(void *arg)
+{
+    struct gw_req *r = cn_calloc(1, sizeof(*r));
+    r->worker = arg;
+    return &r->hr;
+}
+
+static void gw_req_app_free(struct gw_http_req *x)
+{
+    cn_free(gw_req_of(x));
+}
+
+/* Frees the S3 request's per-request state (the HTTP layer clears its own). */
+static void gw_req_app_clear(struct gw_http_req *x)
+{
+    struct gw_req *r = gw_req_of(x);
+    if (r->h_free != NULL && r->h != NULL)
+        r->h_free(r->h);
+    r->h = NULL;
+    r->h_free = NULL;
+    if (r->bs_free != NULL && r->bs != NULL)
+        r->bs_free(r->bs);
+    r->bs = NULL;
+    r->bs_free = NULL;
+    r->then = NULL;
+    r->on_body = NULL;
+    r->on_drain = NULL;
+    cn_free(r->key);
+    r->key = NULL;
+    r->key_len = 0;
+    if (r->has_copy_src)
+        gw_copy_source_fini(&r->copy_src);
+    r->has_copy_src = 0;
+    memset(&r->ovr, 0, sizeof(r->ovr));
+    for (size_t i = 0; i < r->n_params; i++) {
+        cn_free(r->params[i].name);
+        cn_free(r->params[i].value);
+    }
+    cn_free(r->params);
+    r->params = NULL;
+    r->n_params = 0;
+    r->bucket[0] = '\0';
+    r->bucket_len = 0;
+    memset(&r->auth, 0, sizeof(r->auth));
+    r->owner_known_until_us = 0;
+    r->http = NULL;
+    r->id = 0;
+}
+
+static void gw_req_app_dispatch(struct gw_http_req *x)
+{
+    struct gw_req *r = gw_req_of(x);
+    r->http = x->http;
+    r->id = x->id;
+    if (CN_LOG_DEBUG >= cn_log_level_current) { /* skip the copy when not logged */
+        char target[GW_REQ_LOG_TARGET_MAX];
+        gw_req_log_target(r->http, target, sizeof(target));
+        CN_LOGR(CN_LOG_DEBUG, r->id, "%s %s", r->http->method, target);
+    }
+    gw_s3_router_dispatch(r);
+}
+
+/* A head that could not be parsed: S3's answer for why. */
+static void gw_req_app_head_failed(struct gw_http_req *x, enum gw_http_fail fail, int status,
+                                   const char *reason)
+{
+    (void)status;
+    struct gw_req *r = gw_req_of(x);
+    r->http = NULL;
+    r->id = x->id;
+    enum gw_s3_err err;
+    switch (fail) {
+    case GW_HTTP_FAIL_HEADERS_TOO_LARGE: err = GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE; break;
+    case GW_HTTP_FAIL_URI_TOO_LONG: err = GW_S3_URI_TOO_LONG; break;
+    case GW_HTTP_FAIL_BAD_VERSION: err = GW_S3_NOT_IMPLEMENTED; break;
+    case GW_HTTP_FAIL_BAD_HOST: err = GW_S3_INVALID_REQUEST; break;
+    default: err = GW_S3_BAD_REQUEST; break;
+    }
+    CN_LOGR(CN_LOG_INFO, r->id, "bad request head: %s", reason);
+    gw_req_error(r, err, reason);
+}
+
+static void gw_req_app_body_timeout(struct gw_http_req *x)
+{
+    gw_req_error(gw_req_of(x), GW_S3_REQUEST_TIMEOUT, NULL);
+}
+
+/* The access line, one per request (never rate limited). */
+static void gw_req_app_done(struct gw_http_req *x)
+{
+    struct gw_req *r = gw_req_of(x);
+    if (CN_LOG_INFO < cn_log_level_current) /* skip the copy when not logged */
+        return;
+    char target[GW_REQ_LOG_TARGET_MAX];
+    if (r->http != NULL)
+        gw_req_log_target(r->http, target, sizeof(target));
+    CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d", r->http != NULL ? r->http->method : "-",
+                  r->http != NULL ? target : "-", x->status);
+}
+
+void gw_req_app_init(struct gw_http_app *app, struct gw_worker *w)
+{
+    *app = (struct gw_http_app){
+        .req_new = gw_req_app_new,
+        .req_free = gw_req_app_free,
+        .req_clear = gw_req_app_clear,
+        .dispatch = gw_req_app_dispatch,
+        .head_failed = gw_req_app_head_failed,
+        .body_timeout = gw_req_app_body_timeout,
+        .done = gw_req_app_done,
+        .arg = w,
+    };
 }

@@ -1,8 +1,11 @@
-/* One S3 request as the handlers see it: the parsed head, the S3 target
- * (bucket, decoded key, query parameters), who signed it, the request body
- * as a stream, and the functions that write the response. A request lives
- * inside its connection (conn.c); handlers keep it alive across storage
- * calls with gw_req_hold()/gw_req_release().
+/* One S3 request as the handlers see it: the HTTP exchange underneath
+ * (struct gw_http_req, embedded: the head, the body stream, the response
+ * writer), the S3 target (bucket, decoded key, query parameters), who signed
+ * it, and the handler's state. The S3 layer is the HTTP layer's application
+ * (gw_req_app_init): the HTTP layer makes one gw_req per connection through
+ * it and hands each complete head to gw_s3_router_dispatch().
+ * Handlers keep a request alive across storage calls with
+ * gw_req_hold()/gw_req_release().
  *
  * Every handler must end in gw_req_reply_end() or gw_req_error() exactly
  * once, and only when none of its own callbacks is pending. */
@@ -16,11 +19,11 @@
 
 #include "copy_source.h"
 #include "http_parser.h"
+#include "http_req.h"
 #include "s3_error.h"
 #include "s3_overrides.h"
 #include "sigv4.h"
 
-struct gw_conn;
 struct gw_worker;
 struct gw_req;
 
@@ -36,12 +39,12 @@ struct gw_req_param {
 };
 
 struct gw_req {
-    struct gw_conn *conn;
+    struct gw_http_req hr;     /* the HTTP exchange (http_req.h) */
     struct gw_worker *worker;
+    /* copied from hr when the head is dispatched: read-only facts of the
+     * request that every handler and log line uses */
     const struct gw_http_parser *http; /* the head; valid until the request ends */
     uint64_t id;
-    char id_str[17];
-    uint64_t start_us;
 
     /* S3 target, filled by the router */
     char bucket[64];
@@ -62,22 +65,9 @@ struct gw_req {
     /* response-* overrides of a GET, checked once by the router */
     struct gw_s3_overrides ovr;
 
-    /* request body, decoded from its HTTP framing */
-    struct evbuffer *body;
-    int body_done;             /* the last byte is in body (or there was none) */
-    int body_failed;           /* broken framing or the client went away */
-    int body_bad_framing;      /* ... and it was the framing (IncompleteBody,
-                                  not RequestTimeout: retrying will not help) */
-    uint64_t body_total;       /* bytes delivered so far */
+    /* callbacks of the body and of the output's drain (gw_req_body_read,
+     * gw_req_on_drain), called through the HTTP layer's */
     gw_req_cb on_body;
-
-    /* response */
-    struct evbuffer *hdrs;     /* header lines being built */
-    int status;
-    int headers_sent;
-    int finished;
-    int head_only;             /* HEAD: no body bytes reach the client */
-    int close_after;           /* Connection: close */
     gw_req_cb on_drain;
 
     /* the handler's own state, freed with h_free when the request ends */
@@ -87,6 +77,16 @@ struct gw_req {
     void *bs;                  /* the body reader's state (s3_body.c) */
     void (*bs_free)(void *bs);
 };
+
+/* The S3 request an HTTP exchange belongs to. */
+static inline struct gw_req *gw_req_of(struct gw_http_req *x)
+{
+    return (struct gw_req *)(void *)((char *)x - offsetof(struct gw_req, hr));
+}
+
+/* Fills app with the S3 layer's callbacks for worker w's HTTP loop. */
+struct gw_http_app;
+void gw_req_app_init(struct gw_http_app *app, struct gw_worker *w);
 
 /* ---- lifetime -------------------------------------------------------- */
 
@@ -119,21 +119,20 @@ size_t gw_req_log_target(const struct gw_http_parser *h, char *out, size_t cap);
 
 /* Starts (or keeps) reading the body: sends 100 Continue when the client
  * waits for it, then calls on_body (from the loop) whenever bytes were added
- * to r->body or body_done / body_failed became true. Reading pauses while
- * r->body holds http.body_buffer bytes: drain it, then call
+ * to r->hr.body or hr.body_done / hr.body_failed became true. Reading pauses
+ * while r->hr.body holds http.body_buffer bytes: drain it, then call
  * gw_req_body_consumed(). */
 void gw_req_body_read(struct gw_req *r, gw_req_cb on_body);
 void gw_req_body_consumed(struct gw_req *r);
 
 /* ---- the response ---------------------------------------------------- */
 
-/* Starts a response: status line plus Date, Server, x-amz-request-id and
- * x-amz-id-2. */
+/* Starts a response: status line plus Date, Server (the HTTP layer's),
+ * x-amz-request-id and x-amz-id-2. */
 void gw_req_reply_start(struct gw_req *r, int status);
 /* Adds a header line; value is len bytes (copied). Every response header
- * goes through here: a name that is not an HTTP token or a value holding a
- * control byte (CR, LF, NUL, ...) is never written (logged and dropped), so
- * nothing a client or a stored record supplies can end a header line. */
+ * goes through gw_http_req_reply_header(), which never writes a name that
+ * is not an HTTP token or a value holding a control byte. */
 void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len);
 void gw_req_reply_headerf(struct gw_req *r, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1,0 +1,158 @@
+/* The application-facing side of an HTTP exchange: holds, the body stream
+ * and the response writer (http_req.h). The connection state machine that
+ * drives it is conn.c. */
+#include "http_req.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/bufferevent.h>
+
+#include "conn.h"
+#include "http_date.h"
+#include "http_loop.h"
+
+#include "cn/log.h"
+
+void gw_http_req_hold(struct gw_http_req *x)
+{
+    x->conn->refs++;
+}
+
+int gw_http_req_release(struct gw_http_req *x)
+{
+    struct gw_conn *c = x->conn;
+    int alive = !c->dead;
+    gw_conn_unref(c);
+    return alive;
+}
+
+void gw_http_req_body_read(struct gw_http_req *x, gw_http_req_cb on_body)
+{
+    x->on_body = on_body;
+    gw_conn_body_start(x->conn);
+}
+
+void gw_http_req_body_consumed(struct gw_http_req *x)
+{
+    gw_conn_kick(x->conn);
+}
+
+void gw_http_req_reply_start(struct gw_http_req *x, int status)
+{
+    static const struct {
+        int code;
+        const char *text;
+    } reasons[] = {
+        {200, "OK"}, {204, "No Content"}, {206, "Partial Content"},
+        {304, "Not Modified"}, {400, "Bad Request"}, {403, "Forbidden"},
+        {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
+        {411, "Length Required"}, {412, "Precondition Failed"}, {414, "URI Too Long"},
+        {416, "Requested Range Not Satisfiable"}, {500, "Internal Server Error"},
+        {501, "Not Implemented"}, {503, "Service Unavailable"},
+    };
+    const char *reason = "Unknown";
+    for (size_t i = 0; i < CN_ARRAY_LEN(reasons); i++)
+        if (reasons[i].code == status)
+            reason = reasons[i].text;
+    x->status = status;
+    evbuffer_drain(x->hdrs, evbuffer_get_length(x->hdrs));
+    char date[GW_HTTP_DATE_LEN];
+    gw_http_date_format(time(NULL), date);
+    evbuffer_add_printf(x->hdrs, "HTTP/1.1 %d %s\r\nDate: %s\r\nServer: cairn\r\n", status,
+                        reason, date);
+}
+
+int gw_http_field_name_ok(const char *name)
+{
+    static const char tchar_punct[] = "!#$%&'*+-.^_`|~";
+    if (*name == '\0')
+        return 0;
+    for (const char *p = name; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr(tchar_punct, c) != NULL))
+            return 0;
+    }
+    return 1;
+}
+
+int gw_http_field_value_ok(const char *v, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return 0;
+    }
+    return 1;
+}
+
+void gw_http_req_reply_header(struct gw_http_req *x, const char *name, const char *value,
+                              size_t len)
+{
+    if (!gw_http_field_name_ok(name) || !gw_http_field_value_ok(value, len)) {
+        CN_LOGR(CN_LOG_WARN, x->id, "response header '%.64s' not sent: not a valid field",
+                name);
+        return;
+    }
+    evbuffer_add_printf(x->hdrs, "%s: ", name);
+    evbuffer_add(x->hdrs, value, len);
+    evbuffer_add(x->hdrs, "\r\n", 2);
+}
+
+void gw_http_req_reply_send_headers(struct gw_http_req *x, uint64_t length)
+{
+    struct gw_conn *c = x->conn;
+    CN_ASSERT(!x->headers_sent);
+    x->headers_sent = 1;
+    /* an unread request body makes the connection unusable afterwards */
+    if (!x->body_done || x->body_failed || c->loop->draining)
+        x->close_after = 1;
+    if (x->status != 304 && x->status != 204)
+        evbuffer_add_printf(x->hdrs, "Content-Length: %llu\r\n", (unsigned long long)length);
+    evbuffer_add_printf(x->hdrs, "Connection: %s\r\n\r\n", x->close_after ? "close" : "keep-alive");
+    if (!c->dead)
+        evbuffer_add_buffer(bufferevent_get_output(c->bev), x->hdrs);
+    else
+        evbuffer_drain(x->hdrs, evbuffer_get_length(x->hdrs));
+}
+
+struct evbuffer *gw_http_req_reply_body(struct gw_http_req *x)
+{
+    struct gw_conn *c = x->conn;
+    if (x->head_only || c->dead) {
+        evbuffer_drain(c->sink, evbuffer_get_length(c->sink));
+        return c->sink;
+    }
+    return bufferevent_get_output(c->bev);
+}
+
+int gw_http_req_output_full(const struct gw_http_req *x)
+{
+    struct gw_conn *c = x->conn;
+    if (c->dead)
+        return 0;
+    return evbuffer_get_length(bufferevent_get_output(c->bev)) > c->loop->opts.output_high_water;
+}
+
+void gw_http_req_on_drain(struct gw_http_req *x, gw_http_req_cb cb)
+{
+    x->on_drain = cb;
+}
+
+void gw_http_req_reply_end(struct gw_http_req *x)
+{
+    CN_ASSERT(x->headers_sent && !x->finished);
+    x->finished = 1;
+    struct gw_conn *c = x->conn;
+    if (c->loop->app.done != NULL)
+        c->loop->app.done(x);
+    gw_conn_request_done(c);
+}
+
+void gw_http_req_abort(struct gw_http_req *x)
+{
+    x->close_after = 1;
+    gw_conn_close(x->conn);
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The gateway's layers (docs/architecture.md): gateway/http/ is a library
+# that knows nothing of S3, auth, large objects or the cluster. Fails when a
+# file in it includes a header of another gateway folder (or the worker's
+# assembly), or names a symbol of another layer (gw_s3_, gw_req_, gw_lo_,
+# gw_store_, gw_sigv4_, gw_cluster_, gw_worker).
+set -euo pipefail
+gw="$(cd "$(dirname "$0")/../gateway" && pwd)"
+bad=0
+for f in "$gw"/http/*.[ch]; do
+  for inc in $(grep -o '#include "[^"]*"' "$f" | cut -d'"' -f2); do
+    case "$inc" in cn/*) continue ;; esac
+    if [ ! -f "$gw/http/$inc" ]; then
+      echo "layers: $(basename "$f") includes \"$inc\", which is not in gateway/http/"
+      bad=1
+    fi
+  done
+  if grep -nE '\b(gw_s3_|gw_req_|gw_lo_|gw_store_|gw_sigv4_|gw_cluster_|gw_worker|GW_S3_)' "$f"; then
+    echo "layers: $(basename "$f") names a symbol of another layer (above)"
+    bad=1
+  fi
+done
+[ "$bad" -eq 0 ] && echo "layers: gateway/http/ stands alone"
+exit "$bad"
