@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Before/after of a gateway change, in one run: the same cairn-bench loads
+# (small GETs, 4 KiB, 32 workers; large GETs, one stream of a 256 MiB
+# object) against a one-node cairn-local cluster started from each build in
+# turn, alternated ROUNDS times so drift of this shared machine falls on both
+# alike. Prints each run and the medians with the ratio after/before.
+#
+#   bench/tools/before_after.sh BEFORE_BUILD AFTER_BUILD [OUT]
+#   (each *_BUILD holds bin/cairn-gateway and bin/cairn-storage; cairn-bench
+#    comes from AFTER_BUILD so the driver is the same for both)
+#   ROUNDS=3 DUR=10 environment overrides
+set -euo pipefail
+before=$(cd "$1" && pwd); after=$(cd "$2" && pwd)
+out=${3:-/tmp/before-after}
+rounds=${ROUNDS:-3}; dur=${DUR:-10}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+bench=$after/bin/cairn-bench
+ck=AKIACAIRNDEV00000000; cs=cairn-dev-secret-key-000000000000000000
+mkdir -p "$out"; : >"$out/runs.txt"
+uptime >"$out/uptime-start.txt"
+
+one() { # label build -> appends "label small_ops large_MBps" to runs.txt
+  local label=$1 build=$2 dir=/tmp/ba-cairn port=18700
+  "$src/deploy/local/cairn-local" down --dir $dir >/dev/null 2>&1 || true
+  rm -rf $dir
+  "$src/deploy/local/cairn-local" up -d --no-build --build "$build" --dir $dir \
+    --gateway-port $port --base-port 19700 --nodes 1 >"$out/$label.up.log" 2>&1
+  local ep=http://127.0.0.1:$port a=(--access_key $ck --secret_key $cs --progress false --plot false)
+  # the gateway may not have seen the node up yet: wait until PUTs succeed
+  for _ in $(seq 1 20); do
+    "$bench" --endpoint $ep/bas "${a[@]}" --out "$out/$label-warm" --concurrent 1 --duration_s 1 \
+      --operations '[{put,1}]' --key_generator '{uniform_int,1}' \
+      --value_generator '{fixed_bin,16}' >/dev/null 2>&1 || true
+    [ "$(wc -l <"$out/$label-warm/errors.csv")" -le 1 ] && break
+    sleep 0.5
+  done
+  "$bench" --endpoint $ep/bas "${a[@]}" --out "$out/$label-p4k" --concurrent 32 --duration_s 60 \
+    --operations '[{put,1}]' --key_generator '{partitioned_sequential_int,1,2000}' \
+    --value_generator '{fixed_bin,4096}' >/dev/null 2>&1
+  "$bench" --endpoint $ep/bas "${a[@]}" --out "$out/$label-g4k" --concurrent 32 --duration_s "$dur" \
+    --operations '[{get,1}]' --key_generator '{uniform_int,2000}' --not_found_ok false \
+    --json "$out/$label-g4k.json" >/dev/null 2>&1
+  "$bench" --endpoint $ep/basl "${a[@]}" --out "$out/$label-p256m" --concurrent 1 --duration_s 300 \
+    --operations '[{put,1}]' --key_generator '{partitioned_sequential_int,1,1}' \
+    --value_generator '{fixed_bin,268435456}' --http_raw_request_timeout 0 >/dev/null 2>&1
+  "$bench" --endpoint $ep/basl "${a[@]}" --out "$out/$label-g256m" --concurrent 1 --duration_s "$dur" \
+    --operations '[{get,1}]' --key_generator '{uniform_int,1}' --http_raw_request_timeout 0 \
+    --not_found_ok false --json "$out/$label-g256m.json" >/dev/null 2>&1
+  "$src/deploy/local/cairn-local" down --dir $dir >/dev/null 2>&1 || true
+  python3 - "$out/$label-g4k.json" "$out/$label-g256m.json" "$label" >>"$out/runs.txt" <<'PY'
+import json, sys
+def rate(p):
+    t = json.load(open(p))["total"]
+    return t["ops_per_sec"], t["bytes_per_sec"] / 1e6, t["errors"]
+s, _, e1 = rate(sys.argv[1]); _, mb, e2 = rate(sys.argv[2])
+print(sys.argv[3], round(s), round(mb), e1 + e2)
+PY
+  tail -n 1 "$out/runs.txt"
+}
+
+for i in $(seq 1 "$rounds"); do
+  one before-$i "$before"
+  one after-$i "$after"
+done
+uptime >"$out/uptime-end.txt"
+python3 - "$out/runs.txt" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+def med(kind, col):
+    return statistics.median(float(r[col]) for r in rows if r[0].startswith(kind + "-"))
+sb, sa = med("before", 1), med("after", 1)
+lb, la = med("before", 2), med("after", 2)
+print("| load | before (median) | after (median) | after/before |")
+print("|---|---|---|---|")
+print("| GET 4 KiB, 32 workers, ops/s | %.0f | %.0f | %.2f |" % (sb, sa, sa / sb))
+print("| GET 256 MiB, 1 stream, MB/s | %.0f | %.0f | %.2f |" % (lb, la, la / lb))
+print("errors:", sum(int(r[3]) for r in rows))
+PY
