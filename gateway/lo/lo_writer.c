@@ -12,6 +12,7 @@
 
 struct gw_lo_writer {
     struct gw_lo_writer_config cfg;
+    struct gw_lo_writer_store io;
     char okey[GW_KEYS_MAX];
     gw_lo_writer_cb cb;
     void *arg;
@@ -24,12 +25,36 @@ struct gw_lo_writer {
     char err[CN_ERR_LEN];
 };
 
+/* ---- the default store: the worker's cluster and reclaimer ---------- */
+
+static void gw_lo_writer_store_put(void *ctx, const struct gw_store_record *rec,
+                                   struct gw_blob *blob, gw_store_cb cb, void *arg)
+{
+    const struct gw_lo_writer_config *cfg = ctx;
+    gw_store_put(cfg->store, rec, blob, cb, arg);
+}
+
+static void gw_lo_writer_store_reclaim(void *ctx, const char *okey, size_t okey_len,
+                                       const struct gw_lo_seg *seg, uint64_t reqid)
+{
+    const struct gw_lo_writer_config *cfg = ctx;
+    gw_lo_reclaim_segs(cfg->reclaim, okey, okey_len, seg, 1, 0, reqid);
+}
+
 struct gw_lo_writer *gw_lo_writer_new(const struct gw_lo_writer_config *cfg, gw_lo_writer_cb cb,
                                       void *arg)
 {
     CN_ASSERT(cfg->chunk_len > 0 && cfg->max_inflight > 0 && cfg->okey_len <= GW_KEYS_MAX);
     struct gw_lo_writer *w = cn_calloc(1, sizeof(*w));
     w->cfg = *cfg;
+    if (cfg->io != NULL) {
+        w->io = *cfg->io;
+    } else {
+        w->io.put = gw_lo_writer_store_put;
+        w->io.reclaim = gw_lo_writer_store_reclaim;
+        w->io.ctx = &w->cfg;
+    }
+    w->cfg.io = NULL; /* copied into w->io */
     memcpy(w->okey, cfg->okey, cfg->okey_len);
     w->cfg.okey = w->okey;
     w->cb = cb;
@@ -53,7 +78,7 @@ static void gw_lo_writer_finish_abandon(struct gw_lo_writer *w)
                                 w->cfg.chunk_len};
         CN_LOGR(CN_LOG_INFO, w->cfg.reqid, "reclaiming %u chunks of an unfinished write",
                 w->next_idx);
-        gw_lo_reclaim_segs(w->cfg.reclaim, w->okey, w->cfg.okey_len, &seg, 1, 0, w->cfg.reqid);
+        w->io.reclaim(w->io.ctx, w->okey, w->cfg.okey_len, &seg, w->cfg.reqid);
     }
     gw_lo_writer_free(w);
 }
@@ -91,7 +116,7 @@ static void gw_lo_writer_send(struct gw_lo_writer *w)
     w->next_idx++;
     w->sent += gw_blob_len(blob);
     w->inflight++;
-    gw_store_put(w->cfg.store, &rec, blob, gw_lo_writer_on_chunk, w);
+    w->io.put(w->io.ctx, &rec, blob, gw_lo_writer_on_chunk, w);
     gw_blob_unref(blob);
 }
 

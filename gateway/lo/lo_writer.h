@@ -21,7 +21,23 @@
 
 struct gw_lo_writer;
 
+/* Where chunks go, as an interface (tests/unit/test_gw_lo_writer.c puts a
+ * fake under it). put() writes rec with blob (a reference the callee takes
+ * with gw_blob_ref() if it keeps it) and calls cb once from the loop, when
+ * the write reached its quorum or cannot (gw_store_put()'s contract).
+ * reclaim() schedules the deletion of every chunk of seg at once
+ * (gw_lo_reclaim_segs()'s). ctx is the implementation's own. */
+struct gw_lo_writer_store {
+    void (*put)(void *ctx, const struct gw_store_record *rec, struct gw_blob *blob,
+                gw_store_cb cb, void *arg);
+    void (*reclaim)(void *ctx, const char *okey, size_t okey_len, const struct gw_lo_seg *seg,
+                    uint64_t reqid);
+    void *ctx;
+};
+
 struct gw_lo_writer_config {
+    /* chunks go to io when set (copied), else to store and reclaim */
+    const struct gw_lo_writer_store *io;
     struct gw_store *store;
     struct gw_lo_reclaim *reclaim;
     const char *okey;        /* the object's record key "o/..." (copied) */

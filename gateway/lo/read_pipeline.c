@@ -1,30 +1,27 @@
 /* Pipelined slice reads (read_pipeline.h). Slots form a ring of `prefetch`
  * entries in object order: `head` is the oldest slice not yet written to
- * the client, `count` the slots in use. A slot's request holds the request
- * (gw_req_hold) so the pipeline outlives a client that went away until every
- * answer came back. */
+ * the client, `count` the slots in use. A slot's read holds the sink's
+ * owner (sink.hold) so the pipeline outlives a client that went away until
+ * every answer came back. */
 #include "read_pipeline.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "worker.h"
-
 #include "cn/alloc.h"
-#include "cn/log.h"
 
 enum gw_read_slot_state { GW_READ_SLOT_WAIT, GW_READ_SLOT_READY };
 
 struct gw_read_slot {
-    struct gw_read_pipeline *p;
     enum gw_read_slot_state state;
     struct gw_lo_slice slice;
-    uint64_t pos;               /* object offset of the slice */
-    struct evbuffer *buf;
+    uint64_t pos;                   /* object offset of the slice */
+    struct gw_read_pipeline_io io;  /* io.dst holds the slice once READY */
 };
 
 struct gw_read_pipeline {
-    struct gw_req *r;
+    struct gw_read_pipeline_store store;
+    struct gw_read_pipeline_sink sink;
     char okey[GW_KEYS_MAX];
     size_t okey_len;
     struct gw_lo_map map;
@@ -40,14 +37,18 @@ struct gw_read_pipeline {
     int done;
 };
 
-struct gw_read_pipeline *gw_read_pipeline_new(struct gw_req *r, const char *okey,
-                                              size_t okey_len, struct gw_lo_map *map,
-                                              uint64_t first, uint64_t len)
+struct gw_read_pipeline *gw_read_pipeline_new(const struct gw_read_pipeline_store *store,
+                                              const struct gw_read_pipeline_sink *sink,
+                                              const struct gw_read_pipeline_options *opt,
+                                              const char *okey, size_t okey_len,
+                                              struct gw_lo_map *map, uint64_t first,
+                                              uint64_t len)
 {
-    const struct gw_config *cfg = r->worker->cfg;
-    struct gw_read_pipeline *p = cn_calloc(1, sizeof(*p));
-    p->r = r;
     CN_ASSERT(okey_len <= GW_KEYS_MAX && first + len <= map->size);
+    CN_ASSERT(opt->slice_len > 0 && opt->prefetch > 0);
+    struct gw_read_pipeline *p = cn_calloc(1, sizeof(*p));
+    p->store = *store;
+    p->sink = *sink;
     memcpy(p->okey, okey, okey_len);
     p->okey_len = okey_len;
     p->map = *map;
@@ -55,16 +56,17 @@ struct gw_read_pipeline *gw_read_pipeline_new(struct gw_req *r, const char *okey
     p->next = first;
     p->end = first + len;
     p->written = first;
-    p->slice_len = (uint64_t)cfg->lo_read_len;
-    p->prefetch = (uint32_t)cfg->lo_read_prefetch;
+    p->slice_len = opt->slice_len;
+    p->prefetch = opt->prefetch;
     /* one slice queued toward the client is enough to keep its socket
      * busy (the kernel buffers more): the GET's memory stays about
      * (read_prefetch + 1) x slice length */
-    p->high_water = CN_MIN((uint64_t)cfg->http_output_high_water, p->slice_len);
+    p->high_water = CN_MIN(opt->output_high_water, p->slice_len);
     p->slots = cn_calloc(p->prefetch, sizeof(*p->slots));
     for (uint32_t i = 0; i < p->prefetch; i++) {
-        p->slots[i].p = p;
-        p->slots[i].buf = evbuffer_new();
+        p->slots[i].io.p = p;
+        p->slots[i].io.slot = i;
+        p->slots[i].io.dst = evbuffer_new();
     }
     return p;
 }
@@ -74,7 +76,7 @@ void gw_read_pipeline_free(struct gw_read_pipeline *p)
     if (p == NULL)
         return;
     for (uint32_t i = 0; i < p->prefetch; i++)
-        evbuffer_free(p->slots[i].buf);
+        evbuffer_free(p->slots[i].io.dst);
     cn_free(p->slots);
     gw_lo_map_fini(&p->map);
     cn_free(p);
@@ -87,39 +89,41 @@ static void gw_read_pipeline_abort(struct gw_read_pipeline *p, const struct gw_r
                                    const char *why)
 {
     const struct gw_lo_seg *seg = &p->map.segs[s->slice.seg];
-    CN_LOGR(CN_LOG_ERROR, p->r->id,
-            "GET %.*s aborted at byte %llu: chunk %u of segment %016llx (part %u), "
-            "slice [%llu, +%llu): %s",
-            (int)p->okey_len - 2, p->okey + 2, (unsigned long long)s->pos, s->slice.chunk,
-            (unsigned long long)seg->ver, s->slice.seg + 1, (unsigned long long)s->slice.off,
-            (unsigned long long)s->slice.len, why);
+    char msg[GW_KEYS_MAX + 2 * CN_ERR_LEN];
+    snprintf(msg, sizeof(msg),
+             "GET %.*s aborted at byte %llu: chunk %u of segment %016llx (part %u), "
+             "slice [%llu, +%llu): %s",
+             (int)p->okey_len - 2, p->okey + 2, (unsigned long long)s->pos, s->slice.chunk,
+             (unsigned long long)seg->ver, s->slice.seg + 1, (unsigned long long)s->slice.off,
+             (unsigned long long)s->slice.len, why);
     p->failed = 1;
-    gw_req_abort(p->r);
+    p->sink.abort(p->sink.ctx, msg);
 }
 
-static void gw_read_pipeline_on_slice(struct gw_store_result *res, void *arg)
+void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io)
 {
-    struct gw_read_slot *s = arg;
-    struct gw_read_pipeline *p = s->p;
-    if (!gw_req_release(p->r) || p->failed)
+    struct gw_read_pipeline *p = io->p;
+    struct gw_read_slot *s = &p->slots[io->slot];
+    CN_ASSERT(s->state == GW_READ_SLOT_WAIT);
+    if (!p->sink.release(p->sink.ctx) || p->failed)
         return; /* the client is gone (p may be freed) or we gave up */
-    if (res->rc != CN_OK) {
+    if (io->rc != CN_OK) {
         char why[CN_ERR_LEN + 32];
-        snprintf(why, sizeof(why), "%s (%s)", cn_rc_str(res->rc), res->err);
+        snprintf(why, sizeof(why), "%s (%s)", cn_rc_str(io->rc), io->err);
         gw_read_pipeline_abort(p, s, why);
         return;
     }
-    const struct msg *m = &res->reply->m;
-    if (m->payload.len != s->slice.len || m->size != s->slice.chunk_size) {
+    size_t got = evbuffer_get_length(io->dst);
+    if (got != s->slice.len || io->record_size != s->slice.chunk_size) {
         char why[128];
-        snprintf(why, sizeof(why), "node %u returned %u bytes of a %llu-byte record, "
-                 "expected %llu of %llu", res->reply->node, m->payload.len,
-                 (unsigned long long)m->size, (unsigned long long)s->slice.len,
+        snprintf(why, sizeof(why), "node %u returned %zu bytes of a %llu-byte record, "
+                 "expected %llu of %llu", io->node, got,
+                 (unsigned long long)io->record_size, (unsigned long long)s->slice.len,
                  (unsigned long long)s->slice.chunk_size);
+        evbuffer_drain(io->dst, got);
         gw_read_pipeline_abort(p, s, why);
         return;
     }
-    gw_storage_reply_move_payload(res->reply, s->buf);
     s->state = GW_READ_SLOT_READY;
     gw_read_pipeline_pump(p);
 }
@@ -136,36 +140,43 @@ static void gw_read_pipeline_request(struct gw_read_pipeline *p)
     char key[GW_LO_KEY_MAX];
     size_t klen = gw_lo_map_chunk_key(key, p->okey, p->okey_len, p->map.segs[s->slice.seg].ver,
                                       s->slice.chunk);
-    gw_req_hold(p->r);
-    gw_store_get_immutable(p->r->worker->store, key, klen, s->slice.off, s->slice.len,
-                           gw_read_pipeline_on_slice, s);
+    struct gw_read_pipeline_io *io = &s->io;
+    io->key = key;
+    io->key_len = klen;
+    io->off = s->slice.off;
+    io->len = s->slice.len;
+    io->rc = CN_OK;
+    io->err[0] = '\0';
+    io->node = 0;
+    io->record_size = 0;
+    p->sink.hold(p->sink.ctx);
+    p->store.get(p->store.ctx, io); /* io->key is valid only during the call */
 }
-
-static void gw_read_pipeline_on_drain(struct gw_req *r);
 
 /* Writes ready slices in order, then requests more unless the client's
  * output is above the high-water mark. */
 static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
 {
-    struct gw_req *r = p->r;
+    struct evbuffer *out = p->sink.body(p->sink.ctx);
     while (p->count > 0 && p->slots[p->head].state == GW_READ_SLOT_READY) {
         struct gw_read_slot *s = &p->slots[p->head];
-        p->written += evbuffer_get_length(s->buf);
-        evbuffer_add_buffer(gw_req_reply_body(r), s->buf);
+        p->written += evbuffer_get_length(s->io.dst);
+        evbuffer_add_buffer(out, s->io.dst);
         p->head = (p->head + 1) % p->prefetch;
         p->count--;
     }
     if (p->written == p->end) {
         CN_ASSERT(p->count == 0);
         p->done = 1;
-        gw_req_reply_end(r);
+        p->sink.end(p->sink.ctx);
         return;
     }
-    if (evbuffer_get_length(gw_req_reply_body(r)) >= p->high_water) {
-        gw_req_on_drain(r, gw_read_pipeline_on_drain);
+    if (evbuffer_get_length(p->sink.body(p->sink.ctx)) >= p->high_water) {
+        p->sink.wait_drain(p->sink.ctx);
         return;
     }
-    while (p->count < p->prefetch && p->next < p->end)
+    /* a store that fails at once calls abort() inside request() */
+    while (p->count < p->prefetch && p->next < p->end && !p->failed)
         gw_read_pipeline_request(p);
 }
 
@@ -174,10 +185,8 @@ void gw_read_pipeline_start(struct gw_read_pipeline *p)
     gw_read_pipeline_pump(p);
 }
 
-/* h is the handler state whose first member points at the pipeline. */
-static void gw_read_pipeline_on_drain(struct gw_req *r)
+void gw_read_pipeline_drained(struct gw_read_pipeline *p)
 {
-    struct gw_read_pipeline **pp = r->h;
-    if (*pp != NULL && !(*pp)->failed && !(*pp)->done)
-        gw_read_pipeline_pump(*pp);
+    if (!p->failed && !p->done)
+        gw_read_pipeline_pump(p);
 }

@@ -12,32 +12,113 @@
  * and the log names the chunk and the reason.
  *
  * Memory per GET: read_prefetch slices in flight plus the output high-water
- * mark: about (read_prefetch + 1) x slice length with the defaults. */
+ * mark: about (read_prefetch + 1) x slice length with the defaults.
+ *
+ * The pipeline knows neither the cluster nor the connection: it reads
+ * through a gw_read_pipeline_store and writes to a gw_read_pipeline_sink,
+ * both handed in at creation. lo_get.c wires the worker's store and the
+ * request; tests/unit/test_gw_read_pipeline.c wires a fake store and a fake
+ * client. */
 #ifndef GW_READ_PIPELINE_H
 #define GW_READ_PIPELINE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/buffer.h>
+
 #include "lo_map.h"
-#include "request.h"
+
+#include "cn/rc.h"
 
 struct gw_read_pipeline;
 
-/* Creates the pipeline of r over map (moved in: map is zeroed) for the
- * object record okey; slice_len and prefetch come from the settings. The
- * caller has sent the response headers; it calls gw_read_pipeline_start()
- * next and frees the pipeline when the request ends (its h_free). */
-struct gw_read_pipeline *gw_read_pipeline_new(struct gw_req *r, const char *okey,
-                                              size_t okey_len, struct gw_lo_map *map,
-                                              uint64_t first, uint64_t len);
+/* One slice read handed to the store. It lives in the pipeline from the
+ * store's get() until the store calls gw_read_pipeline_io_done() on it. */
+struct gw_read_pipeline_io {
+    /* in: the record's bytes [off, off+len); key is valid only during get() */
+    const char *key;
+    size_t key_len;
+    uint64_t off;
+    uint64_t len;
+    /* out: on success the store appends the payload to dst (by reference,
+     * not copied) and sets node and record_size; otherwise rc and err */
+    struct evbuffer *dst;
+    int rc;                  /* CN_OK, or the store's failure (store.h) */
+    char err[CN_ERR_LEN];    /* why, when rc != CN_OK */
+    uint32_t node;           /* the replica that answered */
+    uint64_t record_size;    /* the full length of the record it holds */
+    /* the pipeline's own: the store leaves them alone */
+    struct gw_read_pipeline *p;
+    uint32_t slot;
+};
 
-/* Starts requesting slices; ends the response with gw_req_reply_end() when
- * the last byte is queued, or closes the connection on a failed slice. */
+/* Where slices are read from. get() starts reading io (rc, node and
+ * record_size are zero on entry) and must end in exactly one
+ * gw_read_pipeline_io_done(io), normally from the event loop (possibly
+ * before get() returns). ctx is the implementation's own. */
+struct gw_read_pipeline_store {
+    void (*get)(void *ctx, struct gw_read_pipeline_io *io);
+    void *ctx;
+};
+
+/* Where the body goes (the request's response, after its headers). ctx is
+ * the implementation's own.
+ *  - body: the buffer body bytes are appended to (moved, never copied); its
+ *    length is what is queued toward the client (0 once it is gone).
+ *  - wait_drain: call gw_read_pipeline_drained() once, when the client's
+ *    output drained (the pipeline stopped asking for slices).
+ *  - end: the last byte is queued; the response is complete.
+ *  - abort: a slice failed; cut the response short (why says where and
+ *    why, for the log). No more slices are requested.
+ *  - hold / release: keep the owner (and so the pipeline) alive across one
+ *    slice read; release returns 0 when the client is gone, and then the
+ *    pipeline may already be freed (the owner frees it with the last
+ *    release), so the pipeline touches nothing after it. */
+struct gw_read_pipeline_sink {
+    struct evbuffer *(*body)(void *ctx);
+    void (*wait_drain)(void *ctx);
+    void (*end)(void *ctx);
+    void (*abort)(void *ctx, const char *why);
+    void (*hold)(void *ctx);
+    int (*release)(void *ctx);
+    void *ctx;
+};
+
+/* The settings the pipeline needs (copied in). */
+struct gw_read_pipeline_options {
+    uint64_t slice_len;          /* large_object.reading_chunked_obj_len, >= 1 */
+    uint32_t prefetch;           /* large_object.read_prefetch, >= 1 */
+    uint64_t output_high_water;  /* http.output_high_water */
+};
+
+/* Creates the pipeline over map (moved in: map is zeroed) of the object
+ * record okey, reading from store and writing to sink (both copied in).
+ * The caller has sent the response headers; it calls
+ * gw_read_pipeline_start() next and frees the pipeline when no slice is in
+ * flight (when the owner's last hold is released). */
+struct gw_read_pipeline *gw_read_pipeline_new(const struct gw_read_pipeline_store *store,
+                                              const struct gw_read_pipeline_sink *sink,
+                                              const struct gw_read_pipeline_options *opt,
+                                              const char *okey, size_t okey_len,
+                                              struct gw_lo_map *map, uint64_t first,
+                                              uint64_t len);
+
+/* Starts requesting slices; ends in sink->end() when the last byte is
+ * queued, or in sink->abort() on a failed slice. Either may run before this
+ * returns (an empty range ends at once). */
 void gw_read_pipeline_start(struct gw_read_pipeline *p);
 
-/* Frees p; its requests in flight hold the request, so this runs only when
- * none is (from the request's h_free). NULL is a no-op. */
+/* The store's answer to io (see gw_read_pipeline_store). May end the
+ * response through the sink, or free the pipeline through release(). */
+void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io);
+
+/* The sink's output drained after wait_drain(): requesting resumes. A no-op
+ * once the response ended or failed. */
+void gw_read_pipeline_drained(struct gw_read_pipeline *p);
+
+/* Frees p with the slices it holds; only when none is in flight. NULL is a
+ * no-op. */
 void gw_read_pipeline_free(struct gw_read_pipeline *p);
 
 #endif

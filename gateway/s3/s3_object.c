@@ -5,7 +5,8 @@
  * the body verified and every chunk is stored. GET reads the record once:
  * a small object is answered from it (its payload reaches the client
  * without a copy), a large one's record holds the chunk map and the read
- * pipeline (read_pipeline.c) streams the chunks. */
+ * pipeline (read_pipeline.c, wired to the store and the request by
+ * lo_get.c) streams the chunks. */
 #include "s3_object.h"
 
 #include <stdio.h>
@@ -18,11 +19,11 @@
 #include "http_date.h"
 #include "keys.h"
 #include "lo_copy.h"
+#include "lo_get.h"
 #include "lo_map.h"
 #include "lo_put.h"
 #include "lo_reclaim.h"
 #include "objmeta.h"
-#include "read_pipeline.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
 #include "s3_names.h"
@@ -38,7 +39,7 @@
 
 /* Scratch of one object request: the storage key and lower-cased names. */
 struct gw_s3_object {
-    struct gw_read_pipeline *pipeline; /* first: read_pipeline.c finds it in r->h */
+    struct gw_lo_get *get;             /* a large GET's read pipeline */
     struct gw_lo_put *lp;              /* a large PUT's body and chunks */
     struct gw_lo_map old_map;          /* the chunks an overwrite or delete replaces */
     int have_old;
@@ -58,7 +59,7 @@ struct gw_s3_object {
 /* Releases what a large-object request holds (shared with CopyObject). */
 static void gw_s3_object_fini(struct gw_s3_object *o)
 {
-    gw_read_pipeline_free(o->pipeline);
+    gw_lo_get_free(o->get);
     gw_lo_put_free(o->lp);
     gw_lo_map_fini(&o->old_map);
 }
@@ -697,6 +698,14 @@ static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t
     gw_req_reply_send_headers(r, sp->len);
 }
 
+/* The client's output drained during a large GET: its pipeline resumes. */
+static void gw_s3_object_get_on_drain(struct gw_req *r)
+{
+    struct gw_s3_object *o = r->h;
+    if (o->get != NULL)
+        gw_lo_get_drained(o->get);
+}
+
 static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -754,8 +763,9 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     if (large) {
-        o->pipeline = gw_read_pipeline_new(r, o->skey, o->skey_len, &map, sp.first, sp.len);
-        gw_read_pipeline_start(o->pipeline);
+        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
+                               gw_s3_object_get_on_drain);
+        gw_lo_get_start(o->get);
         return;
     }
     struct evbuffer *tmp = evbuffer_new();
