@@ -16,6 +16,7 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
+#include "cn/version.h"
 
 void sn_store_opts_default(struct sn_store_opts *o)
 {
@@ -581,7 +582,7 @@ static int sn_store_recover_record(struct sn_store *s, struct sn_apply *a,
     if (rc != CN_OK && rc != CN_NOTFOUND)
         return rc;
     int found = rc == CN_OK;
-    if (found && !sn_ival_newer(ri->ts, ri->ver, &cur))
+    if (found && !cn_version_newer(ri->ts, ri->ver, cur.ts, cur.ver))
         return CN_OK;
     /* the overlay keeps the key pointer until commit: give it its own copy */
     sn_store_ival_from(&nv, ri, c->id, off);
