@@ -16,6 +16,7 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
+#include "cn/hex.h"
 #include "cn/version.h"
 
 void sn_store_opts_default(struct sn_store_opts *o)
@@ -34,7 +35,6 @@ void sn_store_opts_default(struct sn_store_opts *o)
 
 void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outlen)
 {
-    static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     CN_ASSERT(outlen >= 8);
     for (uint32_t i = 0; i < klen; i++) {
@@ -49,8 +49,8 @@ void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outle
         } else {
             out[o++] = '\\';
             out[o++] = 'x';
-            out[o++] = hex[ch >> 4];
-            out[o++] = hex[ch & 15];
+            cn_hex_byte(ch, out + o);
+            o += 2;
         }
     }
     out[o] = '\0';

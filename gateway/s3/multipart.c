@@ -27,6 +27,7 @@
 #include "xml.h"
 
 #include "cn/alloc.h"
+#include "cn/hex.h"
 #include "cn/log.h"
 #include "cn/time.h"
 
@@ -746,7 +747,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     evbuffer_add(m->copy_data, (const char *)sm->payload.ptr + first, len);
     unsigned char digest[16];
     gw_checksum_md5((const char *)sm->payload.ptr + first, len, digest);
-    gw_checksum_hex_encode(digest, 16, m->md5);
+    cn_hex_encode(digest, 16, m->md5);
     const struct gw_config *cfg = r->worker->cfg;
     struct gw_lo_writer_config wc = {
         .store = r->worker->store, .reclaim = r->worker->reclaim,
