@@ -23,6 +23,7 @@
 #include "s3_names.h"
 #include "s3_object.h"
 #include "s3_range.h"
+#include "s3_reply.h"
 #include "worker.h"
 #include "xml.h"
 
@@ -270,7 +271,7 @@ static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     if (!gw_bucket_owner_allows_upload(r, (const char *)res->reply->m.etag.ptr,
@@ -306,7 +307,7 @@ static void gw_multipart_on_list(struct gw_store_list_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     for (uint32_t i = 0; i < res->n_ents && m->n_parts < m->list_limit; i++) {
@@ -385,7 +386,7 @@ static void gw_multipart_on_created(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     struct evbuffer *doc = evbuffer_new();
@@ -562,7 +563,7 @@ static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     /* an Abort or Complete that ran meanwhile did not see this part */
@@ -682,7 +683,7 @@ static void gw_multipart_on_copied(int rc, const char *err, void *arg)
     struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
     if (rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(rc), err);
+        gw_s3_reply_store_error(r, rc, err);
         return;
     }
     gw_lo_copy_seg(m->copy, &m->seg);
@@ -703,7 +704,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct msg *sm = &res->reply->m;
@@ -835,7 +836,7 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     struct evbuffer *doc = evbuffer_new();
@@ -1091,7 +1092,7 @@ static void gw_multipart_on_aborted(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_req_reply_empty(r, 204);
@@ -1252,7 +1253,7 @@ static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
         return;
     struct gw_multipart_uploads *u = r->h;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct gw_req_param *km = gw_req_param(r, "key-marker");

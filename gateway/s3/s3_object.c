@@ -24,8 +24,10 @@
 #include "read_pipeline.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
+#include "s3_error.h"
 #include "s3_names.h"
 #include "s3_range.h"
+#include "s3_reply.h"
 #include "worker.h"
 #include "xml.h"
 
@@ -214,7 +216,7 @@ static void gw_s3_object_put_done(struct gw_req *r, const struct gw_store_result
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_req_reply_start(r, 200);
@@ -388,7 +390,7 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
         cerr = gw_s3_object_put_conditions(r, res->rc == CN_OK ? &res->reply->m : NULL);
     else if (o->is_put && (gw_req_header(r, "if-match", NULL) != NULL ||
                            gw_req_header(r, "if-none-match", NULL) != NULL))
-        cerr = gw_s3_bucket_store_err(res->rc); /* a condition cannot be decided */
+        cerr = gw_s3_error_from_store(res->rc); /* a condition cannot be decided */
     if (!gw_req_release(r))
         return;
     if (cerr != GW_S3_OK) {
@@ -707,7 +709,7 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct msg *m = &res->reply->m;
@@ -788,7 +790,7 @@ static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_req_reply_empty(r, 204);
@@ -841,7 +843,7 @@ static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     struct evbuffer *doc = evbuffer_new();
@@ -868,7 +870,7 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
     if (res->rc == CN_NOTFOUND)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
     else if (!gw_bucket_owner_allows(r, c->src_bucket, c->src_bucket_len,
                                      (const char *)res->reply->m.etag.ptr,
                                      res->reply->m.etag.len))
@@ -920,7 +922,7 @@ static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)
     struct gw_req *r = arg;
     struct gw_s3_copy *c = r->h;
     if (rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(rc), err);
+        gw_s3_reply_store_error(r, rc, err);
         return;
     }
     snprintf(c->etag, sizeof(c->etag), "%s", gw_lo_copy_md5(c->copy));
@@ -961,7 +963,7 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct msg *m = &res->reply->m;
