@@ -876,20 +876,15 @@ static void gw_multipart_write_parent(struct gw_req *r)
         while (m->parts[j].number != m->cmp.parts[i].part_number)
             j++; /* validated: present, both ascending */
         segs[i] = m->parts[j].seg;
-        for (int k = 0; k < 16; k++) {
-            unsigned v;
-            sscanf(m->parts[j].md5 + 2 * k, "%2x", &v);
-            md5s[i][k] = (unsigned char)v;
-        }
+        /* 32 lower-case hex digits: gw_multipart_part_parse() checked them */
+        CN_ASSERT(cn_hex_decode(m->parts[j].md5, 32, md5s[i], 16) == CN_OK);
     }
     gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
-    struct gw_lo_map map;
-    CN_ASSERT(gw_lo_map_init(&map, segs, (uint32_t)m->cmp.n_parts, 1) == CN_OK);
+    size_t el;
+    m->blob = gw_lo_map_parent(segs, (uint32_t)m->cmp.n_parts, 1, m->etag, strlen(m->etag),
+                               m->etag_field, &el);
     cn_free(segs);
     cn_free(md5s);
-    m->blob = gw_lo_map_blob(&map);
-    size_t el = gw_lo_map_etag_pack(m->etag_field, m->etag, strlen(m->etag), map.size);
-    gw_lo_map_fini(&map);
     struct gw_store_record rec = {
         .key = m->okey, .key_len = m->okey_len,
         .etag = m->etag_field, .etag_len = el,

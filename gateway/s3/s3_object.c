@@ -131,15 +131,6 @@ static const char *gw_s3_object_lower(struct gw_s3_object *o, const char *name, 
 
 /* The chunk map of a large object stored as one segment (a PutObject or a
  * CopyObject), as its parent record's payload. */
-static struct gw_blob *gw_s3_object_one_seg_blob(const struct gw_lo_seg *seg)
-{
-    struct gw_lo_map map;
-    CN_ASSERT(gw_lo_map_init(&map, seg, 1, 0) == CN_OK);
-    struct gw_blob *b = gw_lo_map_blob(&map);
-    gw_lo_map_fini(&map);
-    return b;
-}
-
 /* Builds the meta of a new object from the request headers. */
 static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_object *o)
 {
@@ -312,9 +303,9 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
     }
     struct gw_lo_seg seg;
     gw_lo_put_seg(o->lp, &seg);
-    o->blob = gw_s3_object_one_seg_blob(&seg);
     const char *md5 = gw_s3_body_md5_hex(r);
-    size_t elen = gw_lo_map_etag_pack(o->etag_field, md5, strlen(md5), seg.size);
+    size_t elen;
+    o->blob = gw_lo_map_parent(&seg, 1, 0, md5, strlen(md5), o->etag_field, &elen);
     o->ts = CN_MAX(cn_time_now_us(), o->old_ts + 1);
     struct gw_store_record rec = {
         .key = o->skey, .key_len = o->skey_len,
@@ -909,9 +900,9 @@ static void gw_s3_copy_write(struct gw_req *r)
     if (c->copy != NULL) {
         struct gw_lo_seg seg;
         gw_lo_copy_seg(c->copy, &seg);
-        c->o.blob = gw_s3_object_one_seg_blob(&seg);
+        c->o.blob = gw_lo_map_parent(&seg, 1, 0, c->etag, strlen(c->etag), c->o.etag_field,
+                                     &rec.etag_len);
         rec.etag = c->o.etag_field;
-        rec.etag_len = gw_lo_map_etag_pack(c->o.etag_field, c->etag, strlen(c->etag), seg.size);
     }
     gw_req_hold(r);
     gw_store_put(r->worker->store, &rec, c->o.blob, gw_s3_copy_on_put, r);
