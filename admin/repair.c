@@ -10,6 +10,7 @@
 #include "cn/alloc.h"
 #include "cn/crc.h"
 #include "cn/ring.h"
+#include "cn/version.h"
 #include "msg/client.h"
 
 #define ADM_REPAIR_PAGE 1000
@@ -112,11 +113,6 @@ static int adm_repair_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, u
     return c != 0 ? c : (al < bl ? -1 : al > bl);
 }
 
-static int adm_repair_newer(const struct adm_repair_ent *a, const struct adm_repair_ent *b)
-{
-    return a->ts != b->ts ? a->ts > b->ts : a->ver > b->ver;
-}
-
 /* Sends one write (PUT with payload, or DELETE) to node; counts it. */
 static void adm_repair_write(struct adm_repair *rp, uint32_t node, struct msg *req)
 {
@@ -203,16 +199,18 @@ static void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *c
 {
     const struct adm_repair_ent *best = NULL;
     uint32_t src = 0;
-    for (uint32_t i = 0; i < rp->n; i++)
-        if (have[i] != NULL && (best == NULL || adm_repair_newer(have[i], best))) {
-            best = have[i];
+    for (uint32_t i = 0; i < rp->n; i++) {
+        const struct adm_repair_ent *e = have[i];
+        if (e != NULL && (best == NULL || cn_version_newer(e->ts, e->ver, best->ts, best->ver))) {
+            best = e;
             src = i;
         }
+    }
     uint32_t replicas[CN_CLUSTER_MAX_NODES], stale[CN_CLUSTER_MAX_NODES], n_stale = 0;
     uint32_t nr = cn_ring_lookup(rp->ring, best->key, best->key_len, rp->o->replicas, replicas);
     for (uint32_t k = 0; k < nr; k++) {
         const struct adm_repair_ent *e = have[replicas[k]];
-        if (e != NULL && !adm_repair_newer(best, e))
+        if (e != NULL && !cn_version_newer(best->ts, best->ver, e->ts, e->ver))
             continue;
         stale[n_stale++] = replicas[k];
         if (rp->o->verbose)

@@ -8,15 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static void bench_sigv4_hex(const unsigned char *in, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
+#include "cn/hex.h"
 
 static void bench_sigv4_hmac(const void *key, size_t keylen, const char *data, size_t len,
                              unsigned char out[32])
@@ -80,7 +72,7 @@ int bench_sigv4_sign(struct bench_sigv4 *s, const char *method, const char *uri,
 
     unsigned char digest[32];
     SHA256((const unsigned char *)creq, n, digest);
-    bench_sigv4_hex(digest, 32, hex);
+    cn_hex_encode(digest, 32, hex);
     char date[9];
     memcpy(date, amz_date, 8);
     date[8] = '\0';
@@ -90,7 +82,7 @@ int bench_sigv4_sign(struct bench_sigv4 *s, const char *method, const char *uri,
         return CN_TOOBIG;
     bench_sigv4_key(s, date);
     bench_sigv4_hmac(s->signing_key, 32, sts, (size_t)w, digest);
-    bench_sigv4_hex(digest, 32, hex);
+    cn_hex_encode(digest, 32, hex);
     w = snprintf(auth, authlen,
                  "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=%s, "
                  "Signature=%s",
@@ -102,7 +94,7 @@ void bench_sigv4_sha256_hex(const void *data, size_t len, char out[65])
 {
     unsigned char digest[32];
     SHA256((const unsigned char *)data, len, digest);
-    bench_sigv4_hex(digest, 32, out);
+    cn_hex_encode(digest, 32, out);
 }
 
 void bench_sigv4_amz_date(long long epoch_s, char out[17])

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cn/alloc.h"
+#include "cn/hex.h"
 
 #define BENCH_TERM_MAX_NODES 1000000
 #define BENCH_TERM_ARENA_BLOCK 16384
@@ -125,17 +126,6 @@ static struct bench_term *bench_term_node(struct bench_term_parser *p,
     return t;
 }
 
-static int bench_term_hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads one character of a quoted string or $c after the backslash has been
  * seen; returns the byte value or -1 (error recorded). */
 static int bench_term_escape(struct bench_term_parser *p)
@@ -155,8 +145,8 @@ static int bench_term_escape(struct bench_term_parser *p)
         int v = 0, digits = 0;
         if (bench_term_peek(p) == '{') {
             bench_term_next(p);
-            while (bench_term_hexval(bench_term_peek(p)) >= 0 && digits < 2) {
-                v = v * 16 + bench_term_hexval(bench_term_next(p));
+            while (cn_hex_val(bench_term_peek(p)) >= 0 && digits < 2) {
+                v = v * 16 + cn_hex_val(bench_term_next(p));
                 digits++;
             }
             if (bench_term_next(p) != '}' || digits == 0) {
@@ -166,7 +156,7 @@ static int bench_term_escape(struct bench_term_parser *p)
             return v;
         }
         for (; digits < 2; digits++) {
-            int h = bench_term_hexval(bench_term_next(p));
+            int h = cn_hex_val(bench_term_next(p));
             if (h < 0) {
                 bench_term_fail(p, "bad \\x escape");
                 return -1;

@@ -13,6 +13,7 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
+#include "cn/hex.h"
 #include "cn/time.h"
 
 void sn_buf_reserve(struct sn_buf *b, size_t n)
@@ -42,8 +43,7 @@ int sn_container_parse_name(const char *name, uint32_t *id)
 {
     uint32_t v = 0;
     for (int i = 0; i < 8; i++) {
-        char ch = name[i];
-        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        int d = cn_hex_val_lower(name[i]); /* we write them with %08x */
         if (d < 0)
             return CN_INVAL;
         v = v << 4 | (uint32_t)d;

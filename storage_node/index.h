@@ -49,12 +49,6 @@ size_t sn_index_encode_val(const struct sn_ival *v, uint8_t *out);
 /* Decodes a value; CN_CORRUPT when it is not one. */
 int sn_index_decode_val(const uint8_t *p, size_t len, struct sn_ival *v);
 
-/* Is (ts, ver) newer than what v holds? The one ordering of versions. */
-static inline int sn_ival_newer(uint64_t ts, uint64_t ver, const struct sn_ival *v)
-{
-    return ts > v->ts || (ts == v->ts && ver > v->ver);
-}
-
 /* Looks key up: CN_OK and *v, CN_NOTFOUND, or CN_IO/CN_CORRUPT with err. */
 int sn_index_get(struct sn_index *ix, const uint8_t *key, uint32_t klen, struct sn_ival *v,
                  char err[CN_ERR_LEN]);

@@ -16,6 +16,8 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
+#include "cn/hex.h"
+#include "cn/version.h"
 
 void sn_store_opts_default(struct sn_store_opts *o)
 {
@@ -33,7 +35,6 @@ void sn_store_opts_default(struct sn_store_opts *o)
 
 void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outlen)
 {
-    static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     CN_ASSERT(outlen >= 8);
     for (uint32_t i = 0; i < klen; i++) {
@@ -48,8 +49,8 @@ void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outle
         } else {
             out[o++] = '\\';
             out[o++] = 'x';
-            out[o++] = hex[ch >> 4];
-            out[o++] = hex[ch & 15];
+            cn_hex_byte(ch, out + o);
+            o += 2;
         }
     }
     out[o] = '\0';
@@ -581,7 +582,7 @@ static int sn_store_recover_record(struct sn_store *s, struct sn_apply *a,
     if (rc != CN_OK && rc != CN_NOTFOUND)
         return rc;
     int found = rc == CN_OK;
-    if (found && !sn_ival_newer(ri->ts, ri->ver, &cur))
+    if (found && !cn_version_newer(ri->ts, ri->ver, cur.ts, cur.ver))
         return CN_OK;
     /* the overlay keeps the key pointer until commit: give it its own copy */
     sn_store_ival_from(&nv, ri, c->id, off);

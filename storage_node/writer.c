@@ -13,6 +13,7 @@
 
 #include "cn/alloc.h"
 #include "cn/time.h"
+#include "cn/version.h"
 
 /* ---- the index batch with its overlay ---- */
 
@@ -183,7 +184,7 @@ static int sn_writer_decide(const struct sn_wreq *w, int found, const struct sn_
         return found && cur->cid == w->old_cid && cur->off == w->old_off &&
                cur->ver == w->ri.ver && cur->ts == w->ri.ts &&
                (w->op == SN_WOP_RELOCATE || (cur->flags & SN_RECORD_FLAG_TOMBSTONE));
-    return !found || sn_ival_newer(w->ri.ts, w->ri.ver, cur);
+    return !found || cn_version_newer(w->ri.ts, w->ri.ver, cur->ts, cur->ver);
 }
 
 /* Places one write of the batch: decides, reserves its place in the active

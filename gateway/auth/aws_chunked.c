@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 
 #include "cn/alloc.h"
+#include "cn/hex.h"
 #include "cn/rc.h"
 
 #define GW_AWS_CHUNKED_EMPTY_SHA \
@@ -197,7 +198,7 @@ static int gw_aws_chunked_chunk_done(struct gw_aws_chunked *d)
     char hex[GW_CHECKSUM_HEX_MAX];
     CN_ASSERT(EVP_DigestFinal_ex(d->sha, h, &hl) == 1 &&
               EVP_DigestInit_ex(d->sha, EVP_sha256(), NULL) == 1);
-    gw_checksum_hex_encode(h, 32, hex);
+    cn_hex_encode(h, 32, hex);
     if (gw_aws_chunked_check_sig(d, "AWS4-HMAC-SHA256-PAYLOAD", GW_AWS_CHUNKED_EMPTY_SHA, hex,
                                  d->chunk_sig) != CN_OK)
         return gw_aws_chunked_stop(d, CN_CORRUPT, GW_S3_SIGNATURE_DOES_NOT_MATCH);
@@ -225,17 +226,6 @@ static int gw_aws_chunked_find_sig(struct gw_aws_chunked *d, const char *ext, si
     return CN_NOTFOUND;
 }
 
-static int gw_aws_chunked_hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The final (0-size) chunk: its signature, the decoded length, then on to
  * the trailer section. */
 static int gw_aws_chunked_last_chunk(struct gw_aws_chunked *d)
@@ -253,10 +243,10 @@ static int gw_aws_chunked_header_line(struct gw_aws_chunked *d, const char *l, s
 {
     uint64_t size = 0;
     size_t i = 0;
-    for (; i < n && gw_aws_chunked_hexval(l[i]) >= 0; i++) {
+    for (; i < n && cn_hex_val(l[i]) >= 0; i++) {
         if (i == 16)
             return gw_aws_chunked_stop(d, CN_TOOBIG, GW_S3_INVALID_REQUEST);
-        size = size << 4 | (uint64_t)gw_aws_chunked_hexval(l[i]);
+        size = size << 4 | (uint64_t)cn_hex_val(l[i]);
     }
     if (i == 0 || (i < n && l[i] != ';'))
         return gw_aws_chunked_stop(d, CN_INVAL, GW_S3_INVALID_REQUEST);

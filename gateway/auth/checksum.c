@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 
 #include "cn/crc.h"
+#include "cn/hex.h"
 #include "cn/rc.h"
 
 /* ---- CRC-64/NVME ----------------------------------------------------- */
@@ -234,7 +235,7 @@ int gw_checksum_hex(const struct gw_checksum *c, enum gw_checksum_algo algo,
     size_t n = gw_checksum_digest(c, algo, d);
     if (n == 0)
         return CN_INVAL;
-    gw_checksum_hex_encode(d, n, out);
+    cn_hex_encode(d, n, out);
     return CN_OK;
 }
 
@@ -249,30 +250,13 @@ int gw_checksum_verify_base64(const struct gw_checksum *c, enum gw_checksum_algo
     return CRYPTO_memcmp(want, got, n) == 0 ? CN_OK : CN_CORRUPT;
 }
 
-static int gw_checksum_hexval(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 int gw_checksum_verify_hex(const struct gw_checksum *c, enum gw_checksum_algo algo,
                            const char *hex, size_t len)
 {
     unsigned char want[GW_CHECKSUM_MAX_DIGEST], got[GW_CHECKSUM_MAX_DIGEST];
     size_t n = gw_checksum_digest(c, algo, want);
-    if (n == 0 || len != 2 * n)
+    if (n == 0 || len != 2 * n || cn_hex_decode(hex, len, got, sizeof(got)) != CN_OK)
         return CN_INVAL;
-    for (size_t i = 0; i < n; i++) {
-        int hi = gw_checksum_hexval(hex[2 * i]), lo = gw_checksum_hexval(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return CN_INVAL;
-        got[i] = (unsigned char)(hi << 4 | lo);
-    }
     return CRYPTO_memcmp(want, got, n) == 0 ? CN_OK : CN_CORRUPT;
 }
 
@@ -283,7 +267,7 @@ void gw_checksum_sha256_hex(const void *p, size_t n, char out[GW_CHECKSUM_HEX_MA
     unsigned char d[32];
     unsigned int dl = 0;
     CN_ASSERT(EVP_Digest(p, n, d, &dl, EVP_sha256(), NULL) == 1);
-    gw_checksum_hex_encode(d, 32, out);
+    cn_hex_encode(d, 32, out);
 }
 
 void gw_checksum_md5(const void *p, size_t n, unsigned char out[16])
@@ -313,7 +297,7 @@ void gw_checksum_multipart_etag(const unsigned char (*part_md5s)[16], size_t n,
         CN_ASSERT(EVP_DigestUpdate(ctx, part_md5s[i], 16) == 1);
     CN_ASSERT(EVP_DigestFinal_ex(ctx, d, &dl) == 1);
     EVP_MD_CTX_free(ctx);
-    gw_checksum_hex_encode(d, 16, out);
+    cn_hex_encode(d, 16, out);
     snprintf(out + 32, GW_CHECKSUM_MULTIPART_ETAG_MAX - 32, "-%zu", n);
 }
 
@@ -506,13 +490,3 @@ int gw_checksum_base64_decode(const char *in, size_t n, unsigned char *out, size
     return CN_OK;
 }
 
-void gw_checksum_hex_encode(const void *in, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    const unsigned char *b = in;
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[b[i] >> 4];
-        out[2 * i + 1] = digits[b[i] & 15];
-    }
-    out[2 * n] = '\0';
-}

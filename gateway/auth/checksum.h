@@ -124,7 +124,5 @@ int gw_checksum_full_object(enum gw_checksum_algo algo, const char *const *part_
 size_t gw_checksum_base64_encode(const void *in, size_t n, char *out);
 int gw_checksum_base64_decode(const char *in, size_t n, unsigned char *out, size_t cap,
                               size_t *out_len);
-/* Lower-case hex of n bytes plus a NUL (out needs 2n+1). */
-void gw_checksum_hex_encode(const void *in, size_t n, char *out);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "checksum.h"
 #include "cn/alloc.h"
+#include "cn/hex.h"
 #include "s3_names.h"
 
 #define GW_SIGV4_ALGORITHM "AWS4-HMAC-SHA256"
@@ -69,23 +70,6 @@ static int gw_sigv4_ieq(const char *a, size_t an, const char *b)
     return an == bn && strncasecmp(a, b, an) == 0;
 }
 
-static int gw_sigv4_is_hex_lower(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
-static int gw_sigv4_is_hex(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
-              (s[i] >= 'A' && s[i] <= 'F')))
-            return 0;
-    return 1;
-}
-
 /* The first request header named name (case-insensitive), or NULL. */
 static const struct gw_sigv4_header *gw_sigv4_find_header(const struct gw_sigv4_request *req,
                                                           const char *name)
@@ -125,7 +109,7 @@ void gw_sigv4_hmac_hex(const unsigned char key[32], const char *msg, size_t len,
 {
     unsigned char mac[32];
     gw_sigv4_hmac(key, 32, msg, len, mac);
-    gw_checksum_hex_encode(mac, 32, out);
+    cn_hex_encode(mac, 32, out);
 }
 
 /* ---- credential scope ------------------------------------------------ */
@@ -237,7 +221,7 @@ static int gw_sigv4_auth_component(struct gw_sigv4_auth *out, struct gw_sigv4_re
     }
     if (gw_sigv4_eq(k, kn, "Signature") && !(*seen & 4)) {
         *seen |= 4;
-        if (vn != GW_SIGV4_SIG_HEX || !gw_sigv4_is_hex_lower(v, vn))
+        if (vn != GW_SIGV4_SIG_HEX || !cn_hex_is_lower(v, vn))
             return gw_sigv4_fail(res, e, "%sthe Signature must be 64 lower-case hex "
                                  "characters.", pre);
         memcpy(out->signature, v, vn);
@@ -371,7 +355,7 @@ static int gw_sigv4_query_value(struct gw_sigv4_query_state *st, int which, cons
             return gw_sigv4_fail(st->res, e, "X-Amz-SignedHeaders is too long.");
         return gw_sigv4_parse_signed_headers(a, st->res, e, "");
     default:
-        if (vn != GW_SIGV4_SIG_HEX || !gw_sigv4_is_hex_lower(v, vn))
+        if (vn != GW_SIGV4_SIG_HEX || !cn_hex_is_lower(v, vn))
             return gw_sigv4_fail(st->res, e, "X-Amz-Signature must be 64 lower-case hex "
                                  "characters.");
         memcpy(a->signature, v, vn);
@@ -780,7 +764,7 @@ static int gw_sigv4_payload(const struct gw_sigv4_request *req, const struct gw_
         return gw_sigv4_fail(res, GW_S3_INVALID_REQUEST, "Missing required header for this "
                              "request: x-amz-content-sha256");
     }
-    if (*phn == GW_SIGV4_SIG_HEX && gw_sigv4_is_hex(*ph, *phn)) {
+    if (*phn == GW_SIGV4_SIG_HEX && cn_hex_is(*ph, *phn)) {
         res->payload = GW_SIGV4_PAYLOAD_SHA256;
         for (size_t i = 0; i < *phn; i++)
             res->payload_hash[i] = (char)((*ph)[i] | 0x20); /* hex digits to lower case */

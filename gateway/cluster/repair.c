@@ -9,6 +9,7 @@
 #include "cn/alloc.h"
 #include "cn/crc.h"
 #include "cn/log.h"
+#include "cn/version.h"
 
 enum gw_repair_state { GW_REPAIR_ERR, GW_REPAIR_ABSENT, GW_REPAIR_LIVE, GW_REPAIR_TOMB };
 
@@ -39,11 +40,6 @@ int gw_repair_result_failed(const struct gw_repair_result *res, uint32_t node)
         if (res->failed[i] == node)
             return 1;
     return 0;
-}
-
-static int gw_repair_newer(uint64_t ts, uint64_t ver, uint64_t ts2, uint64_t ver2)
-{
-    return ts != ts2 ? ts > ts2 : ver > ver2;
 }
 
 static void gw_repair_fail_node(struct gw_repair_op *op, uint32_t node)
@@ -174,8 +170,8 @@ static void gw_repair_compare(struct gw_repair_op *op)
     for (uint32_t i = 0; i < op->n; i++) {
         const struct gw_repair_replica *c = &op->rep[i];
         if ((c->state == GW_REPAIR_LIVE || c->state == GW_REPAIR_TOMB) &&
-            (op->newest < 0 || gw_repair_newer(c->ts, c->ver, op->rep[op->newest].ts,
-                                               op->rep[op->newest].ver)))
+            (op->newest < 0 || cn_version_newer(c->ts, c->ver, op->rep[op->newest].ts,
+                                                op->rep[op->newest].ver)))
             op->newest = (int)i;
     }
     if (op->newest < 0) {
@@ -187,7 +183,7 @@ static void gw_repair_compare(struct gw_repair_op *op)
         struct gw_repair_replica *c = &op->rep[i];
         c->stale = c->state == GW_REPAIR_ABSENT ||
                    ((c->state == GW_REPAIR_LIVE || c->state == GW_REPAIR_TOMB) &&
-                    gw_repair_newer(best->ts, best->ver, c->ts, c->ver));
+                    cn_version_newer(best->ts, best->ver, c->ts, c->ver));
         op->res.stale += (uint32_t)c->stale;
     }
     if (op->res.stale == 0) {

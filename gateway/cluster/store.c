@@ -12,6 +12,7 @@
 #include "cn/crc.h"
 #include "cn/log.h"
 #include "cn/time.h"
+#include "cn/version.h"
 
 #include "handoff.h"
 #include "node_health.h"
@@ -652,8 +653,7 @@ static int gw_store_seen(struct gw_store_op *op, const struct gw_storage_reply *
     op->seen_state[i] = state;
     op->seen_ts[i] = state != 0 ? r->m.ts : 0;
     op->seen_ver[i] = state != 0 ? r->m.ver : 0;
-    int newer = op->seen_ts[i] != op->best_ts ? op->seen_ts[i] > op->best_ts
-                                              : op->seen_ver[i] > op->best_ver;
+    int newer = cn_version_newer(op->seen_ts[i], op->seen_ver[i], op->best_ts, op->best_ver);
     /* after the decision a late answer only feeds the repair */
     if (!op->decided && state != 0 && (op->best_state == 0 || newer)) {
         op->best_state = state;
@@ -864,9 +864,7 @@ static int gw_store_entry_cmp(const void *x, const void *y)
     int c = gw_store_key_cmp(a->key, a->key_len, b->key, b->key_len);
     if (c != 0)
         return c;
-    if (a->ts != b->ts) /* newest first */
-        return a->ts > b->ts ? -1 : 1;
-    return a->ver > b->ver ? -1 : a->ver < b->ver;
+    return -cn_version_cmp(a->ts, a->ver, b->ts, b->ver); /* newest first */
 }
 
 /* Copies one node's entries and narrows the bound. */

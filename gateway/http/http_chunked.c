@@ -6,6 +6,8 @@
  * second, smuggled request. */
 #include "http_chunked.h"
 
+#include "cn/hex.h"
+
 enum gw_http_chunked_state {
     GW_HC_SIZE,       /* hex digits of the chunk size */
     GW_HC_EXT,        /* ";ext" after the size, up to the CR */
@@ -33,17 +35,6 @@ void gw_http_chunked_init(struct gw_http_chunked *c)
     c->total = 0;
 }
 
-static int gw_http_chunked_hex(unsigned char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 static int gw_http_chunked_fail(struct gw_http_chunked *c)
 {
     c->state = GW_HC_FAILED;
@@ -64,7 +55,7 @@ static int gw_http_chunked_byte(struct gw_http_chunked *c, unsigned char ch)
         return gw_http_chunked_fail(c);
     switch (c->state) {
     case GW_HC_SIZE: {
-        int h = gw_http_chunked_hex(ch);
+        int h = cn_hex_val(ch);
         if (h >= 0) {
             if (++c->n_digits > GW_HTTP_CHUNKED_MAX_DIGITS)
                 return gw_http_chunked_fail(c);

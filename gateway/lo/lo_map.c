@@ -130,6 +130,18 @@ struct gw_blob *gw_lo_map_blob(const struct gw_lo_map *m)
     return gw_blob_from_evbuffer(buf);
 }
 
+struct gw_blob *gw_lo_map_parent(const struct gw_lo_seg *segs, uint32_t n, int multipart,
+                                 const char *etag, size_t etag_len, char *field,
+                                 size_t *field_len)
+{
+    struct gw_lo_map map;
+    CN_ASSERT(gw_lo_map_init(&map, segs, n, multipart) == CN_OK);
+    struct gw_blob *b = gw_lo_map_blob(&map);
+    *field_len = gw_lo_map_etag_pack(field, etag, etag_len, map.size);
+    gw_lo_map_fini(&map);
+    return b;
+}
+
 int gw_lo_map_decode(struct gw_lo_map *m, const void *bytes, size_t len)
 {
     memset(m, 0, sizeof(*m));

@@ -67,6 +67,16 @@ void gw_lo_map_fini(struct gw_lo_map *m);
 void gw_lo_map_encode(const struct gw_lo_map *m, char **out, size_t *len);
 /* Encodes m as the payload of a parent record (one reference, store.h). */
 struct gw_blob *gw_lo_map_blob(const struct gw_lo_map *m);
+/* What a large object's parent record holds once its chunks are stored,
+ * for PutObject, CopyObject and CompleteMultipartUpload alike: returns the
+ * chunk map over segs as the record's data (one reference, as
+ * gw_lo_map_blob) and writes its etag field "<etag> <size>" to field
+ * (GW_LO_ETAG_MAX bytes), the length to *field_len. The segments come from
+ * the gateway's own writers, so gw_lo_map_init() must accept them (n >= 1,
+ * no chunk_len 0): anything else is a bug and aborts. */
+struct gw_blob *gw_lo_map_parent(const struct gw_lo_seg *segs, uint32_t n, int multipart,
+                                 const char *etag, size_t etag_len, char *field,
+                                 size_t *field_len);
 /* Decodes and validates bytes from a node (outside input: every type and
  * sum is checked). CN_OK, or CN_INVAL with m zeroed. */
 int gw_lo_map_decode(struct gw_lo_map *m, const void *bytes, size_t len);

@@ -8,6 +8,7 @@
 
 #include "lo_writer.h"
 #include "s3_body.h"
+#include "s3_error.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
@@ -39,11 +40,6 @@ static void gw_lo_put_finish(struct gw_lo_put *lp, enum gw_s3_err err, const cha
     lp->done(lp->r, err, why, lp->arg);
 }
 
-static enum gw_s3_err gw_lo_put_store_err(int rc)
-{
-    return rc == CN_TIMEOUT || rc == CN_IO ? GW_S3_SERVICE_UNAVAILABLE : GW_S3_INTERNAL_ERROR;
-}
-
 /* After the last byte was handed over: feeds the tail; finishes when every
  * chunk is stored. */
 static void gw_lo_put_drive_tail(struct gw_lo_put *lp)
@@ -60,7 +56,8 @@ static void gw_lo_put_on_writer(struct gw_lo_writer *w, void *arg)
     if (lp->finished)
         return;
     if (gw_lo_writer_error(w) != NULL) {
-        gw_lo_put_finish(lp, gw_lo_put_store_err(gw_lo_writer_rc(w)), gw_lo_writer_error(w));
+        /* rc is not CN_OK here: the writer has an error */
+        gw_lo_put_finish(lp, gw_s3_error_from_store(gw_lo_writer_rc(w)), gw_lo_writer_error(w));
         return;
     }
     if (lp->body_done)

@@ -23,10 +23,12 @@
 #include "s3_names.h"
 #include "s3_object.h"
 #include "s3_range.h"
+#include "s3_reply.h"
 #include "worker.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
+#include "cn/hex.h"
 #include "cn/log.h"
 #include "cn/time.h"
 
@@ -269,7 +271,7 @@ static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     if (!gw_bucket_owner_allows_upload(r, (const char *)res->reply->m.etag.ptr,
@@ -305,7 +307,7 @@ static void gw_multipart_on_list(struct gw_store_list_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     for (uint32_t i = 0; i < res->n_ents && m->n_parts < m->list_limit; i++) {
@@ -384,7 +386,7 @@ static void gw_multipart_on_created(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     struct evbuffer *doc = evbuffer_new();
@@ -561,7 +563,7 @@ static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     /* an Abort or Complete that ran meanwhile did not see this part */
@@ -681,7 +683,7 @@ static void gw_multipart_on_copied(int rc, const char *err, void *arg)
     struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
     if (rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(rc), err);
+        gw_s3_reply_store_error(r, rc, err);
         return;
     }
     gw_lo_copy_seg(m->copy, &m->seg);
@@ -702,7 +704,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct msg *sm = &res->reply->m;
@@ -746,7 +748,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     evbuffer_add(m->copy_data, (const char *)sm->payload.ptr + first, len);
     unsigned char digest[16];
     gw_checksum_md5((const char *)sm->payload.ptr + first, len, digest);
-    gw_checksum_hex_encode(digest, 16, m->md5);
+    cn_hex_encode(digest, 16, m->md5);
     const struct gw_config *cfg = r->worker->cfg;
     struct gw_lo_writer_config wc = {
         .store = r->worker->store, .reclaim = r->worker->reclaim,
@@ -834,7 +836,7 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     struct evbuffer *doc = evbuffer_new();
@@ -874,20 +876,15 @@ static void gw_multipart_write_parent(struct gw_req *r)
         while (m->parts[j].number != m->cmp.parts[i].part_number)
             j++; /* validated: present, both ascending */
         segs[i] = m->parts[j].seg;
-        for (int k = 0; k < 16; k++) {
-            unsigned v;
-            sscanf(m->parts[j].md5 + 2 * k, "%2x", &v);
-            md5s[i][k] = (unsigned char)v;
-        }
+        /* 32 lower-case hex digits: gw_multipart_part_parse() checked them */
+        CN_ASSERT(cn_hex_decode(m->parts[j].md5, 32, md5s[i], 16) == CN_OK);
     }
     gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
-    struct gw_lo_map map;
-    CN_ASSERT(gw_lo_map_init(&map, segs, (uint32_t)m->cmp.n_parts, 1) == CN_OK);
+    size_t el;
+    m->blob = gw_lo_map_parent(segs, (uint32_t)m->cmp.n_parts, 1, m->etag, strlen(m->etag),
+                               m->etag_field, &el);
     cn_free(segs);
     cn_free(md5s);
-    m->blob = gw_lo_map_blob(&map);
-    size_t el = gw_lo_map_etag_pack(m->etag_field, m->etag, strlen(m->etag), map.size);
-    gw_lo_map_fini(&map);
     struct gw_store_record rec = {
         .key = m->okey, .key_len = m->okey_len,
         .etag = m->etag_field, .etag_len = el,
@@ -1090,7 +1087,7 @@ static void gw_multipart_on_aborted(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_req_reply_empty(r, 204);
@@ -1251,7 +1248,7 @@ static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
         return;
     struct gw_multipart_uploads *u = r->h;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct gw_req_param *km = gw_req_param(r, "key-marker");

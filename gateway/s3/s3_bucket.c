@@ -9,22 +9,14 @@
 #include "bucket_owner.h"
 #include "keys.h"
 #include "s3_body.h"
+#include "s3_error.h"
+#include "s3_reply.h"
 #include "worker.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
 #include "cn/time.h"
-
-enum gw_s3_err gw_s3_bucket_store_err(int rc)
-{
-    switch (rc) {
-    case CN_OK: return GW_S3_OK;
-    case CN_TIMEOUT:
-    case CN_IO: return GW_S3_SERVICE_UNAVAILABLE;
-    default: return GW_S3_INTERNAL_ERROR;
-    }
-}
 
 /* ---- existence ------------------------------------------------------- */
 
@@ -38,7 +30,7 @@ static void gw_s3_bucket_on_require(struct gw_store_result *res, void *arg)
     if (res->rc == CN_NOTFOUND)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
     else if (!gw_bucket_owner_allows(r, r->bucket, r->bucket_len,
                                      (const char *)res->reply->m.etag.ptr,
                                      res->reply->m.etag.len))
@@ -217,7 +209,7 @@ static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_req_reply_start(r, 200);
@@ -240,7 +232,7 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_NOTFOUND) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     char key[GW_KEYS_MAX];
@@ -298,7 +290,7 @@ static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_bucket_owner_cache_drop(r->worker->owners, r->bucket, r->bucket_len);
@@ -311,7 +303,7 @@ static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     if (res->n_ents > 0) {
@@ -363,7 +355,7 @@ static void gw_s3_bucket_on_list(struct gw_store_list_result *res, void *arg)
         return;
     struct gw_s3_bucket_lister *l = r->h;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const char *owner = r->auth.cred->owner_id;

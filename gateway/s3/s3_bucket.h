@@ -22,7 +22,4 @@ int gw_s3_bucket_config_get(struct gw_req *r);
  * (or ServiceUnavailable) itself otherwise. */
 void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next);
 
-/* Maps a store status to the S3 error to answer. */
-enum gw_s3_err gw_s3_bucket_store_err(int rc);
-
 #endif

@@ -170,6 +170,16 @@ enum gw_s3_err gw_s3_error_from_code(const char *code, size_t len)
     return GW_S3_OK;
 }
 
+enum gw_s3_err gw_s3_error_from_store(int rc)
+{
+    switch (rc) {
+    case CN_OK: return GW_S3_OK;
+    case CN_TIMEOUT:
+    case CN_IO: return GW_S3_SERVICE_UNAVAILABLE;
+    default: return GW_S3_INTERNAL_ERROR;
+    }
+}
+
 /* One <name>escaped text</name>; text may be NULL (then nothing). */
 static int gw_s3_error_elem(struct evbuffer *out, const char *name, const char *text,
                             size_t len)

@@ -98,6 +98,12 @@ const char *gw_s3_error_message(enum gw_s3_err e);
 /* 0 for errors whose response carries no body (NotModified 304); also answer
  * HEAD requests without a body, which is the caller's business. */
 int gw_s3_error_has_body(enum gw_s3_err e);
+/* The S3 error to answer when the store (or a node) gave status rc: none
+ * for CN_OK, ServiceUnavailable when nodes did not answer in time or could
+ * not be reached (CN_TIMEOUT, CN_IO: the client may retry), InternalError
+ * for anything else. The one mapping of store statuses to S3 errors. */
+enum gw_s3_err gw_s3_error_from_store(int rc);
+
 /* Reverse lookup by code text (not NUL-terminated). AccessDenied gives
  * GW_S3_ACCESS_DENIED. Returns GW_S3_OK when the code is unknown. */
 enum gw_s3_err gw_s3_error_from_code(const char *code, size_t len);

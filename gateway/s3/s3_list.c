@@ -13,6 +13,7 @@
 #include "lo_map.h"
 #include "s3_bucket.h"
 #include "s3_names.h"
+#include "s3_reply.h"
 #include "worker.h"
 #include "xml.h"
 
@@ -309,7 +310,7 @@ static void gw_s3_list_on_page(struct gw_store_list_result *res, void *arg)
         return;
     struct gw_s3_list *l = r->h;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     if (gw_s3_list_absorb(l, res) || ++l->rounds > GW_S3_LIST_MAX_ROUNDS)

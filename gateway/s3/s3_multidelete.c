@@ -9,6 +9,7 @@
 #include "lo_reclaim.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
+#include "s3_error.h"
 #include "s3_names.h"
 #include "worker.h"
 #include "xml.h"
@@ -79,7 +80,7 @@ static void gw_s3_md_on_delete(struct gw_store_result *res, void *arg)
     struct gw_s3_md *md = it->md;
     struct gw_req *r = md->r;
     if (res->rc != CN_OK)
-        it->err = gw_s3_bucket_store_err(res->rc);
+        it->err = gw_s3_error_from_store(res->rc);
     md->pending--;
     if (!gw_req_release(r))
         return;

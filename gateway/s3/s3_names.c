@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cn/hex.h"
 #include "cn/rc.h"
 
 /* ---- buckets and keys ------------------------------------------------ */
@@ -140,17 +141,6 @@ int gw_s3_names_storage_class_ok(const char *v, size_t len)
 
 /* ---- URI encoding ---------------------------------------------------- */
 
-static int gw_s3_names_hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int gw_s3_names_uri_decode(const char *in, size_t len, char *out, size_t *out_len,
                            int plus_as_space)
 {
@@ -160,7 +150,7 @@ int gw_s3_names_uri_decode(const char *in, size_t len, char *out, size_t *out_le
         if (c == '%') {
             if (len - i < 3)
                 return CN_INVAL;
-            int hi = gw_s3_names_hexval(in[i + 1]), lo = gw_s3_names_hexval(in[i + 2]);
+            int hi = cn_hex_val(in[i + 1]), lo = cn_hex_val(in[i + 2]);
             if (hi < 0 || lo < 0)
                 return CN_INVAL;
             out[o++] = (char)(hi << 4 | lo);
@@ -182,7 +172,6 @@ static int gw_s3_names_unreserved(unsigned char c)
 size_t gw_s3_names_uri_encode(const char *in, size_t len, char *out, size_t cap,
                               int keep_slash)
 {
-    static const char hex[] = "0123456789ABCDEF";
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)in[i];
@@ -194,8 +183,7 @@ size_t gw_s3_names_uri_encode(const char *in, size_t len, char *out, size_t cap,
         }
         if (o + 3 <= cap) {
             out[o] = '%';
-            out[o + 1] = hex[c >> 4];
-            out[o + 2] = hex[c & 15];
+            cn_hex_byte_upper(c, out + o + 1); /* RFC 3986 2.1, as SigV4 signs it */
         }
         o += 3;
     }

@@ -26,8 +26,10 @@
 #include "objmeta.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
+#include "s3_error.h"
 #include "s3_names.h"
 #include "s3_range.h"
+#include "s3_reply.h"
 #include "worker.h"
 #include "xml.h"
 
@@ -131,15 +133,6 @@ static const char *gw_s3_object_lower(struct gw_s3_object *o, const char *name, 
 
 /* The chunk map of a large object stored as one segment (a PutObject or a
  * CopyObject), as its parent record's payload. */
-static struct gw_blob *gw_s3_object_one_seg_blob(const struct gw_lo_seg *seg)
-{
-    struct gw_lo_map map;
-    CN_ASSERT(gw_lo_map_init(&map, seg, 1, 0) == CN_OK);
-    struct gw_blob *b = gw_lo_map_blob(&map);
-    gw_lo_map_fini(&map);
-    return b;
-}
-
 /* Builds the meta of a new object from the request headers. */
 static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_object *o)
 {
@@ -216,7 +209,7 @@ static void gw_s3_object_put_done(struct gw_req *r, const struct gw_store_result
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_req_reply_start(r, 200);
@@ -312,9 +305,9 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
     }
     struct gw_lo_seg seg;
     gw_lo_put_seg(o->lp, &seg);
-    o->blob = gw_s3_object_one_seg_blob(&seg);
     const char *md5 = gw_s3_body_md5_hex(r);
-    size_t elen = gw_lo_map_etag_pack(o->etag_field, md5, strlen(md5), seg.size);
+    size_t elen;
+    o->blob = gw_lo_map_parent(&seg, 1, 0, md5, strlen(md5), o->etag_field, &elen);
     o->ts = CN_MAX(cn_time_now_us(), o->old_ts + 1);
     struct gw_store_record rec = {
         .key = o->skey, .key_len = o->skey_len,
@@ -390,7 +383,7 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
         cerr = gw_s3_object_put_conditions(r, res->rc == CN_OK ? &res->reply->m : NULL);
     else if (o->is_put && (gw_req_header(r, "if-match", NULL) != NULL ||
                            gw_req_header(r, "if-none-match", NULL) != NULL))
-        cerr = gw_s3_bucket_store_err(res->rc); /* a condition cannot be decided */
+        cerr = gw_s3_error_from_store(res->rc); /* a condition cannot be decided */
     if (!gw_req_release(r))
         return;
     if (cerr != GW_S3_OK) {
@@ -717,7 +710,7 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct msg *m = &res->reply->m;
@@ -799,7 +792,7 @@ static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     gw_req_reply_empty(r, 204);
@@ -852,7 +845,7 @@ static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     struct evbuffer *doc = evbuffer_new();
@@ -879,7 +872,7 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
     if (res->rc == CN_NOTFOUND)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
     else if (!gw_bucket_owner_allows(r, c->src_bucket, c->src_bucket_len,
                                      (const char *)res->reply->m.etag.ptr,
                                      res->reply->m.etag.len))
@@ -918,9 +911,9 @@ static void gw_s3_copy_write(struct gw_req *r)
     if (c->copy != NULL) {
         struct gw_lo_seg seg;
         gw_lo_copy_seg(c->copy, &seg);
-        c->o.blob = gw_s3_object_one_seg_blob(&seg);
+        c->o.blob = gw_lo_map_parent(&seg, 1, 0, c->etag, strlen(c->etag), c->o.etag_field,
+                                     &rec.etag_len);
         rec.etag = c->o.etag_field;
-        rec.etag_len = gw_lo_map_etag_pack(c->o.etag_field, c->etag, strlen(c->etag), seg.size);
     }
     gw_req_hold(r);
     gw_store_put(r->worker->store, &rec, c->o.blob, gw_s3_copy_on_put, r);
@@ -931,7 +924,7 @@ static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)
     struct gw_req *r = arg;
     struct gw_s3_copy *c = r->h;
     if (rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(rc), err);
+        gw_s3_reply_store_error(r, rc, err);
         return;
     }
     snprintf(c->etag, sizeof(c->etag), "%s", gw_lo_copy_md5(c->copy));
@@ -972,7 +965,7 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     const struct msg *m = &res->reply->m;

@@ -30,6 +30,7 @@
 
 #include "keys.h"
 #include "s3_bucket.h"
+#include "s3_reply.h"
 #include "store.h"
 #include "worker.h"
 #include "xml.h"
@@ -144,7 +145,7 @@ static void gw_s3_subres_on_object(struct gw_store_result *res, void *arg)
         return;
     }
     if (res->rc != CN_OK) {
-        gw_req_error(r, gw_s3_bucket_store_err(res->rc), res->err);
+        gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
     int acl = gw_req_param(r, "acl") != NULL;

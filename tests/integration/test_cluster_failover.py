@@ -189,9 +189,14 @@ def run_read_repair():
         s3.create_bucket(Bucket="rrepair")
         s3.put_object(Bucket="rrepair", Key="obj", Body=b"old body")
         skey = storage_key("rrepair", "obj")
+        # W=2 answered after two replicas: wait until the third holds the
+        # old body too, or node 0 may not have it yet and the "stale"
+        # replica below may be stale for the wrong reason
+        wait_converged(cl, [skey], timeout=10)
         c = cl.nodes[0].client()
         h = c.head(skey)
         c.close()
+        check(h.st == 0, "node 0 should hold the old body")
         new = b"the newer body"
         import hashlib
         etag = hashlib.md5(new).hexdigest().encode()

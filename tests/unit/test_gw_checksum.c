@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "cn/hex.h"
 #include "cn/rc.h"
 #include "cn/test.h"
 
@@ -136,7 +137,7 @@ static void test_content_md5_and_etag(void)
     memcpy(cat, parts[0], 16);
     memcpy(cat + 16, parts[1], 16);
     gw_checksum_md5(cat, 32, d);
-    gw_checksum_hex_encode(d, 16, hex);
+    cn_hex_encode(d, 16, hex);
     strcat(hex, "-2");
     CN_CHECK_EQ_STR(etag, hex);
     char sha[GW_CHECKSUM_HEX_MAX];

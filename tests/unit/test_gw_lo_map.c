@@ -8,6 +8,7 @@
 #include "cn/rc.h"
 #include "cn/test.h"
 #include "lo_map.h"
+#include "store.h"
 
 CN_TEST_GLOBALS;
 
@@ -104,10 +105,43 @@ static void test_keys_and_etags(void)
     CN_CHECK(gw_lo_map_etag_split("a 99999999999999999999", 22, &tl, &size) == 0);
 }
 
+/* The parent record of a large object: its data decodes to the segments it
+ * was built over, and its etag field splits into the etag and the sum of the
+ * segment sizes. */
+static void test_parent(void)
+{
+    const struct gw_lo_seg one = {7, 5000, 1024};
+    char field[GW_LO_ETAG_MAX];
+    size_t fl = 0, tl = 0;
+    uint64_t size = 0;
+    struct gw_blob *b = gw_lo_map_parent(&one, 1, 0, "0123abcd", 8, field, &fl);
+    CN_CHECK_EQ_INT(fl, strlen(field));
+    CN_CHECK_EQ_STR(field, "0123abcd 5000");
+    CN_CHECK(gw_lo_map_etag_split(field, fl, &tl, &size) && tl == 8 && size == 5000);
+    struct gw_lo_map m;
+    CN_CHECK_EQ_INT(gw_lo_map_decode(&m, gw_blob_data(b), gw_blob_len(b)), CN_OK);
+    CN_CHECK(m.n_segs == 1 && !m.multipart && m.size == 5000);
+    CN_CHECK(m.segs[0].ver == 7 && m.segs[0].size == 5000 && m.segs[0].chunk_len == 1024);
+    gw_lo_map_fini(&m);
+    gw_blob_unref(b);
+
+    const struct gw_lo_seg parts[3] = {{1, 6000, 4096}, {2, 6000, 4096}, {3, 10, 4096}};
+    b = gw_lo_map_parent(parts, 3, 1, "d41d8cd9-3", 10, field, &fl);
+    CN_CHECK_EQ_STR(field, "d41d8cd9-3 12010");
+    CN_CHECK_EQ_INT(gw_lo_map_decode(&m, gw_blob_data(b), gw_blob_len(b)), CN_OK);
+    CN_CHECK(m.n_segs == 3 && m.multipart && m.size == 12010);
+    for (int i = 0; i < 3; i++)
+        CN_CHECK(m.segs[i].ver == parts[i].ver && m.segs[i].size == parts[i].size &&
+                 m.segs[i].chunk_len == parts[i].chunk_len);
+    gw_lo_map_fini(&m);
+    gw_blob_unref(b);
+}
+
 static const struct cn_test_case cases[] = {
     {"slices", test_slices},
     {"codec", test_codec},
     {"keys_and_etags", test_keys_and_etags},
+    {"parent", test_parent},
     {NULL, NULL},
 };
 

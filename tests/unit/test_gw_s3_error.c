@@ -136,11 +136,27 @@ static void test_render(void)
     evbuffer_free(eb);
 }
 
+/* Store statuses: nothing for OK, 503 for what a retry may cure (timeouts,
+ * unreachable nodes), 500 for the rest (NOTFOUND too: a handler that can
+ * answer NoSuchKey does so before asking). */
+static void test_from_store(void)
+{
+    CN_CHECK_EQ_INT(gw_s3_error_from_store(CN_OK), GW_S3_OK);
+    CN_CHECK_EQ_INT(gw_s3_error_from_store(CN_TIMEOUT), GW_S3_SERVICE_UNAVAILABLE);
+    CN_CHECK_EQ_INT(gw_s3_error_from_store(CN_IO), GW_S3_SERVICE_UNAVAILABLE);
+    CN_CHECK_EQ_INT(gw_s3_error_status(gw_s3_error_from_store(CN_IO)), 503);
+    static const int others[] = {CN_ERR, CN_AGAIN, CN_NOTFOUND, CN_CORRUPT, CN_TOOBIG,
+                                 CN_INVAL, CN_DONE, -100, 1};
+    for (size_t i = 0; i < CN_ARRAY_LEN(others); i++)
+        CN_CHECK_EQ_INT(gw_s3_error_from_store(others[i]), GW_S3_INTERNAL_ERROR);
+}
+
 static const struct cn_test_case cases[] = {
     {"table_complete", test_table_complete},
     {"known_rows", test_known_rows},
     {"out_of_range", test_out_of_range},
     {"from_code", test_from_code},
+    {"from_store", test_from_store},
     {"render", test_render},
     {NULL, NULL},
 };
