@@ -92,6 +92,7 @@ static void gw_conn_req_clear(struct gw_req *r)
     cn_free(r->params);
     r->params = NULL;
     r->n_params = 0;
+    r->op = NULL;
     r->bucket[0] = '\0';
     r->bucket_len = 0;
     evbuffer_drain(r->body, evbuffer_get_length(r->body));
