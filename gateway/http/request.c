@@ -11,6 +11,7 @@
 
 #include "conn.h"
 #include "s3_names.h"
+#include "s3_ops.h"
 #include "worker.h"
 
 #include "cn/log.h"
@@ -236,8 +237,9 @@ void gw_req_reply_end(struct gw_req *r)
         if (r->http != NULL)
             gw_req_log_target(r->http, target, sizeof(target));
         /* the access line: one per request, so never rate limited */
-        CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d", r->http != NULL ? r->http->method : "-",
-                      r->http != NULL ? target : "-", r->status);
+        CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d %s", r->http != NULL ? r->http->method : "-",
+                      r->http != NULL ? target : "-", r->status,
+                      r->op != NULL ? r->op->name : "-");
     }
     gw_conn_request_done(r->conn);
 }
