@@ -321,6 +321,7 @@ const struct gw_s3_op *gw_s3_ops_match(const struct gw_s3_ops_input *in)
 
 /* ---- the markdown table ----------------------------------------------- */
 
+/* The target column: "any", or the targets joined by "or". */
 static void gw_s3_ops_write_targets(FILE *out, unsigned targets)
 {
     static const char *const names[] = {"service", "bucket", "object"};
@@ -336,6 +337,8 @@ static void gw_s3_ops_write_targets(FILE *out, unsigned targets)
         }
 }
 
+/* The selector column: the query parameter (=value), the list of the
+ * catch-all, the header; empty for a row of method and target alone. */
 static void gw_s3_ops_write_selector(FILE *out, const struct gw_s3_op *op)
 {
     const char *sep = "";

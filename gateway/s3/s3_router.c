@@ -322,12 +322,14 @@ static void gw_s3_router_route_owned(struct gw_req *r)
     op->handler(r);
 }
 
+/* The matcher's view of r (struct gw_s3_ops_input): a parameter's value. */
 static const char *gw_s3_router_op_param(const void *ctx, const char *name)
 {
     const struct gw_req_param *p = gw_req_param(ctx, name);
     return p != NULL ? p->value : NULL;
 }
 
+/* ... and whether a header is present. */
 static int gw_s3_router_op_header(const void *ctx, const char *name)
 {
     return gw_req_header(ctx, name, NULL) != NULL;
