@@ -1,10 +1,13 @@
 /* cairn-gateway: the S3 HTTP front of a cairn cluster. Reads gateway.conf
  * (cn_config_cli: --config, --set, CAIRN_* environment, --dump-config,
- * --help) and runs the server until SIGINT/SIGTERM. */
+ * --help) and runs the server until SIGINT/SIGTERM. --list-operations
+ * prints the table of S3 operations (s3_ops.c) as markdown. */
 #include <malloc.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config.h"
+#include "s3_ops.h"
 #include "server.h"
 
 #include "cn/log.h"
@@ -13,6 +16,10 @@ int main(int argc, char **argv)
 {
     struct gw_config cfg;
     char err[CN_ERR_LEN];
+    if (argc == 2 && strcmp(argv[1], "--list-operations") == 0) {
+        gw_s3_ops_write_markdown(stdout);
+        return 0;
+    }
     int rc = cn_config_cli(gw_config_table, &cfg, "cairn-gateway", "CAIRN_", argc, argv, err);
     if (rc == CN_DONE) {
         cn_config_fini(gw_config_table, &cfg);

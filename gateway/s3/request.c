@@ -11,6 +11,7 @@
 
 #include "http_loop.h"
 #include "s3_names.h"
+#include "s3_ops.h"
 #include "s3_router.h"
 #include "worker.h"
 
@@ -289,6 +290,7 @@ static void gw_req_app_clear(struct gw_http_req *x)
     cn_free(r->params);
     r->params = NULL;
     r->n_params = 0;
+    r->op = NULL;
     r->bucket[0] = '\0';
     r->bucket_len = 0;
     memset(&r->auth, 0, sizeof(r->auth));
@@ -344,8 +346,8 @@ static void gw_req_app_done(struct gw_http_req *x)
     char target[GW_REQ_LOG_TARGET_MAX];
     if (r->http != NULL)
         gw_req_log_target(r->http, target, sizeof(target));
-    CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d", r->http != NULL ? r->http->method : "-",
-                  r->http != NULL ? target : "-", x->status);
+    CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d %s", r->http != NULL ? r->http->method : "-",
+                  r->http != NULL ? target : "-", x->status, r->op != NULL ? r->op->name : "-");
 }
 
 void gw_req_app_init(struct gw_http_app *app, struct gw_worker *w)

@@ -26,6 +26,7 @@
 
 struct gw_worker;
 struct gw_req;
+struct gw_s3_op;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
 
@@ -53,6 +54,7 @@ struct gw_req {
     size_t key_len;
     struct gw_req_param *params;
     size_t n_params;
+    const struct gw_s3_op *op; /* the operation the router matched (s3_ops.h), or NULL */
     struct gw_sigv4_result auth;
     /* records written up to this wall-clock time (us) are known to be in the
      * bucket whose owner was checked (bucket_owner.h); UINT64_MAX when the

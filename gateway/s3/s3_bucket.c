@@ -11,6 +11,7 @@
 #include "s3_body.h"
 #include "s3_error.h"
 #include "s3_reply.h"
+#include "s3_ops.h"
 #include "worker.h"
 #include "xml.h"
 
@@ -167,18 +168,20 @@ static const struct {
     {"publicAccessBlock", GW_S3_OK, gw_s3_bucket_doc_public_access_block},
 };
 
-/* The row r asks for, or -1. */
-static int gw_s3_bucket_config_row(const struct gw_req *r)
+/* The row of the configuration r's operation reads (its row in
+ * gw_s3_ops_table names the sub-resource). */
+static size_t gw_s3_bucket_config_row(const struct gw_req *r)
 {
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_bucket_configs); i++)
-        if (gw_req_param(r, gw_s3_bucket_configs[i].sub) != NULL)
-            return (int)i;
-    return -1;
+        if (strcmp(gw_s3_bucket_configs[i].sub, r->op->param) == 0)
+            return i;
+    CN_ASSERT(!"a bucket configuration row without an answer");
+    return 0;
 }
 
 static void gw_s3_bucket_config_found(struct gw_req *r)
 {
-    int row = gw_s3_bucket_config_row(r);
+    size_t row = gw_s3_bucket_config_row(r);
     if (gw_s3_bucket_configs[row].err != GW_S3_OK) {
         gw_req_error(r, gw_s3_bucket_configs[row].err, NULL);
         return;
@@ -192,13 +195,9 @@ static void gw_s3_bucket_config_found(struct gw_req *r)
     evbuffer_free(doc);
 }
 
-int gw_s3_bucket_config_get(struct gw_req *r)
+void gw_s3_bucket_config_get(struct gw_req *r)
 {
-    if (r->key != NULL || r->bucket_len == 0 || r->http->method_len != 3 ||
-        memcmp(r->http->method, "GET", 3) != 0 || gw_s3_bucket_config_row(r) < 0)
-        return 0;
     gw_s3_bucket_require(r, gw_s3_bucket_config_found);
-    return 1;
 }
 
 /* ---- CreateBucket ---------------------------------------------------- */

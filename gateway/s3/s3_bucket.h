@@ -12,11 +12,12 @@ void gw_s3_bucket_delete(struct gw_req *r);
 void gw_s3_bucket_location(struct gw_req *r);
 
 /* GET of a bucket configuration the gateway never has (?versioning, ?policy,
- * ?cors, ?lifecycle, ?tagging, ?encryption): answers what S3 answers for a
- * bucket without one (an empty VersioningConfiguration, or NoSuchBucketPolicy,
- * NoSuchCORSConfiguration, ...) once the bucket is known to exist. Returns 0
- * without answering when r is not such a request. */
-int gw_s3_bucket_config_get(struct gw_req *r);
+ * ?cors, ?lifecycle, ?tagging, ?encryption, ...; the rows of s3_ops.c that
+ * name it, whose param is the sub-resource): answers what S3 answers for a
+ * bucket without one (an empty VersioningConfiguration, or
+ * NoSuchBucketPolicy, NoSuchCORSConfiguration, ...) once the bucket is known
+ * to exist. */
+void gw_s3_bucket_config_get(struct gw_req *r);
 
 /* Checks that r->bucket exists, then calls next(r); answers NoSuchBucket
  * (or ServiceUnavailable) itself otherwise. */

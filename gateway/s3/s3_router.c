@@ -9,13 +9,9 @@
 
 #include "bucket_owner.h"
 #include "conn.h"
-#include "multipart.h"
 #include "s3_subres.h"
-#include "s3_bucket.h"
-#include "s3_list.h"
-#include "s3_multidelete.h"
 #include "s3_names.h"
-#include "s3_object.h"
+#include "s3_ops.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
@@ -186,22 +182,6 @@ static int gw_s3_router_is(const struct gw_req *r, const char *m)
     return gw_http_token_eq(r->http->method, r->http->method_len, m);
 }
 
-/* Sub-resources the gateway does not serve yet. */
-static int gw_s3_router_unsupported_sub(const struct gw_req *r)
-{
-    static const char *const subs[] = {
-        "policy", "cors", "lifecycle", "versioning", "tagging", "website",
-        "logging", "notification", "replication", "encryption",
-        "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
-        "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
-        "publicAccessBlock", "intelligent-tiering",
-    };
-    for (size_t i = 0; i < CN_ARRAY_LEN(subs); i++)
-        if (gw_req_param(r, subs[i]) != NULL)
-            return 1;
-    return 0;
-}
-
 /* Does r ask for server-side encryption (SSE-S3, SSE-KMS, SSE-C, or SSE-C
  * of a copy source)? The gateway stores nothing encrypted, so such a
  * request is refused rather than stored in the clear behind the client's
@@ -290,9 +270,9 @@ static void gw_s3_router_route_target_owned(struct gw_req *r)
         gw_s3_router_route_owned(r);
 }
 
-/* Picks the handler of an authenticated request: first the checks that need
- * no storage, then the bucket's owner (every request on a bucket but
- * CreateBucket), then the handler. */
+/* Runs the operation of an authenticated request: first the checks that
+ * need no storage, then the bucket's owner (every request on a bucket but
+ * CreateBucket), then the operation's checks and handler. */
 static void gw_s3_router_route(struct gw_req *r)
 {
     if (gw_s3_router_asks_sse(r)) {
@@ -319,74 +299,55 @@ static void gw_s3_router_route(struct gw_req *r)
         gw_s3_router_route_owned(r);
 }
 
+/* Runs r's operation (r->op) once the access checks let it on: first the
+ * row's own checks (s3_ops.h), then its handler. */
 static void gw_s3_router_route_owned(struct gw_req *r)
 {
-    if (gw_s3_bucket_config_get(r) || gw_s3_subres_route(r))
-        return;
-    if (gw_s3_router_unsupported_sub(r)) {
-        gw_req_error(r, GW_S3_NOT_IMPLEMENTED, NULL);
-        return;
-    }
+    const struct gw_s3_op *op = r->op;
     /* writes may restate the owner-only ACL, nothing more (s3_subres.c) */
-    if ((gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST")) && !gw_s3_acl_headers_ok(r)) {
+    if ((op->checks & GW_S3_OP_CHECK_ACL) &&
+        (gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST")) && !gw_s3_acl_headers_ok(r)) {
         gw_req_error(r, r->key == NULL ? GW_S3_INVALID_BUCKET_ACL_WITH_OBJECT_OWNERSHIP
                                        : GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED,
                      NULL);
         return;
     }
-    if (r->bucket_len == 0) {
-        if (gw_s3_router_is(r, "GET"))
-            gw_s3_bucket_list_all(r);
-        else
-            gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
-        return;
-    }
-    if (r->key == NULL) {
-        if (gw_s3_router_is(r, "PUT"))
-            gw_s3_bucket_create(r);
-        else if (gw_s3_router_is(r, "HEAD"))
-            gw_s3_bucket_head(r);
-        else if (gw_s3_router_is(r, "DELETE"))
-            gw_s3_bucket_delete(r);
-        else if (gw_s3_router_is(r, "GET") && gw_req_param(r, "uploads") != NULL)
-            gw_multipart_list_uploads(r);
-        else if (gw_s3_router_is(r, "GET") && gw_req_param(r, "location") != NULL)
-            gw_s3_bucket_location(r);
-        else if (gw_s3_router_is(r, "GET"))
-            gw_s3_list_objects(r);
-        else if (gw_s3_router_is(r, "POST") && gw_req_param(r, "delete") != NULL)
-            gw_s3_multidelete(r);
-        else
-            gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
-        return;
-    }
     /* buckets are never versioned: an object's only version is "null" */
     const struct gw_req_param *vid = gw_req_param(r, "versionId");
-    if (vid != NULL && strcmp(vid->value, "null") != 0) {
+    if ((op->checks & GW_S3_OP_CHECK_VERSION) && r->key != NULL && vid != NULL &&
+        strcmp(vid->value, "null") != 0) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
     }
-    int upload = gw_req_param(r, "uploadId") != NULL;
-    if (gw_s3_router_is(r, "POST") && gw_req_param(r, "uploads") != NULL)
-        gw_multipart_create(r);
-    else if (gw_s3_router_is(r, "POST") && upload)
-        gw_multipart_complete(r);
-    else if (gw_s3_router_is(r, "PUT") && upload)
-        gw_multipart_upload_part(r);
-    else if (gw_s3_router_is(r, "DELETE") && upload)
-        gw_multipart_abort(r);
-    else if (gw_s3_router_is(r, "GET") && upload)
-        gw_multipart_list_parts(r);
-    else if (gw_s3_router_is(r, "PUT") && r->has_copy_src)
-        gw_s3_object_copy(r);
-    else if (gw_s3_router_is(r, "PUT"))
-        gw_s3_object_put(r);
-    else if (gw_s3_router_is(r, "GET") || gw_s3_router_is(r, "HEAD"))
-        gw_s3_object_get(r);
-    else if (gw_s3_router_is(r, "DELETE"))
-        gw_s3_object_delete(r);
-    else
-        gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
+    op->handler(r);
+}
+
+/* The matcher's view of r (struct gw_s3_ops_input): a parameter's value. */
+static const char *gw_s3_router_op_param(const void *ctx, const char *name)
+{
+    const struct gw_req_param *p = gw_req_param(ctx, name);
+    return p != NULL ? p->value : NULL;
+}
+
+/* ... and whether a header is present. */
+static int gw_s3_router_op_header(const void *ctx, const char *name)
+{
+    return gw_req_header(ctx, name, NULL) != NULL;
+}
+
+/* Names r's operation: the first row of gw_s3_ops_table that matches it. */
+static void gw_s3_router_match(struct gw_req *r)
+{
+    struct gw_s3_ops_input in = {
+        .method = r->http->method,
+        .method_len = r->http->method_len,
+        .has_bucket = r->bucket_len > 0,
+        .has_key = r->key != NULL,
+        .param = gw_s3_router_op_param,
+        .header = gw_s3_router_op_header,
+        .ctx = r,
+    };
+    r->op = gw_s3_ops_match(&in);
 }
 
 void gw_s3_router_dispatch(struct gw_req *r)
@@ -397,6 +358,8 @@ void gw_s3_router_dispatch(struct gw_req *r)
     enum gw_s3_err err = gw_s3_router_parse_query(r);
     if (err == GW_S3_OK)
         err = gw_s3_router_target(r, &why);
+    if (err == GW_S3_OK) /* before auth, so that the access line names it */
+        gw_s3_router_match(r);
     if (err == GW_S3_OK)
         err = gw_s3_router_auth(r, &why);
     if (err != GW_S3_OK) {

@@ -122,24 +122,20 @@ static void gw_s3_tagging_reply_delete(struct gw_req *r)
     gw_req_reply_empty(r, 204);
 }
 
-static int gw_s3_subres_is(const struct gw_req *r, const char *m)
-{
-    size_t n = strlen(m);
-    return r->http->method_len == n && memcmp(r->http->method, m, n) == 0;
-}
-
 static void gw_s3_subres_no_such_key(struct gw_req *r)
 {
     gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
 }
 
-/* The object's HEAD came back: it exists (then answer), or it does not
- * (then NoSuchBucket or NoSuchKey, whichever is true). */
+/* The object's HEAD came back: it exists (then r->then answers), or it
+ * does not (then NoSuchBucket or NoSuchKey, whichever is true). */
 static void gw_s3_subres_on_object(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
+    gw_req_cb answer = r->then;
+    r->then = NULL;
     if (res->rc == CN_NOTFOUND) {
         gw_s3_bucket_require(r, gw_s3_subres_no_such_key);
         return;
@@ -148,50 +144,49 @@ static void gw_s3_subres_on_object(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    int acl = gw_req_param(r, "acl") != NULL;
-    if (acl && gw_s3_subres_is(r, "PUT"))
-        gw_s3_acl_reply_put(r);
-    else if (acl)
-        gw_s3_acl_reply_policy(r);
-    else if (gw_s3_subres_is(r, "DELETE"))
-        gw_s3_tagging_reply_delete(r);
-    else
-        gw_s3_tagging_reply_get(r);
+    answer(r);
 }
 
-/* Answers r once its object is known to exist (see above). */
-static void gw_s3_subres_object(struct gw_req *r)
+/* Calls answer(r) once r's object is known to exist (see above). */
+static void gw_s3_subres_object(struct gw_req *r, gw_req_cb answer)
 {
     char skey[GW_KEYS_MAX];
     size_t skey_len = gw_keys_object(skey, r->bucket, r->bucket_len, r->key, r->key_len);
+    r->then = answer;
     gw_req_hold(r);
     gw_store_head(r->worker->store, skey, skey_len, gw_s3_subres_on_object, r);
 }
 
-int gw_s3_subres_route(struct gw_req *r)
+/* Answers once the bucket (no key) or the object exists. */
+static void gw_s3_subres_require(struct gw_req *r, gw_req_cb answer)
 {
-    if (r->key != NULL && gw_req_param(r, "tagging") != NULL &&
-        (gw_s3_subres_is(r, "GET") || gw_s3_subres_is(r, "DELETE"))) {
-        gw_s3_subres_object(r);
-        return 1;
-    }
-    if (gw_req_param(r, "acl") == NULL)
-        return 0;
+    if (r->key == NULL)
+        gw_s3_bucket_require(r, answer);
+    else
+        gw_s3_subres_object(r, answer);
+}
+
+void gw_s3_subres_acl_get(struct gw_req *r)
+{
+    gw_s3_subres_require(r, gw_s3_acl_reply_policy);
+}
+
+void gw_s3_subres_acl_put(struct gw_req *r)
+{
     const struct gw_http_parser *h = r->http;
-    int get = gw_s3_subres_is(r, "GET");
-    int put = gw_s3_subres_is(r, "PUT");
-    if (!get && !put) {
-        gw_req_error(r, GW_S3_METHOD_NOT_ALLOWED, NULL);
-        return 1;
-    }
-    if (put && (!gw_s3_acl_headers_ok(r) || h->content_length > 0 || h->chunked)) {
+    if (!gw_s3_acl_headers_ok(r) || h->content_length > 0 || h->chunked) {
         gw_req_error(r, GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED, NULL);
-        return 1;
+        return;
     }
-    if (r->key == NULL) {
-        gw_s3_bucket_require(r, get ? gw_s3_acl_reply_policy : gw_s3_acl_reply_put);
-        return 1;
-    }
-    gw_s3_subres_object(r);
-    return 1;
+    gw_s3_subres_require(r, gw_s3_acl_reply_put);
+}
+
+void gw_s3_subres_tagging_get(struct gw_req *r)
+{
+    gw_s3_subres_object(r, gw_s3_tagging_reply_get);
+}
+
+void gw_s3_subres_tagging_delete(struct gw_req *r)
+{
+    gw_s3_subres_object(r, gw_s3_tagging_reply_delete);
 }

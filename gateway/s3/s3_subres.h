@@ -7,10 +7,18 @@
 
 #include "request.h"
 
-/* Serves r when it names ?acl, or GET/DELETE ?tagging of an object
- * (returns 1); else returns 0. Call after authentication and the
- * bucket-owner check. */
-int gw_s3_subres_route(struct gw_req *r);
+/* The handlers of the rows of s3_ops.c that name ?acl or ?tagging, called
+ * after authentication and the bucket-owner check.
+ * GetBucketAcl / GetObjectAcl: the owner's FULL_CONTROL grant, once the
+ * bucket (no key) or object is known to exist. */
+void gw_s3_subres_acl_get(struct gw_req *r);
+/* PutBucketAcl / PutObjectAcl: 200 when the headers restate the owner-only
+ * ACL and there is no body, else AccessControlListNotSupported. */
+void gw_s3_subres_acl_put(struct gw_req *r);
+/* GetObjectTagging: an empty TagSet, once the object is known to exist. */
+void gw_s3_subres_tagging_get(struct gw_req *r);
+/* DeleteObjectTagging: 204, once the object is known to exist. */
+void gw_s3_subres_tagging_delete(struct gw_req *r);
 
 /* 1 when r's x-amz-acl (absent, "private" or "bucket-owner-full-control")
  * and x-amz-grant-* headers (none) ask for no more than the owner's
