@@ -66,6 +66,7 @@ static int sn_compact_flush(struct sn_store *s, struct sn_compact_move *mv, size
         } else if (mv[i].w.rc == CN_OK && mv[i].w.applied) {
             res->records_moved++;
             res->bytes_moved += sn_record_total_len(&mv[i].w.ri);
+            sn_metrics_compaction_moved(s->o.metrics, sn_record_total_len(&mv[i].w.ri));
         }
         cn_free(mv[i].buf);
     }
@@ -211,6 +212,7 @@ int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compac
     pthread_mutex_lock(&s->admin);
     struct sn_container **v =
         sn_compact_candidates(s, dead_ratio_pct ? dead_ratio_pct : s->o.dead_ratio_pct, &n);
+    sn_metrics_compaction_start(s->o.metrics, n);
     for (size_t i = 0; i < n; i++) {
         char cerr[CN_ERR_LEN];
         res->containers_scanned++;
@@ -222,9 +224,11 @@ int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compac
             }
         }
         sn_container_unref(v[i]);
+        sn_metrics_compaction_container_done(s->o.metrics);
     }
     cn_free(v);
     atomic_fetch_add(&s->compactions, 1);
+    sn_metrics_compaction_end(s->o.metrics);
     pthread_mutex_unlock(&s->admin);
     return rc;
 }

@@ -9,6 +9,8 @@
 
 #include "cn/log.h"
 #include "config.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "server.h"
 #include "store.h"
 
@@ -71,23 +73,56 @@ static void sn_main_log_open(const struct sn_config *cfg, struct sn_store *store
             (unsigned long long)st.torn_tails);
 }
 
+/* Starts the metrics endpoint over the running store and server. */
+static int sn_main_metrics_start(const struct sn_config *cfg, struct sn_metrics *m,
+                                 struct sn_store *store, struct sn_server *srv,
+                                 struct sn_metrics_http **out)
+{
+    char err[CN_ERR_LEN];
+    *out = NULL;
+    if (m == NULL)
+        return CN_OK;
+    sn_metrics_attach(m, store, srv);
+    if (sn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port, m, out, err) !=
+        CN_OK) {
+        cn_error("%s", err);
+        return CN_ERR;
+    }
+    cn_info("metrics on http://%s:%lld/metrics", cfg->metrics_listen,
+            (long long)cfg->metrics_port);
+    return CN_OK;
+}
+
 static int sn_main_serve(const struct sn_config *cfg)
 {
     struct sn_store_opts so;
     struct sn_server_opts vo;
     struct sn_store *store = NULL;
     struct sn_server *srv = NULL;
+    struct sn_metrics *metrics = NULL;
+    struct sn_metrics_http *mhttp = NULL;
     char err[CN_ERR_LEN];
     sn_main_store_opts(cfg, &so);
     sn_main_server_opts(cfg, &vo);
+    if (cfg->metrics_port != 0)
+        metrics = sn_metrics_new(cfg->data_dir);
+    so.metrics = vo.metrics = metrics;
     if (sn_store_open(&so, &store, err) != CN_OK) {
         cn_error("cannot open store in %s: %s", cfg->data_dir, err);
+        sn_metrics_free(metrics);
         return 1;
     }
     sn_main_log_open(cfg, store);
     if (sn_server_new(&vo, store, &srv, err) != CN_OK) {
         cn_error("%s", err);
         sn_store_close(store, NULL);
+        sn_metrics_free(metrics);
+        return 1;
+    }
+    if (sn_main_metrics_start(cfg, metrics, store, srv, &mhttp) != CN_OK) {
+        sn_server_free(srv);
+        sn_store_close(store, NULL);
+        sn_metrics_free(metrics);
         return 1;
     }
     sn_main_server = srv;
@@ -101,12 +136,14 @@ static int sn_main_serve(const struct sn_config *cfg)
             cfg->listen, (long long)cfg->io_threads, cfg->sync_mode);
     int rc = sn_server_run(srv, 30000);
     cn_info("shutting down: flushing queued writes");
+    sn_metrics_http_free(mhttp);
     sn_server_free(srv);
     sn_main_server = NULL;
     if (sn_store_close(store, err) != CN_OK) {
         cn_error("closing the store: %s", err);
         rc = CN_IO;
     }
+    sn_metrics_free(metrics);   /* the writer counted until the store closed */
     cn_info("stopped");
     return rc == CN_OK ? 0 : 1;
 }

@@ -93,6 +93,7 @@ static void sn_scrub_verify_job(struct sn_scrub *sc, struct sn_scrub_job *j, uin
     pthread_mutex_lock(&sc->m);
     sc->res->bytes += j->len;
     pthread_mutex_unlock(&sc->m);
+    sn_metrics_scrub_progress(sc->s->o.metrics, 0, j->len);
     sn_container_unref(j->c);
     if (atomic_fetch_sub(&j->rec->pending, 1) == 1)
         sn_scrub_rec_finish(sc, j->rec);
@@ -164,6 +165,7 @@ static void sn_scrub_record(struct sn_scrub *sc, struct sn_container *c, uint64_
     pthread_mutex_lock(&sc->m);
     sc->res->records++;
     pthread_mutex_unlock(&sc->m);
+    sn_metrics_scrub_progress(sc->s->o.metrics, 1, 0);
     if (n_spans == 0)
         sn_scrub_rec_finish(sc, rec);
 }
@@ -234,6 +236,7 @@ int sn_scrub_run(struct sn_store *s, uint32_t n_threads, sn_scrub_cb cb, void *a
     uint32_t started = 0;
     int rc = CN_OK;
     pthread_mutex_lock(&s->admin);
+    sn_metrics_scrub_running(s->o.metrics, 1);
     for (; started < n_threads; started++)
         if (pthread_create(&th[started], NULL, sn_scrub_worker, &sc) != 0) {
             snprintf(err, CN_ERR_LEN, "cannot start scrub threads");
@@ -263,6 +266,7 @@ int sn_scrub_run(struct sn_store *s, uint32_t n_threads, sn_scrub_cb cb, void *a
     pthread_mutex_unlock(&sc.m);
     for (uint32_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    sn_metrics_scrub_running(s->o.metrics, 0);
     pthread_mutex_unlock(&s->admin);
     atomic_fetch_add(&s->scrubs, 1);
     res->elapsed_us = cn_time_mono_us() - t0;

@@ -20,6 +20,7 @@ struct sn_server_queue {
     pthread_mutex_t m;
     pthread_cond_t c;
     struct sn_job *head, *tail;
+    atomic_uint_fast64_t len;         /* jobs queued (changed under m) */
     int stopping;
     pthread_t *threads;
     uint32_t n_threads;
@@ -67,6 +68,7 @@ static void *sn_server_queue_main(void *arg)
         q->head = j->next;
         if (q->head == NULL)
             q->tail = NULL;
+        atomic_fetch_sub_explicit(&q->len, 1, memory_order_relaxed);
         pthread_mutex_unlock(&q->m);
         sn_handler_run(j);
         pthread_mutex_lock(&q->m);
@@ -97,6 +99,7 @@ static void sn_server_queue_push(struct sn_server_queue *q, struct sn_job *j)
     else
         q->head = j;
     q->tail = j;
+    atomic_fetch_add_explicit(&q->len, 1, memory_order_relaxed);
     pthread_cond_signal(&q->c);
     pthread_mutex_unlock(&q->m);
 }
@@ -186,6 +189,7 @@ void sn_server_reply_pinned(struct sn_job *job, struct msg *rep, const void *pay
     struct sn_server_out *o = cn_calloc(1, sizeof(*o));
     msgpack_sbuffer sb;
     char err[CN_ERR_LEN];
+    uint32_t st = rep->st;
     msgpack_sbuffer_init(&sb);
     if (msg_encode(rep, 1, &sb, err) != CN_OK) {
         CN_LOGR(CN_LOG_ERROR, job->req.id, "cannot encode %s reply: %s", msg_op_str(rep->op), err);
@@ -195,7 +199,11 @@ void sn_server_reply_pinned(struct sn_job *job, struct msg *rep, const void *pay
         e.op = 0;
         CN_ASSERT(msg_encode(&e, 1, &sb, err) == CN_OK);
         payload = NULL;
+        st = MSG_ST_INTERNAL;
     }
+    sn_metrics_request_done(srv->o.metrics, job->req.op, st, job->t0_us,
+                            job->has_payload ? zmq_msg_size(&job->payload) : 0,
+                            payload != NULL ? payload_len : 0);
     zmq_msg_init(&o->rid);
     zmq_msg_move(&o->rid, &job->rid);
     o->delim = job->delim;
@@ -381,6 +389,8 @@ void sn_server_stats(struct sn_server *srv, struct sn_server_stats *st)
     st->bad_requests = atomic_load(&srv->bad_requests);
     for (int i = 0; i < MSG_OP_MAX_; i++)
         st->ops[i] = atomic_load(&srv->ops[i]);
+    st->queued = atomic_load_explicit(&srv->io.len, memory_order_relaxed) +
+                 atomic_load_explicit(&srv->admin.len, memory_order_relaxed);
 }
 
 int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,

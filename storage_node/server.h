@@ -11,6 +11,7 @@
 
 #include "cn/rc.h"
 #include "msg/msg.h"
+#include "metrics.h"
 #include "store.h"
 
 struct sn_server_opts {
@@ -21,6 +22,7 @@ struct sn_server_opts {
     uint32_t max_inflight;
     uint64_t compaction_interval_ms;   /* 0: no automatic compaction */
     struct msg_limits limits;
+    struct sn_metrics *metrics;        /* NULL: not counted */
 };
 
 struct sn_server;
@@ -73,6 +75,7 @@ void sn_server_reply_error(struct sn_job *job, enum msg_status st, const char *e
 /* Counters of the front for STATS. */
 struct sn_server_stats {
     uint64_t inflight, busy, bad_requests, ops[MSG_OP_MAX_];
+    uint64_t queued;          /* jobs waiting for an I/O or the admin thread */
 };
 void sn_server_stats(struct sn_server *srv, struct sn_server_stats *st);
 

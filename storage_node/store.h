@@ -25,6 +25,8 @@ struct sn_store_opts {
     uint32_t max_batch;          /* group commit: most writes per batch */
     uint64_t max_batch_bytes;    /* group commit: most bytes per batch */
     int read_mmap;               /* serve record data from a mapping of the container */
+    struct sn_metrics *metrics;  /* group commits, syncs, scrub and compaction
+                                  * progress are counted here; NULL: not counted */
 };
 
 struct sn_store;

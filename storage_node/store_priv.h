@@ -8,6 +8,7 @@
 
 #include "container.h"
 #include "index.h"
+#include "metrics.h"
 #include "store.h"
 
 struct sn_store {

@@ -125,6 +125,7 @@ struct sn_writer_pending {
     struct iovec *iov;
     int n_iov, cap_iov;
     uint64_t bytes;
+    uint64_t appended;     /* bytes flushed so far in this batch (metrics) */
 };
 
 static void sn_writer_pending_add(struct sn_writer_pending *p, const void *ptr, uint64_t len)
@@ -147,6 +148,7 @@ static int sn_writer_flush(struct sn_store *s, struct sn_writer_pending *p,
     if (p->bytes > 0)
         rc = sn_container_append(s->active, p->iov, p->n_iov, p->bytes, err);
     if (rc == CN_OK) {
+        p->appended += p->bytes;
         pthread_mutex_lock(&s->lock);
         s->active->indexed_upto = s->active->len;
         s->active->meta_dirty = 1;
@@ -236,6 +238,7 @@ static int sn_writer_sync_all(struct sn_store *s, char err[CN_ERR_LEN])
     struct sn_container *todo[8];
     size_t n = 0;
     int rc = CN_OK;
+    uint64_t t0 = cn_time_mono_us();
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < s->n_cons && n < CN_ARRAY_LEN(todo); i++)
         if (s->cons[i]->unsynced) {
@@ -249,6 +252,7 @@ static int sn_writer_sync_all(struct sn_store *s, char err[CN_ERR_LEN])
         sn_container_unref(todo[i]);
     }
     atomic_fetch_add(&s->syncs, 1);
+    sn_metrics_fsync(s->o.metrics, cn_time_mono_us() - t0);
     return rc;
 }
 
@@ -289,9 +293,11 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
     struct sn_writer_pending p = {0};
     char err[CN_ERR_LEN] = "";
     int rc = CN_OK, need_sync = s->o.sync_mode == SN_SYNC_WRITETHROUGH, index_sync = 0;
+    uint32_t n_writes = 0;
     sn_writer_apply_init(&a);
     for (struct sn_wreq *w = head; w != NULL; w = w->next) {
         w->rc = CN_OK;
+        n_writes++;
         if (w->op == SN_WOP_DROP) {
             sn_writer_drop(s, &a, w);
             index_sync = 1;
@@ -315,6 +321,7 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
     sn_writer_apply_fini(&a);
     cn_free(p.iov);
     atomic_fetch_add(&s->batches, 1);
+    sn_metrics_batch(s->o.metrics, n_writes, p.appended);
     for (struct sn_wreq *w = head, *next; w != NULL; w = next) {
         next = w->next;
         if (rc != CN_OK && w->rc == CN_OK) {

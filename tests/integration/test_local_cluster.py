@@ -7,6 +7,7 @@ import random
 import socket
 import subprocess
 import tempfile
+import urllib.request
 
 SRC = os.environ.get("CAIRN_SRC", os.getcwd())
 BIN = os.environ.get("CAIRN_BIN", os.path.join(SRC, "build", "bin"))
@@ -32,11 +33,12 @@ def port_free(port):
 
 
 def free_block():
-    """A base port b such that b..b+4 are free (nodes b+1..b+3, gateway b+4),
-    outside the kernel's ephemeral range that other tests' free ports use."""
+    """A base port b such that b..b+4 are free (nodes b+1..b+3, gateway b+4)
+    and b+101..b+103 (the nodes' metrics), outside the kernel's ephemeral
+    range that other tests' free ports use."""
     for _ in range(200):
         b = random.randrange(20000, 30000)
-        if all(port_free(b + i) for i in range(5)):
+        if all(port_free(b + i) for i in list(range(5)) + [101, 102, 103]):
             return b
     raise AssertionError("no free block of 5 loopback ports")
 
@@ -52,6 +54,10 @@ def main():
         assert "node3" in up.stdout and "gateway" in up.stdout, up.stdout
         st = run(LOCAL, "status", *common)
         assert st.stdout.count(" up (pid") == 4, st.stdout
+        murl = "http://127.0.0.1:%d/metrics" % (base + 101)
+        assert murl in st.stdout, st.stdout
+        with urllib.request.urlopen(murl, timeout=10) as r:
+            assert b"cairn_storage_requests_total" in r.read()
 
         env_out = run(LOCAL, "env", *common).stdout
         env = dict(os.environ)
