@@ -114,6 +114,11 @@ const struct cn_config_desc gw_config_table[] = {
     {"large_object.reclaim_delay", CN_CONF_MSEC, GW_OFF(lo_reclaim_delay_ms), "60s", 0, 86400000,
      NULL, "chunks of an overwritten or deleted large object are deleted this long after the "
      "overwrite, so GETs that began before it can finish"},
+    {"metrics.listen", CN_CONF_STRING, GW_OFF(metrics_listen), "127.0.0.1", 0, 0, NULL,
+     "address the metrics endpoint (GET /metrics, Prometheus text) binds; its own listener, "
+     "never the S3 port"},
+    {"metrics.port", CN_CONF_INT, GW_OFF(metrics_port), "0", 0, 65535, NULL,
+     "TCP port of the metrics endpoint; 0: off (nothing is counted)"},
     {"log.level", CN_CONF_ENUM, GW_OFF(log_level), "info", 0, 0, gw_config_log_levels,
      "least severe log level written (debug, info, warn, error)"},
     CN_CONFIG_END,

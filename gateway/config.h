@@ -11,6 +11,8 @@
 struct gw_config {
     /* http */
     int64_t http_port;
+    char *metrics_listen;
+    int64_t metrics_port;
     char *http_listen;
     int64_t http_threads;
     int64_t http_keepalive_timeout_ms;

@@ -19,12 +19,14 @@
 #include "bucket_owner.h"
 #include "cluster.h"
 #include "request.h"
+#include "s3_metrics.h"
 #include "lo_reclaim.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
 #include "cn/cluster.h"
 #include "cn/log.h"
+#include "cn/metrics_http.h"
 #include "cn/time.h"
 
 struct gw_server {
@@ -35,6 +37,9 @@ struct gw_server {
     struct gw_worker *workers;
     uint32_t n_workers;
     struct gw_accept *accept;   /* the connection cap of all workers */
+    struct gw_http_loop **loops;        /* each worker's, for the metrics */
+    struct gw_s3_metrics *metrics;      /* NULL: metrics.port 0 */
+    struct cn_metrics_http *metrics_http;
     int port;
     uint64_t boot_s;
     int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
@@ -85,6 +90,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     w->store = gw_cluster_store_new(s->cluster, w->client);
     w->reclaim = gw_lo_reclaim_new(w->base, w->store);
     w->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
+    w->metrics = s->metrics;
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -160,9 +166,23 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
                                          : (uint32_t)(cores > 0 ? cores : 1);
     s->workers = cn_calloc(s->n_workers, sizeof(*s->workers));
     gw_server_accept_init(s);
+    if (cfg->metrics_port > 0) {
+        s->loops = cn_calloc(s->n_workers, sizeof(*s->loops));
+        for (uint32_t i = 0; i < s->n_workers; i++)
+            s->loops[i] = &s->workers[i].http;
+        s->metrics = gw_s3_metrics_new(s->loops, s->n_workers);
+    }
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
             goto fail;
+    if (s->metrics != NULL &&
+        cn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port,
+                            gw_s3_metrics_registry(s->metrics), &s->metrics_http,
+                            err) != CN_OK)
+        goto fail;
+    if (s->metrics_http != NULL)
+        cn_info("metrics on http://%s:%lld/metrics", cfg->metrics_listen,
+                (long long)cfg->metrics_port);
     char desc[128];
     gw_cluster_describe(s->cluster, desc, sizeof(desc));
     cn_info("listening on %s:%d, %u threads, %s", cfg->http_listen, s->port, s->n_workers, desc);
@@ -273,8 +293,11 @@ void gw_server_free(struct gw_server *s)
         if (w->base != NULL)
             event_base_free(w->base);
     }
+    cn_metrics_http_free(s->metrics_http);   /* before the registry it reads */
     cn_free(s->workers);
     gw_accept_free(s->accept);
+    gw_s3_metrics_free(s->metrics);
+    cn_free(s->loops);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);

@@ -19,6 +19,7 @@
 
 struct gw_lo_reclaim;
 struct gw_bucket_owner_cache;
+struct gw_s3_metrics;
 
 struct gw_server;
 
@@ -32,6 +33,7 @@ struct gw_worker {
     struct gw_lo_reclaim *reclaim;   /* chunk deletes of large objects (lo_reclaim.c) */
     struct gw_sigv4 *sigv4;
     struct gw_bucket_owner_cache *owners;   /* bucket -> owner (bucket_owner.c) */
+    struct gw_s3_metrics *metrics;   /* the process's (s3_metrics.c); NULL: not counted */
     const struct gw_config *cfg;
     const struct gw_credentials *creds;
     pthread_t thread;

@@ -10,7 +10,7 @@
 #include "cn/log.h"
 #include "config.h"
 #include "metrics.h"
-#include "metrics_http.h"
+#include "cn/metrics_http.h"
 #include "server.h"
 #include "store.h"
 
@@ -76,14 +76,14 @@ static void sn_main_log_open(const struct sn_config *cfg, struct sn_store *store
 /* Starts the metrics endpoint over the running store and server. */
 static int sn_main_metrics_start(const struct sn_config *cfg, struct sn_metrics *m,
                                  struct sn_store *store, struct sn_server *srv,
-                                 struct sn_metrics_http **out)
+                                 struct cn_metrics_http **out)
 {
     char err[CN_ERR_LEN];
     *out = NULL;
     if (m == NULL)
         return CN_OK;
     sn_metrics_attach(m, store, srv);
-    if (sn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port, m, out, err) !=
+    if (cn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port, sn_metrics_registry(m), out, err) !=
         CN_OK) {
         cn_error("%s", err);
         return CN_ERR;
@@ -100,7 +100,7 @@ static int sn_main_serve(const struct sn_config *cfg)
     struct sn_store *store = NULL;
     struct sn_server *srv = NULL;
     struct sn_metrics *metrics = NULL;
-    struct sn_metrics_http *mhttp = NULL;
+    struct cn_metrics_http *mhttp = NULL;
     char err[CN_ERR_LEN];
     sn_main_store_opts(cfg, &so);
     sn_main_server_opts(cfg, &vo);
@@ -136,7 +136,7 @@ static int sn_main_serve(const struct sn_config *cfg)
             cfg->listen, (long long)cfg->io_threads, cfg->sync_mode);
     int rc = sn_server_run(srv, 30000);
     cn_info("shutting down: flushing queued writes");
-    sn_metrics_http_free(mhttp);
+    cn_metrics_http_free(mhttp);
     sn_server_free(srv);
     sn_main_server = NULL;
     if (sn_store_close(store, err) != CN_OK) {

@@ -316,6 +316,11 @@ void sn_metrics_compaction_end(struct sn_metrics *m)
         cn_metrics_set(m->reg, m->comp_running, 0);
 }
 
+struct cn_metrics *sn_metrics_registry(struct sn_metrics *m)
+{
+    return m->reg;
+}
+
 void sn_metrics_render(struct sn_metrics *m, char **out, size_t *len)
 {
     cn_metrics_render(m->reg, out, len);

@@ -48,4 +48,7 @@ void sn_metrics_compaction_end(struct sn_metrics *m);
 /* Runs the scrape: *out (cn_malloc'd, *len bytes) is Prometheus text. */
 void sn_metrics_render(struct sn_metrics *m, char **out, size_t *len);
 
+/* The registry underneath (what cn_metrics_http serves). */
+struct cn_metrics *sn_metrics_registry(struct sn_metrics *m);
+
 #endif

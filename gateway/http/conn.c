@@ -81,6 +81,7 @@ static void gw_conn_req_clear(struct gw_conn *c)
     x->on_drain = NULL;
     x->status = 0;
     x->headers_sent = x->finished = x->head_only = x->close_after = 0;
+    x->reply_length = 0;
 }
 
 void gw_conn_unref(struct gw_conn *c)

@@ -111,6 +111,7 @@ void gw_http_req_reply_send_headers(struct gw_http_req *x, uint64_t length)
         x->close_after = 1;
     if (x->status != 304 && x->status != 204)
         evbuffer_add_printf(x->hdrs, "Content-Length: %llu\r\n", (unsigned long long)length);
+    x->reply_length = x->head_only || x->status == 304 || x->status == 204 ? 0 : length;
     evbuffer_add_printf(x->hdrs, "Connection: %s\r\n\r\n", x->close_after ? "close" : "keep-alive");
     if (!c->dead)
         evbuffer_add_buffer(bufferevent_get_output(c->bev), x->hdrs);

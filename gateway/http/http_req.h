@@ -45,6 +45,7 @@ struct gw_http_req {
     int finished;
     int head_only;             /* HEAD: no body bytes reach the client */
     int close_after;           /* Connection: close */
+    uint64_t reply_length;     /* the body length announced (0 for HEAD and 304) */
     gw_http_req_cb on_drain;
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "http_loop.h"
+#include "s3_metrics.h"
 #include "s3_names.h"
 #include "s3_ops.h"
 #include "s3_router.h"
@@ -17,6 +18,7 @@
 
 #include "cn/alloc.h"
 #include "cn/log.h"
+#include "cn/time.h"
 
 void gw_req_hold(struct gw_req *r)
 {
@@ -297,6 +299,7 @@ static void gw_req_app_clear(struct gw_http_req *x)
     r->owner_known_until_us = 0;
     r->http = NULL;
     r->id = 0;
+    r->dispatched = 0;
 }
 
 static void gw_req_app_dispatch(struct gw_http_req *x)
@@ -304,6 +307,10 @@ static void gw_req_app_dispatch(struct gw_http_req *x)
     struct gw_req *r = gw_req_of(x);
     r->http = x->http;
     r->id = x->id;
+    if (r->worker->metrics != NULL) {
+        gw_s3_metrics_started(r->worker->metrics);
+        r->dispatched = 1;
+    }
     if (CN_LOG_DEBUG >= cn_log_level_current) { /* skip the copy when not logged */
         char target[GW_REQ_LOG_TARGET_MAX];
         gw_req_log_target(r->http, target, sizeof(target));
@@ -337,10 +344,15 @@ static void gw_req_app_body_timeout(struct gw_http_req *x)
     gw_req_error(gw_req_of(x), GW_S3_REQUEST_TIMEOUT, NULL);
 }
 
-/* The access line, one per request (never rate limited). */
+/* The request's metrics and its access line (one per request, never rate
+ * limited). */
 static void gw_req_app_done(struct gw_http_req *x)
 {
     struct gw_req *r = gw_req_of(x);
+    if (r->worker->metrics != NULL)
+        gw_s3_metrics_done(r->worker->metrics, r->op, x->status,
+                           cn_time_mono_us() - x->start_us, x->body_total, x->reply_length,
+                           r->dispatched);
     if (CN_LOG_INFO < cn_log_level_current) /* skip the copy when not logged */
         return;
     char target[GW_REQ_LOG_TARGET_MAX];

@@ -46,6 +46,7 @@ struct gw_req {
      * request that every handler and log line uses */
     const struct gw_http_parser *http; /* the head; valid until the request ends */
     uint64_t id;
+    int dispatched;            /* counted as in flight (s3_metrics.c) */
 
     /* S3 target, filled by the router */
     char bucket[64];
