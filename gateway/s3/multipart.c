@@ -24,6 +24,7 @@
 #include "s3_object.h"
 #include "s3_range.h"
 #include "s3_reply.h"
+#include "s3_tagging.h"
 #include "worker.h"
 #include "xml.h"
 
@@ -488,6 +489,16 @@ void gw_multipart_create(struct gw_req *r)
     char id[GW_MP_ID_LEN + 1];
     snprintf(id, sizeof(id), "%016llx", (unsigned long long)r->id);
     gw_multipart_keys(r, m, id);
+    /* the tags go to the object at Complete, in the upload's meta */
+    const char *why = NULL;
+    char *tags;
+    size_t tags_len;
+    enum gw_s3_err err = gw_s3_tagging_request_tags(r, &tags, &tags_len, &why);
+    cn_free(tags);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, why);
+        return;
+    }
     gw_s3_bucket_require(r, gw_multipart_create_bucket_ok);
 }
 

@@ -98,3 +98,27 @@ const struct gw_objmeta_header *gw_objmeta_find(const struct gw_objmeta *m, cons
             return &m->h[i];
     return NULL;
 }
+
+int gw_objmeta_is_internal(const struct gw_objmeta_header *h)
+{
+    return h->name_len > 0 && h->name[0] == ':';
+}
+
+int gw_objmeta_replace(const void *in, size_t in_len, const char *name, const char *value,
+                       size_t value_len, char **out, size_t *out_len)
+{
+    struct gw_objmeta old, m = {.n = 0};
+    if (gw_objmeta_decode(&old, in, in_len) != CN_OK)
+        old.n = 0;
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < old.n; i++) {
+        const struct gw_objmeta_header *h = &old.h[i];
+        if (h->name_len == nl && strncasecmp(h->name, name, nl) == 0)
+            continue;
+        gw_objmeta_add(&m, h->name, h->name_len, h->value, h->value_len);
+    }
+    if (value != NULL && gw_objmeta_add(&m, name, nl, value, value_len) != CN_OK)
+        return CN_TOOBIG;
+    gw_objmeta_encode(&m, out, out_len);
+    return CN_OK;
+}

@@ -2,7 +2,12 @@
  * object (Content-Type, Cache-Control, Content-Disposition, Content-Encoding,
  * Content-Language, Expires, x-amz-meta-*, x-amz-checksum-*), as a msgpack
  * map {"h": [[name, value], ...]}. The node treats it as opaque bytes; the
- * large-object issue adds the chunk map under its own key. */
+ * large-object issue adds the chunk map under its own key.
+ *
+ * Entries whose name begins with ':' are the gateway's own, not headers (no
+ * header name can hold ':'): GET never replays them. Today one: GW_OBJMETA_TAGS,
+ * the object's tags in x-amz-tagging's query form (tagset.h). Kept in "h"
+ * so that every edit that keeps the headers keeps them too. */
 #ifndef GW_OBJMETA_H
 #define GW_OBJMETA_H
 
@@ -12,6 +17,9 @@
 #include "cn/rc.h"
 
 #define GW_OBJMETA_MAX_HEADERS 64
+
+/* The object's tags (tagset.h's encoded form); absent: no tags. */
+#define GW_OBJMETA_TAGS ":tags"
 
 struct gw_objmeta_header {
     const char *name;   /* lower-case */
@@ -38,5 +46,16 @@ int gw_objmeta_decode(struct gw_objmeta *m, const void *bytes, size_t len);
 
 /* The value of name or NULL. */
 const struct gw_objmeta_header *gw_objmeta_find(const struct gw_objmeta *m, const char *name);
+
+/* Is h one of the gateway's own entries rather than a stored header? */
+int gw_objmeta_is_internal(const struct gw_objmeta_header *h);
+
+/* Re-encodes the meta bytes in[in_len] with the entry name replaced by
+ * value (value NULL: removed; else added when absent, at the end). *out is
+ * cn_malloc'd (caller frees), *out_len its size. Bytes that do not decode
+ * are taken as an empty meta. Returns CN_OK, or CN_TOOBIG (nothing
+ * allocated) when the meta already holds GW_OBJMETA_MAX_HEADERS entries. */
+int gw_objmeta_replace(const void *in, size_t in_len, const char *name, const char *value,
+                       size_t value_len, char **out, size_t *out_len);
 
 #endif

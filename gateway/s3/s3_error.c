@@ -69,6 +69,7 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
     [GW_S3_INVALID_REQUEST] = {"InvalidRequest", 400, "Invalid Request"},
     [GW_S3_INVALID_STORAGE_CLASS] = {"InvalidStorageClass", 400,
         "The storage class you specified is not valid"},
+    [GW_S3_INVALID_TAG] = {"InvalidTag", 400, "The tag provided was not a valid tag."},
     [GW_S3_INVALID_URI] = {"InvalidURI", 400, "Couldn't parse the specified URI."},
     /* S3 documents no code of its own for an over-long request target; the
      * status says what went wrong and InvalidURI is a code clients know */

@@ -47,6 +47,7 @@ enum gw_s3_err {
     GW_S3_INVALID_RANGE,                 /* 416 */
     GW_S3_INVALID_REQUEST,               /* 400 */
     GW_S3_INVALID_STORAGE_CLASS,         /* 400 */
+    GW_S3_INVALID_TAG,                   /* 400 */
     GW_S3_INVALID_URI,                   /* 400 */
     GW_S3_URI_TOO_LONG,                  /* 414 InvalidURI: request line over the limit */
     GW_S3_KEY_TOO_LONG,                  /* 400 KeyTooLongError */

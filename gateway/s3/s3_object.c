@@ -30,6 +30,8 @@
 #include "s3_names.h"
 #include "s3_range.h"
 #include "s3_reply.h"
+#include "s3_tagging.h"
+#include "tagset.h"
 #include "worker.h"
 #include "xml.h"
 
@@ -169,6 +171,15 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
         return GW_S3_METADATA_TOO_LARGE;
     if (!have_ct)
         gw_objmeta_add(&m, "content-type", 12, "binary/octet-stream", 19);
+    /* the handler checked x-amz-tagging before it read a body */
+    char *tags = NULL;
+    size_t tags_len;
+    const char *why;
+    if (gw_s3_tagging_request_tags(r, &tags, &tags_len, &why) == GW_S3_OK && tags != NULL &&
+        gw_objmeta_add(&m, GW_OBJMETA_TAGS, strlen(GW_OBJMETA_TAGS), tags, tags_len) != CN_OK) {
+        cn_free(tags);
+        return GW_S3_METADATA_TOO_LARGE;
+    }
     enum gw_checksum_algo algo;
     char b64[GW_CHECKSUM_B64_MAX];
     if (gw_s3_body_checksum(r, &algo, b64) == CN_OK) {
@@ -182,6 +193,7 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
         }
     }
     gw_objmeta_encode(&m, &o->meta, &o->meta_len);
+    cn_free(tags);
     return GW_S3_OK;
 }
 
@@ -441,6 +453,25 @@ static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
     gw_lo_put_begin(o->lp, gw_s3_object_put_limit(r->worker->cfg));
 }
 
+/* Answers the error of a bad x-amz-tagging (or, on a copy, of a bad
+ * x-amz-tagging-directive) and returns 1; 0 when they are fine. Checked
+ * before a body is read or a source copied, so such a request stores
+ * nothing. */
+static int gw_s3_object_tagging_refused(struct gw_req *r)
+{
+    const char *why = NULL;
+    char *enc;
+    size_t len;
+    enum gw_s3_err err = gw_s3_tagging_request_tags(r, &enc, &len, &why);
+    cn_free(enc);
+    if (err == GW_S3_OK && r->has_copy_src)
+        err = gw_s3_tagging_directive_check(r, &why);
+    if (err == GW_S3_OK)
+        return 0;
+    gw_req_error(r, err, why);
+    return 1;
+}
+
 /* x-amz-storage-class must name an S3 class; every object is stored the
  * same way (answered as STANDARD in listings). GW_S3_OK or the error. */
 static enum gw_s3_err gw_s3_object_storage_class(const struct gw_req *r)
@@ -462,6 +493,8 @@ void gw_s3_object_put(struct gw_req *r)
         gw_req_error(r, GW_S3_INVALID_STORAGE_CLASS, NULL);
         return;
     }
+    if (gw_s3_object_tagging_refused(r))
+        return;
     int64_t declared = gw_s3_body_declared_length(r);
     if (declared > (int64_t)gw_s3_object_put_limit(cfg)) {
         gw_req_error(r, GW_S3_ENTITY_TOO_LARGE, NULL);
@@ -567,6 +600,13 @@ static void gw_s3_object_reply_headers(struct gw_req *r, const struct msg *m, si
     int want_ck = !partial && cm != NULL && gw_http_token_eq(cm, cm_len, "ENABLED");
     for (size_t i = 0; i < om->n; i++) {
         const struct gw_objmeta_header *h = &om->h[i];
+        if (gw_objmeta_is_internal(h)) {
+            if (h->name_len == strlen(GW_OBJMETA_TAGS) &&
+                memcmp(h->name, GW_OBJMETA_TAGS, h->name_len) == 0 && h->value_len > 0)
+                gw_req_reply_headerf(r, "x-amz-tagging-count", "%zu",
+                                     gw_tagset_count_encoded(h->value, h->value_len));
+            continue; /* the gateway's own entries are never headers */
+        }
         if (h->name_len > 15 && strncmp(h->name, "x-amz-checksum-", 15) == 0 && !want_ck)
             continue;
         char name[256];
@@ -1007,6 +1047,13 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         c->o.meta = cn_memdup(m->meta.ptr, m->meta.len);
         c->o.meta_len = m->meta.len;
     }
+    /* x-amz-tagging-directive: the source's tags (COPY) or the request's */
+    err = gw_s3_tagging_copy_meta(r, replace, m->meta.ptr, m->meta.len, &c->o.meta,
+                                  &c->o.meta_len);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
     if (large) {
         gw_s3_copy_large(r, m, lsize);
         return;
@@ -1058,5 +1105,7 @@ void gw_s3_object_copy(struct gw_req *r)
         gw_req_error(r, GW_S3_INVALID_STORAGE_CLASS, NULL);
         return;
     }
+    if (gw_s3_object_tagging_refused(r))
+        return;
     gw_s3_bucket_require(r, gw_s3_copy_bucket_ok);
 }

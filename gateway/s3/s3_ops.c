@@ -13,6 +13,7 @@
 #include "s3_multidelete.h"
 #include "s3_object.h"
 #include "s3_subres.h"
+#include "s3_tagging.h"
 
 #include "cn/rc.h"
 
@@ -97,9 +98,12 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                      "publicAccessBlock", "all four settings true"),
 
     GW_S3_OPS_OP(GW_S3_OP_GET_OBJECT_TAGGING, "GetObjectTagging", "GET", GW_S3_OPS_O, "tagging",
-                 gw_s3_subres_tagging_get, 0, "an empty TagSet: objects never have tags"),
+                 gw_s3_tagging_get, GW_S3_OP_CHECK_VERSION, "the stored TagSet (empty: none)"),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_OBJECT_TAGGING, "PutObjectTagging", "PUT", GW_S3_OPS_O, "tagging",
+                 gw_s3_tagging_put, GW_S3_OP_CHECK_VERSION,
+                 "up to 10 tags; the object's record is rewritten, its data untouched"),
     GW_S3_OPS_OP(GW_S3_OP_DELETE_OBJECT_TAGGING, "DeleteObjectTagging", "DELETE", GW_S3_OPS_O,
-                 "tagging", gw_s3_subres_tagging_delete, 0, "204: there were no tags"),
+                 "tagging", gw_s3_tagging_delete, GW_S3_OP_CHECK_VERSION, "204"),
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_ACL, "GetBucketAcl", "GET",
                  GW_S3_OP_SERVICE | GW_S3_OPS_B, "acl", gw_s3_subres_acl_get, 0,
                  "the owner's FULL_CONTROL grant alone (ACLs are disabled); "
@@ -136,8 +140,6 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  ""),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_TAGGING, "DeleteBucketTagging", "DELETE", GW_S3_OPS_B,
                  "tagging", ""),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_OBJECT_TAGGING, "PutObjectTagging", "PUT", GW_S3_OPS_O, "tagging",
-                 "as x-amz-tagging on a write"),
     GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_WEBSITE, "PutBucketWebsite", "PUT", GW_S3_OPS_B, "website",
                  ""),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_WEBSITE, "DeleteBucketWebsite", "DELETE", GW_S3_OPS_B,

@@ -204,8 +204,8 @@ static int gw_s3_router_asks_sse(const struct gw_req *r)
 
 /* Headers that ask for a feature buckets never have here, and the answer
  * S3 gives for such a bucket: object lock on a write is InvalidRequest
- * ("Bucket is missing Object Lock Configuration"), object tags and a
- * lock-enabled bucket are NotImplemented. GW_S3_OK when none is present. */
+ * ("Bucket is missing Object Lock Configuration"), a lock-enabled bucket
+ * is NotImplemented. GW_S3_OK when none is present. */
 static enum gw_s3_err gw_s3_router_unsupported_header(const struct gw_req *r, const char **why)
 {
     static const char lock[] = "x-amz-object-lock-";
@@ -216,10 +216,6 @@ static enum gw_s3_err gw_s3_router_unsupported_header(const struct gw_req *r, co
             strncasecmp(hd->name, lock, sizeof(lock) - 1) == 0) {
             *why = "Bucket is missing Object Lock Configuration";
             return GW_S3_INVALID_REQUEST;
-        }
-        if (gw_http_token_eq(hd->name, hd->name_len, "x-amz-tagging") && hd->value_len > 0) {
-            *why = "Object tagging is not supported.";
-            return GW_S3_NOT_IMPLEMENTED;
         }
         if (gw_http_token_eq(hd->name, hd->name_len, "x-amz-bucket-object-lock-enabled") &&
             gw_http_token_eq(hd->value, hd->value_len, "true")) {

@@ -18,11 +18,7 @@
  *   CreateBucket                 400 InvalidBucketAclWithObjectOwnership
  *
  * An XML ACL that grants only the owner FULL_CONTROL is refused although
- * S3 takes it: we do not parse ACL documents (said in docs/s3-compat.md).
- *
- * Object tags: writes that would set tags are NotImplemented (s3_object.c,
- * and PUT ?tagging), so no object has any: GET ?tagging answers an empty
- * TagSet and DELETE ?tagging 204, once the object is known to exist. */
+ * S3 takes it: we do not parse ACL documents (said in docs/s3-compat.md). */
 #include "s3_subres.h"
 
 #include <string.h>
@@ -102,26 +98,6 @@ static void gw_s3_acl_reply_put(struct gw_req *r)
     gw_req_reply_empty(r, 200);
 }
 
-/* GET ?tagging of an object: no tags. */
-static void gw_s3_tagging_reply_get(struct gw_req *r)
-{
-    struct evbuffer *doc = evbuffer_new();
-    struct gw_xml_writer w;
-    gw_xml_writer_init(&w, doc);
-    gw_xml_open_ns(&w, "Tagging", GW_XML_S3_NS);
-    gw_xml_empty(&w, "TagSet");
-    gw_xml_close(&w);
-    gw_xml_writer_finish(&w);
-    gw_req_reply_xml(r, 200, doc);
-    evbuffer_free(doc);
-}
-
-/* DELETE ?tagging of an object: there were none to delete. */
-static void gw_s3_tagging_reply_delete(struct gw_req *r)
-{
-    gw_req_reply_empty(r, 204);
-}
-
 static void gw_s3_subres_no_such_key(struct gw_req *r)
 {
     gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
@@ -179,14 +155,4 @@ void gw_s3_subres_acl_put(struct gw_req *r)
         return;
     }
     gw_s3_subres_require(r, gw_s3_acl_reply_put);
-}
-
-void gw_s3_subres_tagging_get(struct gw_req *r)
-{
-    gw_s3_subres_object(r, gw_s3_tagging_reply_get);
-}
-
-void gw_s3_subres_tagging_delete(struct gw_req *r)
-{
-    gw_s3_subres_object(r, gw_s3_tagging_reply_delete);
 }

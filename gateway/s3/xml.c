@@ -227,6 +227,10 @@ enum gw_xml_tag {
     GW_XML_TAG_CK_SHA256,
     GW_XML_TAG_CREATE_BUCKET,
     GW_XML_TAG_LOCATION,
+    GW_XML_TAG_TAGGING,
+    GW_XML_TAG_TAG_SET,
+    GW_XML_TAG_TAG,
+    GW_XML_TAG_VALUE,
 };
 
 static const char *const gw_xml_tag_names[] = {
@@ -246,6 +250,10 @@ static const char *const gw_xml_tag_names[] = {
     [GW_XML_TAG_CK_SHA256] = "ChecksumSHA256",
     [GW_XML_TAG_CREATE_BUCKET] = "CreateBucketConfiguration",
     [GW_XML_TAG_LOCATION] = "LocationConstraint",
+    [GW_XML_TAG_TAGGING] = "Tagging",
+    [GW_XML_TAG_TAG_SET] = "TagSet",
+    [GW_XML_TAG_TAG] = "Tag",
+    [GW_XML_TAG_VALUE] = "Value",
 };
 
 /* Text of one leaf element; a key is at most 1024 bytes, so 8 KiB leaves
@@ -729,5 +737,96 @@ int gw_xml_parse_create_bucket(const char *body, size_t len,
     cn_free(s);
     if (rc != CN_OK)
         location[0] = '\0';
+    return rc;
+}
+
+/* ---- Tagging --------------------------------------------------------- */
+
+struct gw_xml_tagging_state {
+    struct gw_tagset *set;
+    const char **why;
+    int n_tag_set;
+    int n_key, n_value;     /* in the current <Tag> */
+    char key[GW_TAGSET_KEY_BYTES + 1];
+    size_t key_len;         /* > GW_TAGSET_KEY_BYTES: too long to keep */
+    char value[GW_TAGSET_VALUE_BYTES + 1];
+    size_t value_len;
+};
+
+static void gw_xml_tagging_start(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_tagging_state *st = s->user;
+    if (s->depth == 1 && tag != GW_XML_TAG_TAGGING)
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+    else if (s->depth == 2 && tag == GW_XML_TAG_TAG_SET && st->n_tag_set++)
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+    else if (s->depth == 3 && gw_xml_sax_parent(s) == GW_XML_TAG_TAG_SET && tag == GW_XML_TAG_TAG)
+        st->n_key = st->n_value = 0;
+}
+
+/* Keeps the text of a <Key> or <Value> in slot (cap bytes + 1); a text
+ * longer than cap is recorded as cap + 1 bytes, which gw_tagset_add()
+ * refuses as too long whatever the bytes are. */
+static void gw_xml_tagging_keep(const struct gw_xml_sax *s, char *slot, size_t cap,
+                                size_t *slot_len)
+{
+    *slot_len = CN_MIN(s->text_len, cap + 1);
+    memcpy(slot, s->text, *slot_len);
+}
+
+static void gw_xml_tagging_end(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_tagging_state *st = s->user;
+    if (s->depth < 3 || s->tags[2] != GW_XML_TAG_TAG_SET || s->tags[3] != GW_XML_TAG_TAG)
+        return;
+    if (s->depth == 4 && tag == GW_XML_TAG_KEY) {
+        if (st->n_key++)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        gw_xml_tagging_keep(s, st->key, GW_TAGSET_KEY_BYTES, &st->key_len);
+    } else if (s->depth == 4 && tag == GW_XML_TAG_VALUE) {
+        if (st->n_value++)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        gw_xml_tagging_keep(s, st->value, GW_TAGSET_VALUE_BYTES, &st->value_len);
+    } else if (s->depth == 3) {
+        if (st->n_key != 1 || st->n_value != 1) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        enum gw_s3_err err = gw_tagset_add(st->set, st->key, st->key_len, st->value,
+                                           st->value_len, st->why);
+        if (err != GW_S3_OK)
+            gw_xml_sax_fail(s, err);
+    }
+}
+
+int gw_xml_parse_tagging(const char *body, size_t len, struct gw_tagset *out,
+                         enum gw_s3_err *err, const char **why)
+{
+    out->n = 0;
+    *why = NULL;
+    if (len > GW_XML_TAGGING_MAX_BYTES) {
+        *err = GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED;
+        return CN_TOOBIG;
+    }
+    struct gw_xml_tagging_state *st = cn_calloc(1, sizeof(*st));
+    st->set = out;
+    st->why = why;
+    struct gw_xml_sax *s = cn_calloc(1, sizeof(*s));
+    s->max_elems = 256;
+    s->start = gw_xml_tagging_start;
+    s->end = gw_xml_tagging_end;
+    s->user = st;
+    int rc = gw_xml_sax_run(s, body, len);
+    if (rc == CN_OK && st->n_tag_set != 1) {
+        s->err = GW_S3_MALFORMED_XML;
+        rc = CN_INVAL;
+    }
+    *err = s->err;
+    if (rc != CN_OK && *err != GW_S3_INVALID_TAG && *err != GW_S3_BAD_REQUEST)
+        *why = NULL; /* a tag's message only goes with a tag's error */
+    cn_free(s);
+    cn_free(st);
+    if (rc != CN_OK)
+        out->n = 0;
     return rc;
 }

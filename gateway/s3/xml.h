@@ -1,8 +1,8 @@
 /* XML for the S3 API. A writer that builds response documents (ListBuckets,
  * ListObjects v1/v2, CopyObjectResult, DeleteResult, multipart results)
  * straight into an evbuffer, and expat-based parsers, with strict limits, for
- * the three request bodies the gateway reads: multi-object Delete,
- * CompleteMultipartUpload and CreateBucketConfiguration. */
+ * the request bodies the gateway reads: multi-object Delete,
+ * CompleteMultipartUpload, CreateBucketConfiguration and Tagging. */
 #ifndef GW_XML_H
 #define GW_XML_H
 
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "s3_error.h"
+#include "tagset.h"
 
 struct evbuffer;
 
@@ -171,5 +172,17 @@ void gw_xml_complete_fini(struct gw_xml_complete *c);
  * (IllegalLocationConstraintException) is the caller's job. */
 int gw_xml_parse_create_bucket(const char *body, size_t len,
                                char location[GW_XML_LOCATION_MAX + 1], enum gw_s3_err *err);
+
+#define GW_XML_TAGGING_MAX_BYTES (64u * 1024)
+
+/* Parses the body of PutObjectTagging, <Tagging><TagSet><Tag><Key>k</Key>
+ * <Value>v</Value></Tag>...</TagSet></Tagging> (texts as sent, white space
+ * kept), into out, each tag checked by gw_tagset_add(). An empty TagSet is
+ * valid: no tags. Errors (*err): MaxMessageLengthExceeded, MalformedXML (bad
+ * XML, wrong root, no TagSet or more than one, a Tag without exactly one Key
+ * and one Value), and gw_tagset_add()'s BadRequest or InvalidTag with S3's
+ * message in *why (NULL for the others). On error out is left empty. */
+int gw_xml_parse_tagging(const char *body, size_t len, struct gw_tagset *out,
+                         enum gw_s3_err *err, const char **why);
 
 #endif

@@ -476,9 +476,8 @@ def test_bucket_config_defaults(c):
 
 def test_get_obj_tagging_none(c):
     """test_get_obj_tagging on an object without tags, and DeleteObjectTagging:
-    no object can have tags here (setting them is NotImplemented), so reading
-    answers an empty TagSet and deleting 204; a missing key or bucket is
-    NoSuchKey / NoSuchBucket."""
+    reading answers an empty TagSet and deleting 204; a missing key or bucket
+    is NoSuchKey / NoSuchBucket (tags themselves: test_gateway_tagging.py)."""
     s3, b = new_bucket(c, ["k"])
     check(s3.get_object_tagging(Bucket=b, Key="k")["TagSet"] == [], "empty tag set")
     r = s3.delete_object_tagging(Bucket=b, Key="k")
@@ -487,9 +486,6 @@ def test_get_obj_tagging_none(c):
           "missing key")
     check(error_code(s3.get_object_tagging, Bucket="conf-nope", Key="k") ==
           ("NoSuchBucket", 404), "missing bucket")
-    check(error_code(s3.put_object_tagging, Bucket=b, Key="k",
-                     Tagging={"TagSet": [{"Key": "a", "Value": "b"}]}) ==
-          ("NotImplemented", 501), "put tags")
     check(s3.get_object(Bucket=b, Key="k")["Body"].read() == b"k", "object untouched")
 
 
@@ -609,17 +605,14 @@ def test_object_sse_refused(c):
     check(keys_of(s3.list_objects_v2(Bucket=b)) == ["src"], "nothing stored")
 
 
-def test_object_lock_and_tagging_refused(c):
+def test_object_lock_refused(c):
     """Buckets here never have Object Lock: lock headers on a write are
     InvalidRequest as S3 answers for such a bucket (test_object_lock_put_obj_
-    lock_invalid_bucket); object tags and lock-enabled buckets are
-    NotImplemented rather than silently dropped."""
+    lock_invalid_bucket); lock-enabled buckets are NotImplemented."""
     s3, b = new_bucket(c)
     code = error_code(s3.put_object, Bucket=b, Key="k", Body=b"x", ObjectLockMode="GOVERNANCE",
                       ObjectLockRetainUntilDate=datetime.datetime(2030, 1, 1))
     check(code == ("InvalidRequest", 400), "lock %r" % (code,))
-    check(error_code(s3.put_object, Bucket=b, Key="k", Body=b"x", Tagging="a=b") ==
-          ("NotImplemented", 501), "tagging")
     check(error_code(s3.create_bucket, Bucket="conf-locked", ObjectLockEnabledForBucket=True) ==
           ("NotImplemented", 501), "lock-enabled bucket")
     check(keys_of(s3.list_objects_v2(Bucket=b)) == [], "nothing stored")

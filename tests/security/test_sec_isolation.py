@@ -226,6 +226,9 @@ def test_every_operation(c):
         refused(who, s3.get_object_acl, Bucket=bk, Key="k")
         refused(who, s3.put_object_acl, Bucket=bk, Key="k", ACL="private")
         refused(who, s3.get_object_tagging, Bucket=bk, Key="k")
+        refused(who, s3.put_object_tagging, Bucket=bk, Key="k",
+                Tagging={"TagSet": [{"Key": "evil", "Value": "1"}]})
+        refused(who, s3.delete_object_tagging, Bucket=bk, Key="k")
         refused(who, s3.create_multipart_upload, Bucket=bk, Key="mp2")
         refused(who, s3.upload_part, Bucket=bk, Key="pending", UploadId=up, PartNumber=1,
                 Body=b"evil")
