@@ -1,11 +1,13 @@
 /* Bucket operations over the "b/<bucket>" records (keys.h). A bucket
  * record's etag is its owner id (so ListBuckets can filter on LIST entries
- * alone) and its meta is the region. */
+ * alone) and its meta the bucket_meta.h map: owner, region, incarnation and
+ * named configurations. */
 #include "s3_bucket.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "bucket_meta.h"
 #include "bucket_owner.h"
 #include "keys.h"
 #include "s3_body.h"
@@ -236,18 +238,32 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
     }
     char key[GW_KEYS_MAX];
     const char *region = r->worker->cfg->s3_region, *owner = r->auth.cred->owner_id;
+    struct gw_bucket_meta bm = {
+        .region = region,
+        .region_len = strlen(region),
+        .owner = owner,
+        .owner_len = strlen(owner),
+        .inc = gw_bucket_incarnation_new(),
+    };
+    char *meta;
+    size_t meta_len;
+    if (gw_bucket_meta_encode(&bm, &meta, &meta_len) != CN_OK) {
+        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);   /* an owner or region past the limits */
+        return;
+    }
     struct gw_store_record rec = {
         .key = key,
         .key_len = gw_keys_bucket(key, r->bucket, r->bucket_len),
-        .etag = owner,
+        .etag = owner,   /* LIST entries carry the etag: ListBuckets filters on it */
         .etag_len = strlen(owner),
-        .meta = region,
-        .meta_len = strlen(region),
+        .meta = meta,
+        .meta_len = meta_len,
         .ver = r->id,
-        .ts = cn_time_now_us(),
+        .ts = bm.inc.created_us,
     };
     gw_req_hold(r);
     gw_store_put(r->worker->store, &rec, NULL, gw_s3_bucket_on_created, r);
+    cn_free(meta);   /* gw_store_put() encoded rec before returning */
 }
 
 /* The body (an optional CreateBucketConfiguration) has been read. */
