@@ -11,6 +11,7 @@
 
 #include "http_loop.h"
 #include "s3_metrics.h"
+#include "s3_cors.h"
 #include "s3_names.h"
 #include "s3_ops.h"
 #include "s3_router.h"
@@ -130,6 +131,8 @@ void gw_req_reply_start(struct gw_req *r, int status)
     gw_http_req_reply_start(&r->hr, status);
     gw_http_req_reply_header(&r->hr, "x-amz-request-id", r->hr.id_str, 16);
     gw_http_req_reply_header(&r->hr, "x-amz-id-2", r->hr.id_str, 16);
+    if (r->cors != NULL)
+        gw_s3_cors_reply_headers(r);
 }
 
 void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len)
@@ -285,6 +288,9 @@ static void gw_req_app_clear(struct gw_http_req *x)
         gw_copy_source_fini(&r->copy_src);
     r->has_copy_src = 0;
     memset(&r->ovr, 0, sizeof(r->ovr));
+    gw_s3_cors_headers_free(r->cors);
+    r->cors = NULL;
+    r->cors_checked = 0;
     for (size_t i = 0; i < r->n_params; i++) {
         cn_free(r->params[i].name);
         cn_free(r->params[i].value);

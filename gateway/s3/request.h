@@ -27,6 +27,7 @@
 struct gw_worker;
 struct gw_req;
 struct gw_s3_op;
+struct gw_s3_cors_headers;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
 
@@ -67,6 +68,10 @@ struct gw_req {
     int has_copy_src;
     /* response-* overrides of a GET, checked once by the router */
     struct gw_s3_overrides ovr;
+    /* the Access-Control-* headers every response of r carries (s3_cors.h):
+     * looked up once (cors_checked) when r has an Origin; NULL: none */
+    struct gw_s3_cors_headers *cors;
+    int cors_checked;
 
     /* callbacks of the body and of the output's drain (gw_req_body_read,
      * gw_req_on_drain), called through the HTTP layer's */

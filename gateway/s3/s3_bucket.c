@@ -1,11 +1,13 @@
 /* Bucket operations over the "b/<bucket>" records (keys.h). A bucket
  * record's etag is its owner id (so ListBuckets can filter on LIST entries
- * alone) and its meta is the region. */
+ * alone) and its meta the bucket_meta.h map: owner, region, incarnation and
+ * named configurations. */
 #include "s3_bucket.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "bucket_meta.h"
 #include "bucket_owner.h"
 #include "keys.h"
 #include "s3_body.h"
@@ -47,6 +49,145 @@ void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next)
     r->then = next;
     gw_req_hold(r);
     gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_require, r);
+}
+
+/* ---- named configurations (bucket_meta.h) --------------------------- */
+
+static void gw_s3_bucket_cfg_free(void *p)
+{
+    struct gw_s3_bucket_cfg *c = p;
+    cn_free(c->value);
+    cn_free(c->new_value);
+    cn_free(c);
+}
+
+/* The checks both reads of a configuration make on the record res read:
+ * it exists, decodes, belongs to r's credential. Fills *m (borrowing from
+ * res) and returns 1, or answers r and returns 0. */
+static int gw_s3_bucket_cfg_record(struct gw_req *r, struct gw_store_result *res,
+                                   struct gw_bucket_meta *m)
+{
+    if (res->rc == CN_NOTFOUND) {
+        gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
+        return 0;
+    }
+    if (res->rc != CN_OK) {
+        gw_s3_reply_store_error(r, res->rc, res->err);
+        return 0;
+    }
+    const struct msg *msg = &res->reply->m;
+    if (!gw_bucket_owner_allows(r, r->bucket, r->bucket_len, (const char *)msg->etag.ptr,
+                                msg->etag.len)) {
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
+        return 0;
+    }
+    if (gw_bucket_meta_decode(m, msg->meta.ptr, msg->meta.len, (const char *)msg->etag.ptr,
+                              msg->etag.len) != CN_OK) {
+        CN_LOGR(CN_LOG_WARN, r->id, "bucket '%s': record meta unreadable", r->bucket);
+        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
+        return 0;
+    }
+    return 1;
+}
+
+static void gw_s3_bucket_on_cfg_read(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_bucket_meta m;
+    if (!gw_s3_bucket_cfg_record(r, res, &m))
+        return;
+    c->inc = m.inc;
+    const struct gw_bucket_meta_config *v = gw_bucket_meta_config(&m, c->name);
+    if (v != NULL) {
+        c->value = cn_memdup(v->value, v->value_len > 0 ? v->value_len : 1);
+        c->value_len = v->value_len;
+    }
+    c->next(r);
+}
+
+void gw_s3_bucket_cfg_read(struct gw_req *r, const char *name, gw_req_cb next)
+{
+    struct gw_s3_bucket_cfg *c = cn_calloc(1, sizeof(*c));
+    c->name = name;
+    c->next = next;
+    CN_ASSERT(r->h == NULL);
+    r->h = c;
+    r->h_free = gw_s3_bucket_cfg_free;
+    char key[GW_KEYS_MAX];
+    size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_cfg_read, r);
+}
+
+static void gw_s3_bucket_on_cfg_written(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_s3_reply_store_error(r, res->rc, res->err);
+        return;
+    }
+    struct gw_s3_bucket_cfg *c = r->h;
+    c->next(r);
+}
+
+static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_bucket_meta m;
+    if (!gw_s3_bucket_cfg_record(r, res, &m))
+        return;
+    if (!gw_bucket_incarnation_eq(&m.inc, &c->inc)) {
+        CN_LOGR(CN_LOG_INFO, r->id, "bucket '%s' was re-created meanwhile: %s not written",
+                r->bucket, c->name);
+        gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
+        return;
+    }
+    if (m.region_len == 0) {   /* a legacy record with an empty meta */
+        m.region = r->worker->cfg->s3_region;
+        m.region_len = strlen(m.region);
+    }
+    char *meta;
+    size_t meta_len;
+    if (gw_bucket_meta_set_config(&m, c->name, c->new_value, c->new_len) != CN_OK ||
+        gw_bucket_meta_encode(&m, &meta, &meta_len) != CN_OK) {
+        gw_req_error(r, GW_S3_ENTITY_TOO_LARGE, "The bucket's configurations are too large.");
+        return;
+    }
+    const struct msg *msg = &res->reply->m;
+    char key[GW_KEYS_MAX];
+    struct gw_store_record rec = {
+        .key = key,
+        .key_len = gw_keys_bucket(key, r->bucket, r->bucket_len),
+        .etag = msg->etag.ptr,   /* the owner id, unchanged: ListBuckets reads it */
+        .etag_len = msg->etag.len,
+        .meta = meta,
+        .meta_len = meta_len,
+        .ver = r->id,
+        .ts = CN_MAX(cn_time_now_us(), msg->ts + 1),   /* newer than what it was made from */
+    };
+    gw_req_hold(r);
+    gw_store_put(r->worker->store, &rec, NULL, gw_s3_bucket_on_cfg_written, r);
+    cn_free(meta);
+}
+
+void gw_s3_bucket_cfg_write(struct gw_req *r, char *value, size_t len, gw_req_cb next)
+{
+    struct gw_s3_bucket_cfg *c = r->h;
+    c->new_value = value;
+    c->new_len = len;
+    c->next = next;
+    char key[GW_KEYS_MAX];
+    size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
+    gw_req_hold(r);
+    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_cfg_reread, r);
 }
 
 /* ---- HeadBucket ------------------------------------------------------ */
@@ -153,7 +294,6 @@ static const struct {
 } gw_s3_bucket_configs[] = {
     {"versioning", GW_S3_OK, gw_s3_bucket_doc_versioning},
     {"policy", GW_S3_NO_SUCH_BUCKET_POLICY, NULL},
-    {"cors", GW_S3_NO_SUCH_CORS_CONFIGURATION, NULL},
     {"lifecycle", GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION, NULL},
     {"tagging", GW_S3_NO_SUCH_TAG_SET, NULL},
     {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND, NULL},
@@ -236,18 +376,32 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
     }
     char key[GW_KEYS_MAX];
     const char *region = r->worker->cfg->s3_region, *owner = r->auth.cred->owner_id;
+    struct gw_bucket_meta bm = {
+        .region = region,
+        .region_len = strlen(region),
+        .owner = owner,
+        .owner_len = strlen(owner),
+        .inc = gw_bucket_incarnation_new(),
+    };
+    char *meta;
+    size_t meta_len;
+    if (gw_bucket_meta_encode(&bm, &meta, &meta_len) != CN_OK) {
+        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);   /* an owner or region past the limits */
+        return;
+    }
     struct gw_store_record rec = {
         .key = key,
         .key_len = gw_keys_bucket(key, r->bucket, r->bucket_len),
-        .etag = owner,
+        .etag = owner,   /* LIST entries carry the etag: ListBuckets filters on it */
         .etag_len = strlen(owner),
-        .meta = region,
-        .meta_len = strlen(region),
+        .meta = meta,
+        .meta_len = meta_len,
         .ver = r->id,
-        .ts = cn_time_now_us(),
+        .ts = bm.inc.created_us,
     };
     gw_req_hold(r);
     gw_store_put(r->worker->store, &rec, NULL, gw_s3_bucket_on_created, r);
+    cn_free(meta);   /* gw_store_put() encoded rec before returning */
 }
 
 /* The body (an optional CreateBucketConfiguration) has been read. */

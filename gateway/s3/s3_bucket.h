@@ -3,6 +3,7 @@
 #ifndef GW_S3_BUCKET_H
 #define GW_S3_BUCKET_H
 
+#include "bucket_meta.h"
 #include "request.h"
 
 void gw_s3_bucket_list_all(struct gw_req *r);
@@ -12,12 +13,40 @@ void gw_s3_bucket_delete(struct gw_req *r);
 void gw_s3_bucket_location(struct gw_req *r);
 
 /* GET of a bucket configuration the gateway never has (?versioning, ?policy,
- * ?cors, ?lifecycle, ?tagging, ?encryption, ...; the rows of s3_ops.c that
+ * ?lifecycle, ?tagging, ?encryption, ...; the rows of s3_ops.c that
  * name it, whose param is the sub-resource): answers what S3 answers for a
  * bucket without one (an empty VersioningConfiguration, or
- * NoSuchBucketPolicy, NoSuchCORSConfiguration, ...) once the bucket is known
+ * NoSuchBucketPolicy, NoSuchLifecycleConfiguration, ...) once the bucket is known
  * to exist. */
 void gw_s3_bucket_config_get(struct gw_req *r);
+
+/* A named configuration of r->bucket (bucket_meta.h) being read or changed:
+ * r->h from gw_s3_bucket_cfg_read() until the request ends. */
+struct gw_s3_bucket_cfg {
+    const char *name;                   /* "cors", ... (a literal) */
+    struct gw_bucket_incarnation inc;   /* of the record first read */
+    char *value;                        /* a copy of the configuration, NULL: none */
+    size_t value_len;
+    char *new_value;                    /* what gw_s3_bucket_cfg_write() sets; NULL: removes */
+    size_t new_len;
+    gw_req_cb next;
+};
+
+/* Reads r->bucket's record (quorum), checks that r's credential owns it,
+ * and fills r->h (struct gw_s3_bucket_cfg) with its incarnation and a copy
+ * of configuration name; then next(r). Answers NoSuchBucket, AccessDenied,
+ * ServiceUnavailable or InternalError (a record it cannot read) itself. */
+void gw_s3_bucket_cfg_read(struct gw_req *r, const char *name, gw_req_cb next);
+
+/* After gw_s3_bucket_cfg_read(): sets the configuration to value[len]
+ * (taken: freed with r->h; NULL removes it), by reading the record again
+ * (quorum), refusing with NoSuchBucket when it is gone or another
+ * incarnation (deleted and created again since the first read), and writing
+ * it back, in the map form, at ts = max(now, its ts + 1) so it is newer
+ * than what it was made from; then next(r). There is no compare-and-set on
+ * the nodes: a delete and re-create between that second read and the write
+ * could still be overwritten (docs/gateway.md). */
+void gw_s3_bucket_cfg_write(struct gw_req *r, char *value, size_t len, gw_req_cb next);
 
 /* Checks that r->bucket exists, then calls next(r); answers NoSuchBucket
  * (or ServiceUnavailable) itself otherwise. */

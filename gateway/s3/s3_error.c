@@ -17,6 +17,10 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
         "The bucket does not allow ACLs"},
     [GW_S3_ACCESS_DENIED] = {"AccessDenied", 403, "Access Denied"},
     [GW_S3_EXPIRED_PRESIGNED] = {"AccessDenied", 403, "Request has expired"},
+    [GW_S3_ACCESS_FORBIDDEN] = {"AccessForbidden", 403,
+        "CORSResponse: This CORS request is not allowed. This is usually because the "
+        "evalution of Origin, request method / Access-Control-Request-Method or "
+        "Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."},
     [GW_S3_AUTHORIZATION_HEADER_MALFORMED] = {"AuthorizationHeaderMalformed", 400,
         "The authorization header is malformed."},
     [GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR] = {"AuthorizationQueryParametersError", 400,

@@ -19,6 +19,7 @@ enum gw_s3_err {
     GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED, /* 400 */
     GW_S3_ACCESS_DENIED,                 /* 403 AccessDenied */
     GW_S3_EXPIRED_PRESIGNED,             /* 403 AccessDenied "Request has expired" */
+    GW_S3_ACCESS_FORBIDDEN,              /* 403 a refused CORS preflight */
     GW_S3_AUTHORIZATION_HEADER_MALFORMED,/* 400 */
     GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR, /* 400 */
     GW_S3_BAD_DIGEST,                    /* 400 */

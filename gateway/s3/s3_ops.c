@@ -9,6 +9,7 @@
 #include "http_parser.h"
 #include "multipart.h"
 #include "s3_bucket.h"
+#include "s3_cors.h"
 #include "s3_list.h"
 #include "s3_multidelete.h"
 #include "s3_object.h"
@@ -32,7 +33,7 @@ static void gw_s3_ops_reply_method_not_allowed(struct gw_req *r)
 /* Every sub-resource a NotImplemented row names: with any other method or
  * target than those rows give, the request is NotImplemented all the same. */
 static const char *const gw_s3_ops_unsupported_subs[] = {
-    "policy", "cors", "lifecycle", "versioning", "tagging", "website",
+    "policy", "lifecycle", "versioning", "tagging", "website",
     "logging", "notification", "replication", "encryption",
     "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
     "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
@@ -67,8 +68,6 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                      "an empty VersioningConfiguration: buckets are never versioned"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_POLICY, "GetBucketPolicy", "policy",
                      "404 NoSuchBucketPolicy"),
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_CORS, "GetBucketCors", "cors",
-                     "404 NoSuchCORSConfiguration"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION,
                      "GetBucketLifecycleConfiguration", "lifecycle",
                      "404 NoSuchLifecycleConfiguration"),
@@ -96,6 +95,17 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                      "ownershipControls", "BucketOwnerEnforced: ACLs are disabled"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_PUBLIC_ACCESS_BLOCK, "GetPublicAccessBlock",
                      "publicAccessBlock", "all four settings true"),
+
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_CORS, "GetBucketCors", "GET", GW_S3_OPS_B, "cors",
+                 gw_s3_cors_get, 0, "404 NoSuchCORSConfiguration when none is set"),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_CORS, "PutBucketCors", "PUT", GW_S3_OPS_B, "cors",
+                 gw_s3_cors_put, 0, "up to 100 rules"),
+    GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_CORS, "DeleteBucketCors", "DELETE", GW_S3_OPS_B, "cors",
+                 gw_s3_cors_delete, 0, "204"),
+    GW_S3_OPS_OP(GW_S3_OP_CORS_PREFLIGHT, "CorsPreflight", "OPTIONS",
+                 GW_S3_OPS_B | GW_S3_OPS_O, NULL, gw_s3_cors_preflight, GW_S3_OP_NO_AUTH,
+                 "the browser's preflight (OPTIONS object), unauthenticated: 200 with "
+                 "Access-Control-* from the first rule that allows it, else 403 AccessForbidden"),
 
     GW_S3_OPS_OP(GW_S3_OP_GET_OBJECT_TAGGING, "GetObjectTagging", "GET", GW_S3_OPS_O, "tagging",
                  gw_s3_tagging_get, GW_S3_OP_CHECK_VERSION, "the stored TagSet (empty: none)"),
@@ -127,9 +137,6 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  "no bucket policies: only the owner may use a bucket"),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_POLICY, "DeleteBucketPolicy", "DELETE", GW_S3_OPS_B,
                  "policy", ""),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_CORS, "PutBucketCors", "PUT", GW_S3_OPS_B, "cors", ""),
-    GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_CORS, "DeleteBucketCors", "DELETE", GW_S3_OPS_B, "cors",
-                 ""),
     GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_LIFECYCLE_CONFIGURATION, "PutBucketLifecycleConfiguration",
                  "PUT", GW_S3_OPS_B, "lifecycle", ""),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_LIFECYCLE, "DeleteBucketLifecycle", "DELETE",

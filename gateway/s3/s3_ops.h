@@ -17,7 +17,6 @@ enum gw_s3_op_id {
     /* GET of a bucket configuration the gateway never has (s3_bucket.c) */
     GW_S3_OP_GET_BUCKET_VERSIONING,
     GW_S3_OP_GET_BUCKET_POLICY,
-    GW_S3_OP_GET_BUCKET_CORS,
     GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION,
     GW_S3_OP_GET_BUCKET_TAGGING,
     GW_S3_OP_GET_BUCKET_ENCRYPTION,
@@ -30,6 +29,11 @@ enum gw_s3_op_id {
     GW_S3_OP_GET_BUCKET_REQUEST_PAYMENT,
     GW_S3_OP_GET_BUCKET_OWNERSHIP_CONTROLS,
     GW_S3_OP_GET_PUBLIC_ACCESS_BLOCK,
+    /* CORS (s3_cors.c) */
+    GW_S3_OP_GET_BUCKET_CORS,
+    GW_S3_OP_PUT_BUCKET_CORS,
+    GW_S3_OP_DELETE_BUCKET_CORS,
+    GW_S3_OP_CORS_PREFLIGHT,
     /* object tags (s3_tagging.c) and ACLs (s3_subres.c) */
     GW_S3_OP_GET_OBJECT_TAGGING,
     GW_S3_OP_PUT_OBJECT_TAGGING,
@@ -42,8 +46,6 @@ enum gw_s3_op_id {
     /* sub-resources answered NotImplemented */
     GW_S3_OP_PUT_BUCKET_POLICY,
     GW_S3_OP_DELETE_BUCKET_POLICY,
-    GW_S3_OP_PUT_BUCKET_CORS,
-    GW_S3_OP_DELETE_BUCKET_CORS,
     GW_S3_OP_PUT_BUCKET_LIFECYCLE_CONFIGURATION,
     GW_S3_OP_DELETE_BUCKET_LIFECYCLE,
     GW_S3_OP_PUT_BUCKET_VERSIONING,
@@ -127,6 +129,9 @@ enum gw_s3_op_id {
                                      refused (s3_subres.c) */
 #define GW_S3_OP_CHECK_VERSION 2u /* on a key, a versionId other than "null" is
                                      InvalidArgument: buckets are never versioned */
+#define GW_S3_OP_NO_AUTH 4u       /* runs without SigV4 or the owner check: the
+                                     CORS preflight alone, which browsers send
+                                     without credentials */
 
 enum gw_s3_op_kind {
     GW_S3_OP_SERVED,      /* an S3 operation the gateway serves */

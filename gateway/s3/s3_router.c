@@ -9,6 +9,7 @@
 
 #include "bucket_owner.h"
 #include "conn.h"
+#include "s3_cors.h"
 #include "s3_subres.h"
 #include "s3_names.h"
 #include "s3_ops.h"
@@ -300,6 +301,13 @@ static void gw_s3_router_route(struct gw_req *r)
 static void gw_s3_router_route_owned(struct gw_req *r)
 {
     const struct gw_s3_op *op = r->op;
+    /* a request with an Origin may earn Access-Control-* headers: the
+     * bucket's rules are read once, and only then (no Origin, no read) */
+    if (!r->cors_checked && gw_s3_cors_wanted(r)) {
+        r->cors_checked = 1;
+        gw_s3_cors_lookup(r, gw_s3_router_route_owned);
+        return;
+    }
     /* writes may restate the owner-only ACL, nothing more (s3_subres.c) */
     if ((op->checks & GW_S3_OP_CHECK_ACL) &&
         (gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST")) && !gw_s3_acl_headers_ok(r)) {
@@ -356,6 +364,13 @@ void gw_s3_router_dispatch(struct gw_req *r)
         err = gw_s3_router_target(r, &why);
     if (err == GW_S3_OK) /* before auth, so that the access line names it */
         gw_s3_router_match(r);
+    if (err == GW_S3_OK && (r->op->checks & GW_S3_OP_NO_AUTH)) {
+        /* the CORS preflight: browsers send it without credentials, and it
+         * reads only the bucket's CORS rules (s3_ops.h) */
+        CN_ASSERT(r->op->id == GW_S3_OP_CORS_PREFLIGHT);
+        r->op->handler(r);
+        return;
+    }
     if (err == GW_S3_OK)
         err = gw_s3_router_auth(r, &why);
     if (err != GW_S3_OK) {

@@ -231,6 +231,14 @@ enum gw_xml_tag {
     GW_XML_TAG_TAG_SET,
     GW_XML_TAG_TAG,
     GW_XML_TAG_VALUE,
+    GW_XML_TAG_CORS,
+    GW_XML_TAG_CORS_RULE,
+    GW_XML_TAG_CORS_ORIGIN,
+    GW_XML_TAG_CORS_METHOD,
+    GW_XML_TAG_CORS_HEADER,
+    GW_XML_TAG_CORS_EXPOSE,
+    GW_XML_TAG_CORS_MAX_AGE,
+    GW_XML_TAG_CORS_ID,
 };
 
 static const char *const gw_xml_tag_names[] = {
@@ -254,6 +262,14 @@ static const char *const gw_xml_tag_names[] = {
     [GW_XML_TAG_TAG_SET] = "TagSet",
     [GW_XML_TAG_TAG] = "Tag",
     [GW_XML_TAG_VALUE] = "Value",
+    [GW_XML_TAG_CORS] = "CORSConfiguration",
+    [GW_XML_TAG_CORS_RULE] = "CORSRule",
+    [GW_XML_TAG_CORS_ORIGIN] = "AllowedOrigin",
+    [GW_XML_TAG_CORS_METHOD] = "AllowedMethod",
+    [GW_XML_TAG_CORS_HEADER] = "AllowedHeader",
+    [GW_XML_TAG_CORS_EXPOSE] = "ExposeHeader",
+    [GW_XML_TAG_CORS_MAX_AGE] = "MaxAgeSeconds",
+    [GW_XML_TAG_CORS_ID] = "ID",
 };
 
 /* Text of one leaf element; a key is at most 1024 bytes, so 8 KiB leaves
@@ -828,5 +844,135 @@ int gw_xml_parse_tagging(const char *body, size_t len, struct gw_tagset *out,
     cn_free(st);
     if (rc != CN_OK)
         out->n = 0;
+    return rc;
+}
+
+/* ---- CORSConfiguration ------------------------------------------------ */
+
+struct gw_xml_cors_state {
+    struct gw_cors *c;
+    int n_max_age, n_id;       /* in the current <CORSRule> */
+    char why[GW_XML_WHY_MAX];  /* the message of an InvalidRequest */
+};
+
+static void gw_xml_cors_start(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_cors_state *st = s->user;
+    if (s->depth == 1 && tag != GW_XML_TAG_CORS) {
+        gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+    } else if (s->depth == 2 && tag == GW_XML_TAG_CORS_RULE) {
+        if (st->c->n_rules == GW_CORS_MAX_RULES) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        gw_cors_add_rule(st->c);
+        st->n_max_age = st->n_id = 0;
+    }
+}
+
+/* An InvalidRequest whose message names the offending value. */
+static void gw_xml_cors_invalid(struct gw_xml_sax *s, const char *fmt, const char *v, size_t n)
+{
+    struct gw_xml_cors_state *st = s->user;
+    snprintf(st->why, sizeof(st->why), fmt, (int)CN_MIN(n, 512), v);
+    gw_xml_sax_fail(s, GW_S3_INVALID_REQUEST);
+}
+
+/* A leaf of <CORSRule>: its text, trimmed, into the rule. */
+static void gw_xml_cors_leaf(struct gw_xml_sax *s, struct gw_cors_rule *r, enum gw_xml_tag tag)
+{
+    struct gw_xml_cors_state *st = s->user;
+    const char *v;
+    size_t n;
+    gw_xml_sax_trimmed(s, &v, &n);
+    switch (tag) {
+    case GW_XML_TAG_CORS_ORIGIN:
+        if (gw_cors_stars(v, n) > 1)
+            gw_xml_cors_invalid(s, "AllowedOrigin \"%.*s\" can not have more than one wildcard.",
+                                v, n);
+        else
+            gw_cors_list_add(&r->origins, v, n);
+        break;
+    case GW_XML_TAG_CORS_METHOD: {
+        unsigned bit = gw_cors_method_bit(v, n);
+        if (bit == 0)
+            gw_xml_cors_invalid(s, "Found unsupported HTTP method in CORS config. "
+                                   "Unsupported method is %.*s", v, n);
+        r->methods |= bit;
+        break;
+    }
+    case GW_XML_TAG_CORS_HEADER:
+        if (gw_cors_stars(v, n) > 1)
+            gw_xml_cors_invalid(s, "AllowedHeader \"%.*s\" can not have more than one wildcard.",
+                                v, n);
+        else
+            gw_cors_list_add(&r->headers, v, n);
+        break;
+    case GW_XML_TAG_CORS_EXPOSE:
+        gw_cors_list_add(&r->expose, v, n);
+        break;
+    case GW_XML_TAG_CORS_MAX_AGE: {
+        int64_t age = 0;
+        int ok = n > 0 && n <= 10 && st->n_max_age++ == 0;
+        for (size_t i = 0; ok && i < n; i++) {
+            ok = v[i] >= '0' && v[i] <= '9';
+            age = age * 10 + (v[i] - '0');
+        }
+        if (!ok || age > INT32_MAX)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+        r->max_age = age;
+        break;
+    }
+    case GW_XML_TAG_CORS_ID:
+        if (st->n_id++ || n > GW_CORS_ID_MAX) {
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+            return;
+        }
+        r->id = cn_strndup(v, n);
+        break;
+    default:
+        break;
+    }
+}
+
+static void gw_xml_cors_end(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    struct gw_xml_cors_state *st = s->user;
+    if (s->depth == 2 && tag == GW_XML_TAG_CORS_RULE) {
+        const struct gw_cors_rule *r = &st->c->rules[st->c->n_rules - 1];
+        if (r->origins.n == 0 || r->methods == 0)
+            gw_xml_sax_fail(s, GW_S3_MALFORMED_XML);
+    } else if (s->depth == 3 && gw_xml_sax_parent(s) == GW_XML_TAG_CORS_RULE) {
+        gw_xml_cors_leaf(s, &st->c->rules[st->c->n_rules - 1], tag);
+    }
+}
+
+int gw_xml_parse_cors(const char *body, size_t len, struct gw_cors *out, enum gw_s3_err *err,
+                      char why[GW_XML_WHY_MAX])
+{
+    memset(out, 0, sizeof(*out));
+    why[0] = '\0';
+    if (len > GW_CORS_MAX_BYTES) {
+        *err = GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED;
+        return CN_TOOBIG;
+    }
+    struct gw_xml_cors_state st = {.c = out};
+    struct gw_xml_sax *s = cn_calloc(1, sizeof(*s));
+    s->max_elems = 4096;
+    s->start = gw_xml_cors_start;
+    s->end = gw_xml_cors_end;
+    s->user = &st;
+    int rc = gw_xml_sax_run(s, body, len);
+    if (rc == CN_OK && out->n_rules == 0) {
+        s->err = GW_S3_MALFORMED_XML;
+        rc = CN_INVAL;
+    }
+    *err = s->err;
+    cn_free(s);
+    if (rc != CN_OK) {
+        if (*err == GW_S3_INVALID_REQUEST)
+            memcpy(why, st.why, sizeof(st.why));
+        gw_cors_fini(out);
+    }
     return rc;
 }

@@ -2,13 +2,15 @@
  * ListObjects v1/v2, CopyObjectResult, DeleteResult, multipart results)
  * straight into an evbuffer, and expat-based parsers, with strict limits, for
  * the request bodies the gateway reads: multi-object Delete,
- * CompleteMultipartUpload, CreateBucketConfiguration and Tagging. */
+ * CompleteMultipartUpload, CreateBucketConfiguration, Tagging and
+ * CORSConfiguration. */
 #ifndef GW_XML_H
 #define GW_XML_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cors.h"
 #include "s3_error.h"
 #include "tagset.h"
 
@@ -184,5 +186,20 @@ int gw_xml_parse_create_bucket(const char *body, size_t len,
  * message in *why (NULL for the others). On error out is left empty. */
 int gw_xml_parse_tagging(const char *body, size_t len, struct gw_tagset *out,
                          enum gw_s3_err *err, const char **why);
+
+#define GW_XML_WHY_MAX 640
+
+/* Parses <CORSConfiguration><CORSRule>[<ID>..</ID>]<AllowedOrigin>..
+ * </AllowedOrigin>...<AllowedMethod>..</AllowedMethod>...[<AllowedHeader>..
+ * </AllowedHeader>...][<ExposeHeader>..</ExposeHeader>...][<MaxAgeSeconds>n
+ * </MaxAgeSeconds>]</CORSRule>...</CORSConfiguration> into *out (release
+ * with gw_cors_fini()). Errors (*err): MaxMessageLengthExceeded (over
+ * GW_CORS_MAX_BYTES), MalformedXML (bad XML, wrong root, no rule or more
+ * than GW_CORS_MAX_RULES, a rule without an origin or a method, MaxAgeSeconds
+ * not a number, two IDs or an ID over GW_CORS_ID_MAX), InvalidRequest with
+ * why set as S3 words it (a method other than GET, PUT, POST, DELETE, HEAD;
+ * an origin or header with more than one '*'). On error *out is empty. */
+int gw_xml_parse_cors(const char *body, size_t len, struct gw_cors *out, enum gw_s3_err *err,
+                      char why[GW_XML_WHY_MAX]);
 
 #endif
