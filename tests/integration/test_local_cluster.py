@@ -34,11 +34,11 @@ def port_free(port):
 
 def free_block():
     """A base port b such that b..b+4 are free (nodes b+1..b+3, gateway b+4)
-    and b+101..b+103 (the nodes' metrics), outside the kernel's ephemeral
+    and b+100..b+103 (the gateway's and the nodes' metrics), outside the kernel's ephemeral
     range that other tests' free ports use."""
     for _ in range(200):
         b = random.randrange(20000, 30000)
-        if all(port_free(b + i) for i in list(range(5)) + [101, 102, 103]):
+        if all(port_free(b + i) for i in list(range(5)) + [100, 101, 102, 103]):
             return b
     raise AssertionError("no free block of 5 loopback ports")
 
@@ -58,6 +58,10 @@ def main():
         assert murl in st.stdout, st.stdout
         with urllib.request.urlopen(murl, timeout=10) as r:
             assert b"cairn_storage_requests_total" in r.read()
+        gurl = "http://127.0.0.1:%d/metrics" % (base + 100)
+        assert gurl in st.stdout, st.stdout
+        with urllib.request.urlopen(gurl, timeout=10) as r:
+            assert b"cairn_gateway_requests_total" in r.read()
 
         env_out = run(LOCAL, "env", *common).stdout
         env = dict(os.environ)
