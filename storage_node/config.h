@@ -29,7 +29,12 @@ struct sn_config {
     int64_t max_batch;
     int64_t index_cache;
     int log_level;                 /* enum cn_log_level */
+    int auth;                      /* enum sn_config_auth */
+    char *curve_secret_key_file;
+    char *curve_allowed_clients_file;
 };
+
+enum sn_config_auth { SN_AUTH_NONE, SN_AUTH_CURVE };
 
 extern const struct cn_config_desc sn_config_table[];
 
