@@ -2,7 +2,10 @@
  *
  *   cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]
  *               [--replicas N] [--vnodes V] [--dry-run] [-v]
+ *               [--auth none|curve] [--curve-secret-key-file F]
+ *               [--curve-server-key-file F]
  *               status|stats|scrub|compact|ping|repair
+ *   cairn-admin keygen OUT_PREFIX
  *
  * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
  * else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
@@ -11,11 +14,16 @@
  * every counter; scrub and compact run on each node in turn; repair is the
  * anti-entropy pass of repair.h (--dry-run only counts differences). The
  * exit status is 0 when every node answered OK (repair: nothing failed;
- * repair --dry-run: no difference), 1 otherwise, 2 on bad usage. */
+ * repair --dry-run: no difference), 1 otherwise, 2 on bad usage.
+ * Toward nodes with auth = curve, the tool is a CURVE client: --auth and the
+ * key files default to $CAIRN_STORAGE_AUTH, $CAIRN_STORAGE_CURVE_SECRET_KEY_FILE
+ * and $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (the gateway's storage.* names).
+ * keygen writes a new key pair (keygen.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "keygen.h"
 #include "repair.h"
 
 #include "cn/alloc.h"
@@ -33,6 +41,8 @@ struct adm_opts {
     uint32_t vnodes;
     int dry_run;
     int verbose;
+    const char *auth, *secret_key_file, *server_key_file; /* NULL: environment */
+    struct msg_curve_client curve;
     const struct cn_ring *ring;
 };
 
@@ -40,11 +50,16 @@ static void adm_usage(FILE *out)
 {
     fprintf(out, "usage: cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]\n"
                  "                   [--replicas N] [--vnodes V] [--dry-run] [-v]\n"
+                 "                   [--auth none|curve] [--curve-secret-key-file F]\n"
+                 "                   [--curve-server-key-file F]\n"
                  "                   status|stats|scrub|compact|ping|repair\n"
+                 "       cairn-admin keygen OUT_PREFIX   (writes OUT_PREFIX.key, OUT_PREFIX.pub)\n"
                  "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
                  "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
-                 "--vnodes, default 168: as the gateways' settings)\n");
+                 "--vnodes, default 168: as the gateways' settings)\n  --auth and the key files "
+                 "default to $CAIRN_STORAGE_AUTH, $CAIRN_STORAGE_CURVE_SECRET_KEY_FILE,\n"
+                 "  $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (docs/security.md)\n");
 }
 
 static uint64_t adm_stat(const struct msg *m, const char *name)
@@ -76,7 +91,7 @@ static int adm_run_node(void *zctx, const char *ep, uint32_t index, const struct
         op = MSG_OP_COMPACT;
     else if (strcmp(o->cmd, "ping") == 0)
         op = MSG_OP_PING;
-    struct msg_client *c = msg_client_new(zctx, ep, err);
+    struct msg_client *c = msg_client_new_curve(zctx, ep, &o->curve, err);
     if (c == NULL) {
         printf("%-28s down (%s)\n", ep, err);
         return 1;
@@ -136,6 +151,12 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->replicas = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--vnodes") == 0 && i + 1 < argc)
             o->vnodes = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc)
+            o->auth = argv[++i];
+        else if (strcmp(argv[i], "--curve-secret-key-file") == 0 && i + 1 < argc)
+            o->secret_key_file = argv[++i];
+        else if (strcmp(argv[i], "--curve-server-key-file") == 0 && i + 1 < argc)
+            o->server_key_file = argv[++i];
         else if (strcmp(argv[i], "--dry-run") == 0)
             o->dry_run = 1;
         else if (strcmp(argv[i], "-v") == 0)
@@ -173,7 +194,7 @@ static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? o->replicas : CN_MIN(3u, nodes),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = o->dry_run,
-        .verbose = o->verbose,
+        .verbose = o->verbose, .curve = &o->curve,
     };
     if (ro.replicas > nodes) {
         fprintf(stderr, "cairn-admin: --replicas %u is above the %u nodes\n", ro.replicas, nodes);
@@ -197,13 +218,25 @@ static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
 int main(int argc, char **argv)
 {
     struct adm_opts o;
+    char err[CN_ERR_LEN];
+    if (argc == 3 && strcmp(argv[1], "keygen") == 0) {
+        if (adm_keygen_run(argv[2], err) != CN_OK) {
+            fprintf(stderr, "cairn-admin: keygen: %s\n", err);
+            return 1;
+        }
+        return 0;
+    }
     int p = adm_parse(argc, argv, &o);
     if (p != 0) {
         adm_usage(p > 0 ? stdout : stderr);
         return p > 0 ? 0 : 2;
     }
+    if (msg_curve_client_from_env(&o.curve, o.auth, o.secret_key_file, o.server_key_file,
+                                  err) != CN_OK) {
+        fprintf(stderr, "cairn-admin: %s\n", err);
+        return 2;
+    }
     struct cn_cluster *cl = NULL;
-    char err[CN_ERR_LEN];
     int rc = o.cluster_file != NULL ? cn_cluster_load(o.cluster_file, &cl, err)
                                     : cn_cluster_from_endpoints(o.nodes, &cl, err);
     if (rc != CN_OK) {

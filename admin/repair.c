@@ -268,7 +268,7 @@ int adm_repair_run(const struct cn_cluster *cl, const struct adm_repair_opts *o,
     int rc = CN_OK;
     for (uint32_t i = 0; i < rp.n && rc == CN_OK; i++) {
         rp.cur[i].address = cn_cluster_node(cl, i)->address;
-        rp.cur[i].c = msg_client_new(zctx, rp.cur[i].address, err);
+        rp.cur[i].c = msg_client_new_curve(zctx, rp.cur[i].address, o->curve, err);
         if (rp.cur[i].c == NULL)
             rc = CN_IO;
         else

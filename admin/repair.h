@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cn/cluster.h"
+#include "msg/curve.h"
 
 struct adm_repair_opts {
     uint32_t replicas;  /* N */
@@ -19,6 +20,7 @@ struct adm_repair_opts {
     int timeout_ms;     /* per request */
     int dry_run;        /* count differences, write nothing */
     int verbose;        /* print each difference */
+    const struct msg_curve_client *curve; /* keys toward the nodes (NULL: none) */
 };
 
 struct adm_repair_counts {

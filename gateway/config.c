@@ -11,6 +11,7 @@
 #define GW_GIB (1024LL * 1024 * 1024)
 
 static const char *const gw_config_log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const gw_config_auths[] = {"none", "curve", NULL};
 
 const struct cn_config_desc gw_config_table[] = {
     {"http.port", CN_CONF_INT, GW_OFF(http_port), "8080", 0, 65535, NULL,
@@ -75,6 +76,15 @@ const struct cn_config_desc gw_config_table[] = {
      "anti-entropy repair catches the node up"},
     {"handoff.replay_interval", CN_CONF_MSEC, GW_OFF(handoff_replay_interval_ms), "200ms", 10,
      600000, NULL, "how often each thread replays the hints of nodes that are up again"},
+    {"storage.auth", CN_CONF_ENUM, GW_OFF(storage_auth), "none", 0, 0, gw_config_auths,
+     "how the gateway proves itself to the storage nodes: curve (ZeroMQ CURVE with the keys "
+     "below; the nodes' auth = curve) or none (docs/security.md)"},
+    {"storage.curve_secret_key_file", CN_CONF_STRING, GW_OFF(storage_curve_secret_key_file),
+     "", 0, 0, NULL, "storage.auth = curve: the gateway's secret key (Z85, mode 0600); its "
+     "public key goes on the nodes' allow-list"},
+    {"storage.curve_server_key_file", CN_CONF_STRING, GW_OFF(storage_curve_server_key_file),
+     "", 0, 0, NULL, "storage.auth = curve: the nodes' public key (one cluster key pair for "
+     "every node)"},
     {"s3.region", CN_CONF_STRING, GW_OFF(s3_region), "us-east-1", 0, 0, NULL,
      "region in SigV4 scopes and GetBucketLocation"},
     {"s3.domain", CN_CONF_STRING, GW_OFF(s3_domain), "", 0, 0, NULL,

@@ -38,6 +38,9 @@ struct gw_config {
     int64_t storage_probe_interval_ms;
     int64_t handoff_max_hints;
     int64_t handoff_replay_interval_ms;
+    int storage_auth;               /* 0 none, 1 curve */
+    char *storage_curve_secret_key_file;
+    char *storage_curve_server_key_file;
     /* s3 */
     char *s3_region;
     char *s3_domain;

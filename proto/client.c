@@ -17,6 +17,13 @@ struct msg_client {
 
 struct msg_client *msg_client_new(void *zctx, const char *endpoint, char err[CN_ERR_LEN])
 {
+    return msg_client_new_curve(zctx, endpoint, NULL, err);
+}
+
+struct msg_client *msg_client_new_curve(void *zctx, const char *endpoint,
+                                        const struct msg_curve_client *keys,
+                                        char err[CN_ERR_LEN])
+{
     struct msg_client *c = cn_calloc(1, sizeof(*c));
     int linger = 0, hwm = 0;
     msg_limits_default(&c->lim);
@@ -34,6 +41,10 @@ struct msg_client *msg_client_new(void *zctx, const char *endpoint, char err[CN_
     zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof(linger));
     zmq_setsockopt(c->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(c->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+    if (msg_curve_client_apply(keys, c->sock, err) != CN_OK) {
+        msg_client_free(c);
+        return NULL;
+    }
     if (zmq_connect(c->sock, endpoint) != 0)
         goto fail;
     return c;

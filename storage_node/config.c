@@ -8,6 +8,7 @@
 
 static const char *const sn_config_sync_modes[] = {"none", "periodic", "writethrough", NULL};
 static const char *const sn_config_log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const sn_config_auths[] = {"none", "curve", NULL};
 
 #define SN_OFF(f) offsetof(struct sn_config, f)
 
@@ -60,6 +61,15 @@ const struct cn_config_desc sn_config_table[] = {
      "TCP port of the metrics endpoint; 0: off (nothing is counted)"},
     {"log_level", CN_CONF_ENUM, SN_OFF(log_level), "info", 0, 0, sn_config_log_levels,
      "debug, info, warn or error"},
+    {"auth", CN_CONF_ENUM, SN_OFF(auth), "none", 0, 0, sn_config_auths,
+     "who may connect: curve (ZeroMQ CURVE: only client keys of the allow-list; "
+     "docs/security.md) or none (anyone who reaches listen: warned at start)"},
+    {"security.curve_secret_key_file", CN_CONF_STRING, SN_OFF(curve_secret_key_file), "", 0,
+     0, NULL, "auth = curve: the node's secret key (Z85, mode 0600; cairn-admin keygen); "
+     "clients need its public key"},
+    {"security.curve_allowed_clients_file", CN_CONF_STRING, SN_OFF(curve_allowed_clients_file),
+     "", 0, 0, NULL, "auth = curve: client public keys allowed to connect, one per line "
+     "(# comments); SIGHUP re-reads it"},
     CN_CONFIG_END,
 };
 
@@ -67,6 +77,12 @@ int sn_config_check(const struct sn_config *c, char err[CN_ERR_LEN])
 {
     if (c->listen[0] == '\0' || c->data_dir[0] == '\0' || c->node_id[0] == '\0') {
         snprintf(err, CN_ERR_LEN, "listen, data_dir and node_id must not be empty");
+        return CN_INVAL;
+    }
+    if (c->auth == SN_AUTH_CURVE &&
+        (c->curve_secret_key_file[0] == '\0' || c->curve_allowed_clients_file[0] == '\0')) {
+        snprintf(err, CN_ERR_LEN, "auth = curve needs security.curve_secret_key_file and "
+                 "security.curve_allowed_clients_file");
         return CN_INVAL;
     }
     if (c->max_record_len > c->max_container_len) {

@@ -31,7 +31,12 @@ struct sn_config {
     char *metrics_listen;
     int64_t metrics_port;          /* 0: no metrics endpoint */
     int log_level;                 /* enum cn_log_level */
+    int auth;                      /* enum sn_config_auth */
+    char *curve_secret_key_file;
+    char *curve_allowed_clients_file;
 };
+
+enum sn_config_auth { SN_AUTH_NONE, SN_AUTH_CURVE };
 
 extern const struct cn_config_desc sn_config_table[];
 

@@ -1,16 +1,18 @@
 /* cairn-storage: the storage node daemon. Reads its settings (file,
  * CAIRN_* environment, --set), opens the store (recovering it), serves the
  * protocol until SIGTERM/SIGINT, then answers what is in flight, flushes the
- * queued writes and syncs. */
+ * queued writes and syncs. SIGHUP re-reads the allow-list of client keys. */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cn/curve_key.h"
 #include "cn/log.h"
 #include "config.h"
 #include "metrics.h"
 #include "cn/metrics_http.h"
+#include "msg/curve.h"
 #include "server.h"
 #include "store.h"
 
@@ -18,9 +20,38 @@ static struct sn_server *sn_main_server;
 
 static void sn_main_on_signal(int sig)
 {
-    (void)sig;
-    if (sn_main_server != NULL)
+    if (sn_main_server == NULL)
+        return;
+    if (sig == SIGHUP)
+        sn_server_reload(sn_main_server);
+    else
         sn_server_stop(sn_main_server);
+}
+
+/* auth = curve: loads the node's secret key (refusing a file others may
+ * read) and logs its public key, which clients configure; auth = none: says
+ * loudly that anyone who reaches the port is served. */
+static int sn_main_auth(const struct sn_config *cfg, struct cn_curve_key *secret,
+                        char err[CN_ERR_LEN])
+{
+    struct cn_curve_key pub;
+    if (cfg->auth == SN_AUTH_NONE) {
+        cn_warn("auth = none: any process that reaches %s may read, write and delete every "
+                "object; set auth = curve (docs/security.md)", cfg->listen);
+        return CN_OK;
+    }
+    if (!msg_curve_available()) {
+        snprintf(err, CN_ERR_LEN, "auth = curve: libzmq was built without CURVE");
+        return CN_INVAL;
+    }
+    int rc = cn_curve_key_load(cfg->curve_secret_key_file, 1, secret, err);
+    if (rc == CN_OK)
+        rc = msg_curve_public(secret, &pub, err);
+    if (rc != CN_OK)
+        return rc;
+    cn_info("auth = curve: node public key %s, allowed clients in %s", pub.z85,
+            cfg->curve_allowed_clients_file);
+    return CN_OK;
 }
 
 static void sn_main_store_opts(const struct sn_config *c, struct sn_store_opts *o)
@@ -37,7 +68,8 @@ static void sn_main_store_opts(const struct sn_config *c, struct sn_store_opts *
     o->max_batch = (uint32_t)c->max_batch;
 }
 
-static void sn_main_server_opts(const struct sn_config *c, struct sn_server_opts *o)
+static void sn_main_server_opts(const struct sn_config *c, const struct cn_curve_key *secret,
+                                struct sn_server_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->listen = c->listen;
@@ -51,6 +83,10 @@ static void sn_main_server_opts(const struct sn_config *c, struct sn_server_opts
     o->limits.max_meta_len = (uint32_t)c->max_meta_len;
     o->limits.max_payload_len = (uint64_t)c->max_record_len;
     o->limits.max_list = (uint32_t)c->max_list;
+    if (c->auth == SN_AUTH_CURVE) {
+        o->curve_secret = secret;
+        o->curve_allowed_clients_file = c->curve_allowed_clients_file;
+    }
 }
 
 /* Logs what opening the store found: each repair recovery made, then the
@@ -101,9 +137,14 @@ static int sn_main_serve(const struct sn_config *cfg)
     struct sn_server *srv = NULL;
     struct sn_metrics *metrics = NULL;
     struct cn_metrics_http *mhttp = NULL;
+    struct cn_curve_key secret;
     char err[CN_ERR_LEN];
+    if (sn_main_auth(cfg, &secret, err) != CN_OK) {
+        cn_error("%s", err);
+        return 1;
+    }
     sn_main_store_opts(cfg, &so);
-    sn_main_server_opts(cfg, &vo);
+    sn_main_server_opts(cfg, &secret, &vo);
     if (cfg->metrics_port != 0)
         metrics = sn_metrics_new(cfg->data_dir);
     so.metrics = vo.metrics = metrics;
@@ -131,14 +172,15 @@ static int sn_main_serve(const struct sn_config *cfg)
     sa.sa_handler = sn_main_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     cn_info("node %s listening on %s (%lld io threads, sync_mode %d)", cfg->node_id,
             cfg->listen, (long long)cfg->io_threads, cfg->sync_mode);
     int rc = sn_server_run(srv, 30000);
     cn_info("shutting down: flushing queued writes");
     cn_metrics_http_free(mhttp);
-    sn_server_free(srv);
     sn_main_server = NULL;
+    sn_server_free(srv);
     if (sn_store_close(store, err) != CN_OK) {
         cn_error("closing the store: %s", err);
         rc = CN_IO;

@@ -14,6 +14,9 @@
 #include "cn/alloc.h"
 #include "cn/log.h"
 #include "cn/time.h"
+#include "msg/curve.h"
+
+#include "zap.h"
 
 /* A job queue served by a set of threads. */
 struct sn_server_queue {
@@ -39,6 +42,8 @@ struct sn_server {
     void *zctx, *router;
     int efd;                          /* replies queued / stop asked */
     atomic_int stop;
+    atomic_int reload;                /* SIGHUP: re-read the allow-list */
+    struct sn_zap *zap;               /* auth = curve; NULL: none */
     struct sn_server_queue io, admin;
     pthread_mutex_t out_m;
     struct sn_server_out *out_head, *out_tail;
@@ -332,6 +337,21 @@ static int sn_server_is_admin(uint32_t op)
     return op == MSG_OP_SCRUB || op == MSG_OP_COMPACT;
 }
 
+/* auth = curve: whether the key that opened j's connection is still on the
+ * allow-list (a reload may have revoked it since the handshake). A request
+ * of a revoked key is dropped without a reply, as the handshake of one would
+ * be refused: its sender sees a timeout. */
+static int sn_server_peer_allowed(struct sn_server *srv, struct sn_job *j)
+{
+    const char *uid = zmq_msg_gets(&j->hdr, "User-Id");
+    if (uid == NULL)
+        uid = zmq_msg_gets(&j->rid, "User-Id");
+    if (sn_zap_allowed(srv->zap, uid))
+        return 1;
+    cn_warn("request from revoked client key %s dropped", uid != NULL ? uid : "(none)");
+    return 0;
+}
+
 /* Takes one request off the socket and dispatches it. CN_AGAIN when there
  * was none. */
 static int sn_server_accept_one(struct sn_server *srv)
@@ -345,6 +365,10 @@ static int sn_server_accept_one(struct sn_server *srv)
     if (rc == CN_AGAIN) {
         cn_free(j);
         return CN_AGAIN;
+    }
+    if (srv->zap != NULL && !sn_server_peer_allowed(srv, j)) {
+        sn_server_job_free(j);
+        return CN_OK;
     }
     atomic_fetch_add(&srv->inflight, 1);
     if (rc == CN_OK) {
@@ -411,6 +435,12 @@ int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
     zmq_setsockopt(srv->router, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(srv->router, ZMQ_RCVHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(srv->router, ZMQ_LINGER, &zero, sizeof(zero));
+    if (opts->curve_secret != NULL &&
+        (sn_zap_new(srv->zctx, opts->curve_allowed_clients_file, &srv->zap, err) != CN_OK ||
+         msg_curve_server_apply(srv->router, opts->curve_secret, "cairn", err) != CN_OK)) {
+        sn_server_free(srv);
+        return CN_INVAL;
+    }
     if (srv->efd < 0 || zmq_bind(srv->router, opts->listen) != 0) {
         snprintf(err, CN_ERR_LEN, "bind %s: %s", opts->listen,
                  srv->efd < 0 ? strerror(errno) : zmq_strerror(zmq_errno()));
@@ -434,6 +464,29 @@ void sn_server_stop(struct sn_server *srv)
     sn_server_wake(srv);
 }
 
+void sn_server_reload(struct sn_server *srv)
+{
+    atomic_store(&srv->reload, 1);
+    sn_server_wake(srv);
+}
+
+/* Serves a reload asked by sn_server_reload() (socket thread). */
+static void sn_server_do_reload(struct sn_server *srv)
+{
+    char err[CN_ERR_LEN];
+    if (!atomic_exchange(&srv->reload, 0))
+        return;
+    if (srv->zap == NULL) {
+        cn_info("reload: auth = none, no allow-list to reload");
+        return;
+    }
+    if (sn_zap_reload(srv->zap, err) != CN_OK)
+        cn_error("reload: keeping the old allow-list: %s", err);
+    else
+        cn_info("reload: %zu client keys allowed (%s)", sn_zap_allowed_count(srv->zap),
+                srv->o.curve_allowed_clients_file);
+}
+
 /* Queues an internal COMPACT when compaction.interval has passed. */
 static void sn_server_auto_compact(struct sn_server *srv)
 {
@@ -453,7 +506,11 @@ static void sn_server_auto_compact(struct sn_server *srv)
 
 int sn_server_run(struct sn_server *srv, uint64_t drain_ms)
 {
-    zmq_pollitem_t items[2] = {{srv->router, 0, ZMQ_POLLIN, 0}, {NULL, srv->efd, ZMQ_POLLIN, 0}};
+    zmq_pollitem_t items[3] = {{srv->router, 0, ZMQ_POLLIN, 0},
+                               {NULL, srv->efd, ZMQ_POLLIN, 0},
+                               {srv->zap != NULL ? sn_zap_socket(srv->zap) : NULL, 0,
+                                ZMQ_POLLIN, 0}};
+    int n_items = srv->zap != NULL ? 3 : 2;
     uint64_t drain_until = 0;
     for (;;) {
         int stopping = atomic_load(&srv->stop);
@@ -462,11 +519,16 @@ int sn_server_run(struct sn_server *srv, uint64_t drain_ms)
         if (stopping && (atomic_load(&srv->inflight) == 0 || cn_time_mono_us() > drain_until))
             break;
         items[0].events = stopping ? 0 : ZMQ_POLLIN;
-        int n = zmq_poll(items, 2, 1000);
+        int n = zmq_poll(items, n_items, 1000);
         if (n < 0 && zmq_errno() != EINTR)
             return CN_ERR;
-        if (items[1].revents & ZMQ_POLLIN)
+        if (items[1].revents & ZMQ_POLLIN) {
+            sn_server_do_reload(srv);
             sn_server_drain_out(srv);
+        }
+        /* handshakes wait on these answers: before the requests */
+        if (srv->zap != NULL && (items[2].revents & ZMQ_POLLIN))
+            sn_zap_serve(srv->zap);
         /* a per-wakeup cap keeps replies flowing under a flood of requests */
         for (int k = 0; k < 256 && !stopping; k++)
             if (sn_server_accept_one(srv) == CN_AGAIN)
@@ -509,6 +571,7 @@ void sn_server_free(struct sn_server *srv)
         }
         zmq_close(srv->router);
     }
+    sn_zap_free(srv->zap);
     if (srv->zctx)
         zmq_ctx_term(srv->zctx);
     if (srv->efd >= 0)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <zmq.h>
 
+#include "cn/curve_key.h"
 #include "cn/rc.h"
 #include "msg/msg.h"
 #include "metrics.h"
@@ -23,6 +24,10 @@ struct sn_server_opts {
     uint64_t compaction_interval_ms;   /* 0: no automatic compaction */
     struct msg_limits limits;
     struct sn_metrics *metrics;        /* NULL: not counted */
+    /* auth = curve: the node's secret key and the allow-list file of client
+     * keys (zap.h); NULL: auth = none, every peer is served */
+    const struct cn_curve_key *curve_secret;
+    const char *curve_allowed_clients_file;
 };
 
 struct sn_server;
@@ -50,6 +55,10 @@ int sn_server_run(struct sn_server *srv, uint64_t drain_ms);
 
 /* Async-signal-safe: makes sn_server_run() return. */
 void sn_server_stop(struct sn_server *srv);
+
+/* Async-signal-safe: asks the loop to re-read the allow-list of client keys
+ * (SIGHUP). A list that does not load is logged and the old one kept. */
+void sn_server_reload(struct sn_server *srv);
 
 /* Stops the threads and frees srv (the store is the caller's). */
 void sn_server_free(struct sn_server *srv);

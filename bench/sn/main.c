@@ -27,6 +27,10 @@ struct bench_sn_opts {
     uint64_t count, size, slice, depth, writers, seconds, passes;
 };
 
+/* Keys toward a node with auth = curve, from CAIRN_STORAGE_AUTH and the
+ * key-file variables (msg/curve.h); not enabled otherwise. */
+static struct msg_curve_client bench_sn_curve;
+
 static void bench_sn_die(const char *what, const char *err)
 {
     fprintf(stderr, "cairn-sn-bench: %s: %s\n", what, err);
@@ -85,7 +89,7 @@ static void bench_sn_expect_ok(struct msg_client *c, uint64_t *bytes)
 static int bench_sn_load(const struct bench_sn_opts *o)
 {
     char err[CN_ERR_LEN], key[256];
-    struct msg_client *c = msg_client_new(NULL, o->endpoint, err);
+    struct msg_client *c = msg_client_new_curve(NULL, o->endpoint, &bench_sn_curve, err);
     if (c == NULL)
         bench_sn_die("connect", err);
     uint8_t *data = cn_malloc(o->size + 1);
@@ -124,7 +128,7 @@ static double bench_sn_cpu_s(void)
 static int bench_sn_slice(const struct bench_sn_opts *o)
 {
     char err[CN_ERR_LEN], key[256];
-    struct msg_client *c = msg_client_new(NULL, o->endpoint, err);
+    struct msg_client *c = msg_client_new_curve(NULL, o->endpoint, &bench_sn_curve, err);
     if (c == NULL)
         bench_sn_die("connect", err);
     uint64_t per = (o->size + o->slice - 1) / o->slice, total = per * o->count * o->passes;
@@ -170,7 +174,7 @@ static void *bench_sn_writer_main(void *arg)
     struct bench_sn_writer *w = arg;
     const struct bench_sn_opts *o = w->o;
     char err[CN_ERR_LEN], key[256];
-    struct msg_client *c = msg_client_new(NULL, o->endpoint, err);
+    struct msg_client *c = msg_client_new_curve(NULL, o->endpoint, &bench_sn_curve, err);
     if (c == NULL)
         bench_sn_die("connect", err);
     uint8_t *data = cn_malloc(o->size + 1);
@@ -239,7 +243,7 @@ static int bench_sn_put(const struct bench_sn_opts *o)
 static int bench_sn_scrub(const struct bench_sn_opts *o)
 {
     char err[CN_ERR_LEN];
-    struct msg_client *c = msg_client_new(NULL, o->endpoint, err);
+    struct msg_client *c = msg_client_new_curve(NULL, o->endpoint, &bench_sn_curve, err);
     struct msg m;
     struct msg_reply r;
     if (c == NULL)
@@ -310,6 +314,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "fadvise") == 0)
         return bench_sn_fadvise(argc, argv);
     bench_sn_parse(argc, argv, &o);
+    char err[CN_ERR_LEN];
+    if (msg_curve_client_from_env(&bench_sn_curve, NULL, NULL, NULL, err) != CN_OK)
+        bench_sn_die("storage auth", err);
     if (strcmp(argv[1], "load") == 0)
         return bench_sn_load(&o);
     if (strcmp(argv[1], "slice") == 0)

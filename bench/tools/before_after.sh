@@ -9,6 +9,12 @@
 #   (each *_BUILD holds bin/cairn-gateway and bin/cairn-storage; cairn-bench
 #    comes from AFTER_BUILD so the driver is the same for both)
 #   ROUNDS=3 DUR=10 environment overrides
+#   UP_BEFORE, UP_AFTER: extra `cairn-local up` arguments of each side
+#   (default --auth none, which builds from before CURVE also accept); the
+#   cost of node authentication on one build:
+#   UP_BEFORE="--auth none" UP_AFTER="--auth curve" before_after.sh B B
+#   BA_DIR, BA_PORT, BA_BASE_PORT: the cluster's folder and ports (default
+#   /tmp/ba-cairn, 18700, 19700), to run beside another before/after
 set -euo pipefail
 before=$(cd "$1" && pwd); after=$(cd "$2" && pwd)
 out=${3:-/tmp/before-after}
@@ -19,12 +25,12 @@ ck=AKIACAIRNDEV00000000; cs=cairn-dev-secret-key-000000000000000000
 mkdir -p "$out"; : >"$out/runs.txt"
 uptime >"$out/uptime-start.txt"
 
-one() { # label build -> appends "label small_ops large_MBps" to runs.txt
-  local label=$1 build=$2 dir=/tmp/ba-cairn port=18700
+one() { # label build up_args -> appends "label small_ops large_MBps" to runs.txt
+  local label=$1 build=$2 up_args=$3 dir=${BA_DIR:-/tmp/ba-cairn} port=${BA_PORT:-18700}
   "$src/deploy/local/cairn-local" down --dir $dir >/dev/null 2>&1 || true
   rm -rf $dir
   "$src/deploy/local/cairn-local" up -d --no-build --build "$build" --dir $dir \
-    --gateway-port $port --base-port 19700 --nodes 1 >"$out/$label.up.log" 2>&1
+    --gateway-port $port --base-port "${BA_BASE_PORT:-19700}" --nodes 1 $up_args >"$out/$label.up.log" 2>&1
   local ep=http://127.0.0.1:$port a=(--access_key $ck --secret_key $cs --progress false --plot false)
   # the gateway may not have seen the node up yet: wait until PUTs succeed
   for _ in $(seq 1 20); do
@@ -59,8 +65,8 @@ PY
 }
 
 for i in $(seq 1 "$rounds"); do
-  one before-$i "$before"
-  one after-$i "$after"
+  one before-$i "$before" "${UP_BEFORE:---auth none}"
+  one after-$i "$after" "${UP_AFTER:---auth none}"
 done
 uptime >"$out/uptime-end.txt"
 python3 - "$out/runs.txt" <<'PY'

@@ -4,6 +4,7 @@
 #include "cluster.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "cn/alloc.h"
 
@@ -17,6 +18,7 @@ struct gw_cluster {
     uint32_t n, w, r, d;
     struct gw_node_health *health;
     struct gw_handoff *handoff;
+    struct msg_curve_client curve; /* storage.auth = curve; else not enabled */
 };
 
 /* One quorum setting: 0 = dflt, else 1..n. */
@@ -65,6 +67,10 @@ struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_L
                  : cn_cluster_from_endpoints(cfg->storage_nodes, &c->nodes, err);
     if (rc != CN_OK || gw_cluster_quorums(c, err) != CN_OK)
         goto fail;
+    if (cfg->storage_auth == 1 &&
+        msg_curve_client_load(&c->curve, cfg->storage_curve_secret_key_file,
+                              cfg->storage_curve_server_key_file, err) != CN_OK)
+        goto fail;
     c->ring = cn_cluster_ring(c->nodes, (uint32_t)cfg->ring_vnodes, err);
     if (c->ring == NULL)
         goto fail;
@@ -82,6 +88,7 @@ void gw_cluster_free(struct gw_cluster *c)
         return;
     gw_handoff_free(c->handoff);
     gw_node_health_free(c->health);
+    memset(&c->curve, 0, sizeof(c->curve)); /* no secret left in freed memory */
     cn_ring_free(c->ring);
     cn_cluster_free(c->nodes);
     cn_free(c);
@@ -111,7 +118,7 @@ struct gw_storage_client *gw_cluster_client_new(struct gw_cluster *c, struct eve
                                                 void *zmq_ctx, char err[CN_ERR_LEN])
 {
     struct gw_storage_client *client = gw_storage_client_new(
-        base, zmq_ctx, cn_cluster_addresses(c->nodes), cn_cluster_nodes(c->nodes),
+        base, zmq_ctx, cn_cluster_addresses(c->nodes), cn_cluster_nodes(c->nodes), &c->curve,
         c->cfg->storage_request_timeout_ms, err);
     if (client != NULL) {
         int64_t probe = c->cfg->storage_probe_interval_ms;
@@ -137,6 +144,7 @@ struct gw_store *gw_cluster_store_new(struct gw_cluster *c, struct gw_storage_cl
 
 void gw_cluster_describe(const struct gw_cluster *c, char *out, size_t len)
 {
-    snprintf(out, len, "%u storage nodes%s (N=%u W=%u R=%u D=%u)", cn_cluster_nodes(c->nodes),
-             cn_cluster_has_zones(c->nodes) ? " in zones" : "", c->n, c->w, c->r, c->d);
+    snprintf(out, len, "%u storage nodes%s (N=%u W=%u R=%u D=%u, storage auth %s)",
+             cn_cluster_nodes(c->nodes), cn_cluster_has_zones(c->nodes) ? " in zones" : "",
+             c->n, c->w, c->r, c->d, c->curve.enabled ? "curve" : "none");
 }

@@ -19,8 +19,9 @@ struct gw_cluster;
 
 /* Loads cluster.file (or storage.nodes when it is empty), builds the ring
  * and resolves the quorums: N = min(3, nodes), W = 2, R = 1, D = 2 unless
- * set (W, D = 1 when N is 1); each must be 1..N. Returns NULL with err on a
- * bad description or setting. */
+ * set (W, D = 1 when N is 1); each must be 1..N; with storage.auth = curve
+ * loads the CURVE keys every worker's client uses. Returns NULL with err on
+ * a bad description, setting or key file. */
 struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_LEN]);
 void gw_cluster_free(struct gw_cluster *c);
 

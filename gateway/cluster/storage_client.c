@@ -194,7 +194,9 @@ static void gw_storage_client_on_readable(evutil_socket_t fd, short what, void *
 }
 
 static int gw_storage_client_node_open(struct gw_storage_client *c, void *zmq_ctx,
-                                       uint32_t i, const char *endpoint, char err[CN_ERR_LEN])
+                                       uint32_t i, const char *endpoint,
+                                       const struct msg_curve_client *curve,
+                                       char err[CN_ERR_LEN])
 {
     struct gw_sc_node *n = &c->nodes[i];
     n->client = c;
@@ -215,6 +217,8 @@ static int gw_storage_client_node_open(struct gw_storage_client *c, void *zmq_ct
     zmq_setsockopt(n->sock, ZMQ_HEARTBEAT_TIMEOUT, &hb_timeout, sizeof(hb_timeout));
     zmq_setsockopt(n->sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(n->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+    if (msg_curve_client_apply(curve, n->sock, err) != CN_OK)
+        return CN_ERR;
     if (zmq_connect(n->sock, endpoint) != 0) {
         snprintf(err, CN_ERR_LEN, "connect %s: %s", endpoint, zmq_strerror(errno));
         return CN_ERR;
@@ -232,6 +236,7 @@ static int gw_storage_client_node_open(struct gw_storage_client *c, void *zmq_ct
 
 struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *zmq_ctx,
                                                 char *const *endpoints, uint32_t n_nodes,
+                                                const struct msg_curve_client *curve,
                                                 int64_t timeout_ms, char err[CN_ERR_LEN])
 {
     struct gw_storage_client *c = cn_calloc(1, sizeof(*c));
@@ -243,7 +248,7 @@ struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *z
     c->next_id = 1;
     msg_limits_default(&c->lim);
     for (uint32_t i = 0; i < n_nodes; i++) {
-        if (gw_storage_client_node_open(c, zmq_ctx, i, endpoints[i], err) != CN_OK) {
+        if (gw_storage_client_node_open(c, zmq_ctx, i, endpoints[i], curve, err) != CN_OK) {
             gw_storage_client_free(c);
             return NULL;
         }

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 #include <zmq.h>
 
+#include "msg/curve.h"
 #include "msg/msg.h"
 
 struct gw_storage_client;
@@ -45,10 +46,13 @@ struct gw_storage_payload {
     void *hint;
 };
 
-/* Creates the client: connects a DEALER to each endpoint. Returns NULL with
- * err on failure. timeout_ms bounds every request. */
+/* Creates the client: connects a DEALER to each endpoint, a CURVE client of
+ * curve when it is enabled (NULL: plain; curve is copied by ZeroMQ). Returns
+ * NULL with err on failure. timeout_ms bounds every request. A node that
+ * refuses the keys looks down: sends to it fail as to a dead node. */
 struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *zmq_ctx,
                                                 char *const *endpoints, uint32_t n_nodes,
+                                                const struct msg_curve_client *curve,
                                                 int64_t timeout_ms, char err[CN_ERR_LEN]);
 
 /* Fails every pending request with CN_IO (callbacks run), closes the

@@ -11,7 +11,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from snclient import StorageNode, free_port  # noqa: E402
+from snclient import StorageNode, free_port, gateway_settings  # noqa: E402
 
 ACCESS_KEY = "AKIACAIRNDEV00000000"
 SECRET_KEY = "cairn-dev-secret-key-000000000000000000"
@@ -50,6 +50,8 @@ class Cluster:
                 # a test that leaves a request hanging must not hold up close()
                 "http.shutdown_timeout": "5s",
             }
+            # the harness's nodes take only CURVE clients on their allow-list
+            self.settings.update(gateway_settings())
             self.settings.update(settings or {})
             self.start()
         except BaseException:

@@ -6,6 +6,10 @@ Transport: a ZeroMQ DEALER socket; a request is [header] or [header, payload]
 payload]. The header is one msgpack map with str keys. Requests carry v=1, a
 client-chosen 64-bit id and op; replies carry the same id and op plus st.
 Replies may come back in any order: match them by id.
+
+Transport security: a node with auth = curve is a ZeroMQ CURVE server; a
+client sets the node's public key, its own key pair, and must be on the
+node's allow-list (docs/security.md).
 """
 import itertools
 import time
@@ -99,14 +103,26 @@ class ProtocolError(Exception):
     pass
 
 
+def set_curve(sock, curve="default"):
+    """Makes a socket (before connect) a CURVE client: curve as in Client."""
+    if curve == "default":
+        curve = test_keys().client_curve() if AUTH == "curve" else None
+    if curve is not None:
+        sock.curve_serverkey, sock.curve_publickey, sock.curve_secretkey = curve
+
+
 class Client:
     """One DEALER connection. send() queues a request and returns its id;
-    recv() returns the next reply (any order); call() does both for one."""
+    recv() returns the next reply (any order); call() does both for one.
+    curve: (server public key, client public key, client secret key), Z85
+    bytes; "default": the test harness's keys when it runs with curve
+    (test_keys()); None: a plain connection."""
 
-    def __init__(self, endpoint, ctx=None, timeout_ms=10000):
+    def __init__(self, endpoint, ctx=None, timeout_ms=10000, curve="default"):
         self.ctx = ctx or zmq.Context.instance()
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
+        set_curve(self.sock, curve)
         self.sock.connect(endpoint)
         self.timeout_ms = timeout_ms
         self._ids = itertools.count(1)
@@ -205,12 +221,85 @@ class Client:
 
 # ---- test support: start a real cairn-storage on a free loopback port ----
 
+import atexit
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+
+# The harness runs every node with auth = curve unless CAIRN_TEST_AUTH=none:
+# then every integration test goes through the CURVE handshake and the ZAP
+# allow-list, with the one cluster key pair and one client key pair below.
+AUTH = os.environ.get("CAIRN_TEST_AUTH", "curve")
+
+
+def write_key(path, key, secret):
+    """Writes a Z85 key file as cairn-admin keygen does (0600 for secrets)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if secret else 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key + b"\n")
+    os.chmod(path, 0o600 if secret else 0o644)
+
+
+class KeyPair:
+    """A CURVE key pair in files PREFIX.key and PREFIX.pub."""
+
+    def __init__(self, prefix):
+        self.public, self.secret = zmq.curve_keypair()
+        self.key_file, self.pub_file = prefix + ".key", prefix + ".pub"
+        write_key(self.key_file, self.secret, True)
+        write_key(self.pub_file, self.public, False)
+
+
+class TestKeys:
+    """The harness's keys, made once per process: the nodes' cluster key
+    pair and the client key pair of the tests, gateways and cairn-admin."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="cairn-keys-")
+        atexit.register(shutil.rmtree, self.dir, True)
+        self.node = KeyPair(os.path.join(self.dir, "node"))
+        self.client = KeyPair(os.path.join(self.dir, "client"))
+
+    def client_curve(self, client=None):
+        c = client or self.client
+        return (self.node.public, c.public, c.secret)
+
+    def gateway_settings(self, client=None):
+        c = client or self.client
+        return {"storage.auth": "curve", "storage.curve_secret_key_file": c.key_file,
+                "storage.curve_server_key_file": self.node.pub_file}
+
+    def admin_env(self, env=None, client=None):
+        """Environment for cairn-admin and cairn-sn-bench."""
+        c = client or self.client
+        e = dict(os.environ if env is None else env)
+        e.update({"CAIRN_STORAGE_AUTH": "curve", "CAIRN_STORAGE_CURVE_SECRET_KEY_FILE": c.key_file,
+                  "CAIRN_STORAGE_CURVE_SERVER_KEY_FILE": self.node.pub_file})
+        return e
+
+
+_test_keys = None
+
+
+def test_keys():
+    global _test_keys
+    if _test_keys is None:
+        _test_keys = TestKeys()
+    return _test_keys
+
+
+def admin_env(env=None):
+    """Environment that lets cairn-admin reach the harness's nodes."""
+    return test_keys().admin_env(env) if AUTH == "curve" else dict(os.environ if env is None
+                                                                    else env)
+
+
+def gateway_settings():
+    """Gateway settings that reach the harness's nodes."""
+    return test_keys().gateway_settings() if AUTH == "curve" else {}
 
 
 def free_port():
@@ -231,6 +320,17 @@ class StorageNode:
         self.data_dir = data_dir or os.path.join(self.tmp, "data")
         self.settings = {"node_id": "sn-test", "data_dir": self.data_dir, "io_threads": 4,
                          "log_level": "info"}
+        # the allow-list is the node's own file, so a test may edit it and
+        # send SIGHUP
+        self.allowed_path = os.path.join(self.tmp, "allowed_clients")
+        if AUTH == "curve":
+            keys = test_keys()
+            with open(self.allowed_path, "w") as f:
+                f.write("# the test harness's client key\n%s test-client\n"
+                        % keys.client.public.decode())
+            self.settings.update({"auth": "curve",
+                                  "security.curve_secret_key_file": keys.node.key_file,
+                                  "security.curve_allowed_clients_file": self.allowed_path})
         self.settings.update(settings or {})
         self.proc = None
         self.log_path = os.path.join(self.tmp, "node.log")
@@ -265,8 +365,8 @@ class StorageNode:
         finally:
             c.close()
 
-    def client(self, timeout_ms=30000):
-        return Client(self.endpoint, timeout_ms=timeout_ms)
+    def client(self, timeout_ms=30000, curve="default"):
+        return Client(self.endpoint, timeout_ms=timeout_ms, curve=curve)
 
     def log_text(self):
         with open(self.log_path, "rb") as f:

@@ -15,13 +15,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_util import cluster, converged  # noqa: E402
 from s3util import check  # noqa: E402
+from snclient import admin_env  # noqa: E402
 
 BIN = os.environ.get("CAIRN_BIN", "build/bin")
 
 
 def admin(cluster_file, *args, timeout=300):
     p = subprocess.run([os.path.join(BIN, "cairn-admin"), "--cluster", cluster_file] +
-                       list(args), capture_output=True, timeout=timeout)
+                       list(args), capture_output=True, timeout=timeout, env=admin_env())
     return p.returncode, p.stdout.decode() + p.stderr.decode()
 
 

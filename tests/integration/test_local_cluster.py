@@ -79,9 +79,16 @@ def main():
         run(*aws, "s3", "mb", "s3://local-test", env=env)
         run(*aws, "s3", "cp", src, "s3://local-test/hello.txt", env=env)
 
-        admin = run(os.path.join(BIN, "cairn-admin"), "--nodes",
-                    ",".join("tcp://127.0.0.1:%d" % (base + i) for i in (1, 2, 3)), "status")
+        # the nodes run with auth = curve: cairn-admin gets in with the keys
+        # that `env` exports, and not without them
+        nodes = ",".join("tcp://127.0.0.1:%d" % (base + i) for i in (1, 2, 3))
+        admin = run(os.path.join(BIN, "cairn-admin"), "--nodes", nodes, "status", env=env)
         assert admin.stdout.count(" up ") == 3, admin.stdout
+        assert env["CAIRN_STORAGE_AUTH"] == "curve", env_out
+        assert os.stat(os.path.join(d, "keys", "node.key")).st_mode & 0o077 == 0
+        plain = run(os.path.join(BIN, "cairn-admin"), "--nodes", nodes, "--auth", "none",
+                    "--timeout", "500", "ping", check=False)
+        assert plain.returncode == 1 and plain.stdout.count(" down ") == 3, plain.stdout
 
         run(LOCAL, "down", *common)
         st = run(LOCAL, "status", *common, check=False)

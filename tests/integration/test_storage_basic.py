@@ -97,6 +97,7 @@ def test_req_socket(node):
     ctx = zmq.Context.instance()
     s = ctx.socket(zmq.REQ)
     s.setsockopt(zmq.LINGER, 0)
+    snclient.set_curve(s)
     s.connect(node.endpoint)
     s.send(msgpack.packb({"v": 1, "id": 42, "op": 1}))
     check(s.poll(10000), "REQ reply")

@@ -19,6 +19,7 @@ import msgpack
 import zmq
 
 from secutil import check  # noqa: F401 (sets up the import path)
+import snclient  # noqa: E402
 from snclient import OPS, Client, StorageNode, crc32c
 
 MAX_RECORD = 4 << 20
@@ -46,6 +47,7 @@ def send_oversized(endpoint, payload, wait_s=4):
     ctx = zmq.Context.instance()
     s = ctx.socket(zmq.DEALER)
     s.setsockopt(zmq.LINGER, 0)
+    snclient.set_curve(s)
     s.connect(endpoint)
     try:
         s.send_multipart(put_frames(b"big", payload), copy=False)

@@ -8,6 +8,7 @@
 
 #include <zmq.h>
 
+#include "msg/curve.h"
 #include "msg/msg.h"
 
 struct msg_client;
@@ -26,6 +27,12 @@ struct msg_reply {
  * then owns a context). Returns NULL and fills err on failure. The caller
  * frees with msg_client_free(). */
 struct msg_client *msg_client_new(void *zctx, const char *endpoint, char err[CN_ERR_LEN]);
+
+/* msg_client_new() as a CURVE client with keys (NULL or not enabled: plain).
+ * A node that refuses the keys never answers: calls time out. */
+struct msg_client *msg_client_new_curve(void *zctx, const char *endpoint,
+                                        const struct msg_curve_client *keys,
+                                        char err[CN_ERR_LEN]);
 void msg_client_free(struct msg_client *c);
 
 /* Raises the decoder's limits for replies (LIST pages, big slices). */
