@@ -1,5 +1,6 @@
-/* Fuzzes the three S3 request-body parsers (the first byte picks one) and
- * the XML escaper over the rest of the input. */
+/* Fuzzes the S3 request-body parsers (Delete, CompleteMultipartUpload,
+ * CreateBucketConfiguration, Tagging, CORSConfiguration: the first byte
+ * picks one) and the XML escaper over the rest of the input. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *body = (const char *)data + 1;
     size_t len = size - 1;
     enum gw_s3_err err = GW_S3_OK;
-    switch (data[0] % 4) {
+    switch (data[0] % 6) {
     case 0: {
         struct gw_xml_delete d;
         int rc = gw_xml_parse_delete(body, len, &d, &err);
@@ -43,6 +44,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rc = gw_xml_parse_create_bucket(body, len, loc, &err);
         CN_ASSERT(strlen(loc) <= GW_XML_LOCATION_MAX);
         CN_ASSERT((rc == CN_OK) == (err == GW_S3_OK));
+        break;
+    }
+    case 3: {
+        struct gw_tagset t;
+        const char *why = NULL;
+        memset(&t, 0, sizeof(t));
+        int rc = gw_xml_parse_tagging(body, len, &t, &err, &why);
+        CN_ASSERT((rc == CN_OK) == (err == GW_S3_OK));
+        CN_ASSERT(rc == CN_OK ? t.n <= GW_TAGSET_MAX : t.n == 0);
+        break;
+    }
+    case 4: {
+        struct gw_cors c;
+        char why[GW_XML_WHY_MAX];
+        memset(&c, 0, sizeof(c));
+        int rc = gw_xml_parse_cors(body, len, &c, &err, why);
+        CN_ASSERT((rc == CN_OK) == (err == GW_S3_OK));
+        CN_ASSERT(rc == CN_OK ? c.n_rules >= 1 && c.n_rules <= GW_CORS_MAX_RULES
+                              : c.n_rules == 0);
+        for (size_t i = 0; rc == CN_OK && i < c.n_rules; i++)
+            CN_ASSERT(c.rules[i].methods != 0 && c.rules[i].origins.n >= 1);
+        gw_cors_fini(&c);
         break;
     }
     default: {
