@@ -48,6 +48,35 @@ struct gw_server {
     atomic_uint n_ended;
 };
 
+/* What the S3 layer takes from the settings (s3_ctx.h): limits computed
+ * once, the large-object settings its modules use. */
+static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
+{
+    uint64_t chunked = (uint64_t)cfg->lo_max_chunks * (uint64_t)cfg->lo_chunk_len;
+    x->opts = (struct gw_s3_opts){
+        .region = cfg->s3_region,
+        .domain = cfg->s3_domain,
+        .max_key_len = (size_t)cfg->s3_max_key_len,
+        .max_keys = (uint32_t)cfg->s3_max_keys,
+        .put_limit = CN_MIN((uint64_t)cfg->s3_max_object_size, chunked),
+        /* S3's 5 GiB per part too */
+        .part_limit = CN_MIN(CN_MIN((uint64_t)5 << 30, chunked), (uint64_t)cfg->s3_max_object_size),
+    };
+    x->lo = (struct gw_lo_env){
+        .base = x->lo.base,
+        .store = x->store,
+        .reclaim = x->reclaim,
+        .threshold = (uint64_t)cfg->lo_threshold,
+        .chunk_len = (uint32_t)cfg->lo_chunk_len,
+        .write_inflight = (uint32_t)cfg->lo_write_inflight,
+        .max_chunks = (uint32_t)cfg->lo_max_chunks,
+        .read_len = (uint64_t)cfg->lo_read_len,
+        .read_prefetch = (uint32_t)cfg->lo_read_prefetch,
+        .output_high_water = (uint64_t)cfg->http_output_high_water,
+        .reclaim_delay_ms = cfg->lo_reclaim_delay_ms,
+    };
+}
+
 /* The HTTP layer's settings, from the http.* settings. */
 static void gw_server_http_opts(const struct gw_config *cfg, struct gw_http_opts *o)
 {
@@ -82,22 +111,25 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     struct gw_http_opts opts;
     struct gw_http_app app;
     gw_server_http_opts(s->cfg, &opts);
-    gw_req_app_init(&app, w);   /* the S3 layer answers this loop's requests */
+    gw_req_app_init(&app, &w->s3);   /* the S3 layer answers this loop's requests */
     gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->boot_s);
     w->client = gw_cluster_client_new(s->cluster, w->base, s->zmq, err);
     if (w->client == NULL)
         return CN_ERR;
-    w->store = gw_cluster_store_new(s->cluster, w->client);
-    w->reclaim = gw_lo_reclaim_new(w->base, w->store);
-    w->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
-    w->metrics = s->metrics;
+    struct gw_s3_ctx *x = &w->s3;
+    x->store = gw_cluster_store_new(s->cluster, w->client);
+    x->reclaim = gw_lo_reclaim_new(w->base, x->store);
+    x->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
+    x->metrics = s->metrics;
+    x->lo.base = w->base;
+    gw_server_s3_opts(s->cfg, x);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
         .max_skew_s = (int)(s->cfg->s3_clock_skew_ms / 1000),
     };
-    w->sigv4 = gw_sigv4_new(&sc);
-    if (w->sigv4 == NULL) {
+    x->sigv4 = gw_sigv4_new(&sc);
+    if (x->sigv4 == NULL) {
         snprintf(err, CN_ERR_LEN, "cannot set up the SigV4 verifier");
         return CN_ERR;
     }
@@ -284,12 +316,12 @@ void gw_server_free(struct gw_server *s)
     for (uint32_t i = 0; s->workers != NULL && i < s->n_workers; i++) {
         struct gw_worker *w = &s->workers[i];
         gw_http_loop_fini(&w->http);
-        gw_lo_reclaim_close(w->reclaim);
+        gw_lo_reclaim_close(w->s3.reclaim);
         gw_storage_client_free(w->client);
-        gw_lo_reclaim_free(w->reclaim);
-        gw_store_free(w->store);
-        gw_sigv4_free(w->sigv4);
-        gw_bucket_owner_cache_free(w->owners);
+        gw_lo_reclaim_free(w->s3.reclaim);
+        gw_store_free(w->s3.store);
+        gw_sigv4_free(w->s3.sigv4);
+        gw_bucket_owner_cache_free(w->s3.owners);
         if (w->base != NULL)
             event_base_free(w->base);
     }

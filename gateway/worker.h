@@ -13,6 +13,7 @@
 #include "config.h"
 #include "credentials.h"
 #include "http_loop.h"
+#include "s3_ctx.h"
 #include "sigv4.h"
 #include "storage_client.h"
 #include "store.h"
@@ -29,11 +30,10 @@ struct gw_worker {
     struct event_base *base;
     struct gw_http_loop http;        /* the HTTP layer of this thread */
     struct gw_storage_client *client;
-    struct gw_store *store;
-    struct gw_lo_reclaim *reclaim;   /* chunk deletes of large objects (lo_reclaim.c) */
-    struct gw_sigv4 *sigv4;
-    struct gw_bucket_owner_cache *owners;   /* bucket -> owner (bucket_owner.c) */
-    struct gw_s3_metrics *metrics;   /* the process's (s3_metrics.c); NULL: not counted */
+    /* what the S3 layer's requests on this thread use: the store, the chunk
+     * reclaimer, the owner cache, the SigV4 verifier, the metrics and the
+     * settings (s3_ctx.h); it owns none of them: server.c frees them */
+    struct gw_s3_ctx s3;
     const struct gw_config *cfg;
     const struct gw_credentials *creds;
     pthread_t thread;

@@ -3,7 +3,9 @@
 # that knows nothing of S3, auth, large objects or the cluster. Fails when a
 # file in it includes a header of another gateway folder (or the worker's
 # assembly), or names a symbol of another layer (gw_s3_, gw_req_, gw_lo_,
-# gw_store_, gw_sigv4_, gw_cluster_, gw_worker).
+# gw_store_, gw_sigv4_, gw_cluster_, gw_worker). Also fails when a file of
+# gateway/s3/ or gateway/lo/ includes worker.h or reaches through a worker:
+# handlers use their typed contexts (s3/s3_ctx.h, lo/lo_env.h).
 set -euo pipefail
 gw="$(cd "$(dirname "$0")/../gateway" && pwd)"
 bad=0
@@ -20,5 +22,11 @@ for f in "$gw"/http/*.[ch]; do
     bad=1
   fi
 done
-[ "$bad" -eq 0 ] && echo "layers: gateway/http/ stands alone"
+for f in "$gw"/s3/*.[ch] "$gw"/lo/*.[ch]; do
+  if grep -nE '#include "worker\.h"|->worker\b|struct gw_worker\b' "$f"; then
+    echo "layers: $(basename "$f") reaches through the worker (above)"
+    bad=1
+  fi
+done
+[ "$bad" -eq 0 ] && echo "layers: gateway/http/ stands alone; s3/ and lo/ use their contexts"
 exit "$bad"

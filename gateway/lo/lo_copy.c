@@ -13,7 +13,7 @@
 #include "cn/log.h"
 
 struct gw_lo_copy {
-    struct gw_worker *w;
+    const struct gw_lo_env *lo;
     char src[GW_KEYS_MAX];
     size_t src_len;
     struct gw_lo_map map;
@@ -101,7 +101,7 @@ static void gw_lo_copy_pump(struct gw_lo_copy *c)
     char key[GW_LO_KEY_MAX];
     size_t kl = gw_lo_map_chunk_key(key, c->src, c->src_len, c->map.segs[s.seg].ver, s.chunk);
     c->reading = 1;
-    gw_store_get(c->w->store, key, kl, 0, s.off, s.len, gw_lo_copy_on_read, c);
+    gw_store_get(c->lo->store, key, kl, 0, s.off, s.len, gw_lo_copy_on_read, c);
 }
 
 static void gw_lo_copy_on_writer(struct gw_lo_writer *w, void *arg)
@@ -117,14 +117,14 @@ static void gw_lo_copy_on_kick(evutil_socket_t fd, short what, void *arg)
     gw_lo_copy_pump(arg);
 }
 
-struct gw_lo_copy *gw_lo_copy_start(struct gw_worker *w, const char *src_okey,
+struct gw_lo_copy *gw_lo_copy_start(const struct gw_lo_env *lo, const char *src_okey,
                                     size_t src_okey_len, struct gw_lo_map *map, uint64_t first,
                                     uint64_t len, const char *dst_okey, size_t dst_okey_len,
                                     uint64_t ver, uint64_t reqid, gw_lo_copy_cb cb, void *arg)
 {
     CN_ASSERT(src_okey_len <= GW_KEYS_MAX && first + len <= map->size);
     struct gw_lo_copy *c = cn_calloc(1, sizeof(*c));
-    c->w = w;
+    c->lo = lo;
     memcpy(c->src, src_okey, src_okey_len);
     c->src_len = src_okey_len;
     c->map = *map;
@@ -137,14 +137,14 @@ struct gw_lo_copy *gw_lo_copy_start(struct gw_worker *w, const char *src_okey,
     c->arg = arg;
     c->reqid = reqid;
     struct gw_lo_writer_config wc = {
-        .store = w->store, .reclaim = w->reclaim,
+        .store = lo->store, .reclaim = lo->reclaim,
         .okey = dst_okey, .okey_len = dst_okey_len, .ver = ver,
-        .chunk_len = (uint32_t)w->cfg->lo_chunk_len,
-        .max_inflight = (uint32_t)w->cfg->lo_write_inflight, .reqid = reqid,
+        .chunk_len = lo->chunk_len,
+        .max_inflight = lo->write_inflight, .reqid = reqid,
     };
     c->writer = gw_lo_writer_new(&wc, gw_lo_copy_on_writer, c);
     /* first step from the loop: cb must never run inside this call */
-    c->kick = evtimer_new(w->base, gw_lo_copy_on_kick, c);
+    c->kick = evtimer_new(lo->base, gw_lo_copy_on_kick, c);
     struct timeval now = {0, 0};
     evtimer_add(c->kick, &now);
     return c;

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "lo_map.h"
-#include "worker.h"
+#include "lo_env.h"
 
 struct gw_lo_copy;
 
@@ -26,7 +26,7 @@ typedef void (*gw_lo_copy_cb)(int rc, const char *err, void *arg);
 
 /* Copies bytes [first, first+len) of the object src_okey (chunk map map,
  * moved in) into chunks of dst_okey named by ver, then calls cb. */
-struct gw_lo_copy *gw_lo_copy_start(struct gw_worker *w, const char *src_okey,
+struct gw_lo_copy *gw_lo_copy_start(const struct gw_lo_env *lo, const char *src_okey,
                                     size_t src_okey_len, struct gw_lo_map *map, uint64_t first,
                                     uint64_t len, const char *dst_okey, size_t dst_okey_len,
                                     uint64_t ver, uint64_t reqid, gw_lo_copy_cb cb, void *arg);

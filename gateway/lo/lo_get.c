@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "read_pipeline.h"
-#include "worker.h"
+#include "store.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -91,13 +91,13 @@ struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_
                                 struct gw_lo_map *map, uint64_t first, uint64_t len,
                                 gw_req_cb on_drain)
 {
-    const struct gw_config *cfg = r->worker->cfg;
+    const struct gw_lo_env *lo = &r->s3->lo;
     struct gw_lo_get *g = cn_calloc(1, sizeof(*g));
     g->r = r;
     g->on_drain = on_drain;
     const struct gw_read_pipeline_store store = {
         .get = gw_lo_get_store_get,
-        .ctx = r->worker->store,
+        .ctx = lo->store,
     };
     const struct gw_read_pipeline_sink sink = {
         .body = gw_lo_get_sink_body,
@@ -109,9 +109,9 @@ struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_
         .ctx = g,
     };
     const struct gw_read_pipeline_options opt = {
-        .slice_len = (uint64_t)cfg->lo_read_len,
-        .prefetch = (uint32_t)cfg->lo_read_prefetch,
-        .output_high_water = (uint64_t)cfg->http_output_high_water,
+        .slice_len = lo->read_len,
+        .prefetch = lo->read_prefetch,
+        .output_high_water = lo->output_high_water,
     };
     g->p = gw_read_pipeline_new(&store, &sink, &opt, okey, okey_len, map, first, len);
     return g;

@@ -9,7 +9,7 @@
 #include "lo_writer.h"
 #include "s3_body.h"
 #include "s3_error.h"
-#include "worker.h"
+#include "store.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -68,15 +68,15 @@ static void gw_lo_put_on_writer(struct gw_lo_writer *w, void *arg)
 
 static void gw_lo_put_make_writer(struct gw_lo_put *lp)
 {
-    const struct gw_config *cfg = lp->r->worker->cfg;
+    const struct gw_lo_env *lo = &lp->r->s3->lo;
     struct gw_lo_writer_config wc = {
-        .store = lp->r->worker->store,
-        .reclaim = lp->r->worker->reclaim,
+        .store = lo->store,
+        .reclaim = lo->reclaim,
         .okey = lp->okey,
         .okey_len = lp->okey_len,
         .ver = lp->r->id,
-        .chunk_len = (uint32_t)cfg->lo_chunk_len,
-        .max_inflight = (uint32_t)cfg->lo_write_inflight,
+        .chunk_len = lo->chunk_len,
+        .max_inflight = lo->write_inflight,
         .reqid = lp->r->id,
     };
     lp->w = gw_lo_writer_new(&wc, gw_lo_put_on_writer, lp);
@@ -89,7 +89,7 @@ static int gw_lo_put_on_data(struct gw_req *r, struct evbuffer *data, void *arg)
     struct gw_lo_put *lp = arg;
     if (lp->w == NULL) {
         if (lp->mode == GW_LO_PUT_AUTO &&
-            gw_s3_body_decoded(r) < (uint64_t)r->worker->cfg->lo_threshold)
+            gw_s3_body_decoded(r) < r->s3->lo.threshold)
             return 1;
         gw_lo_put_make_writer(lp);
     }

@@ -7,7 +7,6 @@
 #include "keys.h"
 #include "s3_error.h"
 #include "store.h"
-#include "worker.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -105,7 +104,7 @@ static int gw_bucket_owner_is_mine(const struct gw_req *r, const char *owner, si
 int gw_bucket_owner_allows(struct gw_req *r, const char *bucket, size_t blen, const char *owner,
                            size_t olen)
 {
-    gw_bucket_owner_cache_put(r->worker->owners, bucket, blen, owner, olen,
+    gw_bucket_owner_cache_put(r->s3->owners, bucket, blen, owner, olen,
                               cn_time_mono_us() / 1000);
     if (gw_bucket_owner_is_mine(r, owner, olen))
         return 1;
@@ -163,7 +162,7 @@ static void gw_bucket_owner_ask(struct gw_req *r, const char *bucket, size_t ble
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, bucket, blen);
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, n, gw_bucket_owner_on_head, a);
+    gw_store_head(r->s3->store, key, n, gw_bucket_owner_on_head, a);
 }
 
 int gw_bucket_owner_recheck(struct gw_req *r, const char *bucket, size_t blen,
@@ -189,7 +188,7 @@ void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw
      * the cache (the bucket may have been deleted and re-created by the
      * caller since): it is looked up again */
     uint64_t learnt_us;
-    if (gw_bucket_owner_cache_get(r->worker->owners, bucket, blen, cn_time_mono_us() / 1000,
+    if (gw_bucket_owner_cache_get(r->s3->owners, bucket, blen, cn_time_mono_us() / 1000,
                                   &owner, &learnt_us) &&
         gw_bucket_owner_is_mine(r, owner, strlen(owner))) {
         r->owner_known_until_us = learnt_us;

@@ -25,7 +25,7 @@
 #include "s3_range.h"
 #include "s3_reply.h"
 #include "s3_tagging.h"
-#include "worker.h"
+#include "store.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -294,7 +294,7 @@ static void gw_multipart_require_upload(struct gw_req *r, gw_req_cb next)
     struct gw_multipart *m = r->h;
     m->then = next;
     gw_req_hold(r);
-    gw_store_head(r->worker->store, m->ukey, m->ukey_len, gw_multipart_on_upload_head, r);
+    gw_store_head(r->s3->store, m->ukey, m->ukey_len, gw_multipart_on_upload_head, r);
 }
 
 /* ---- listing an upload's parts --------------------------------------- */
@@ -341,7 +341,7 @@ static void gw_multipart_list_page(struct gw_req *r, const char *after, size_t a
     struct gw_multipart *m = r->h;
     uint32_t limit = CN_MIN(m->list_limit - m->n_parts + 1, 1000u);
     gw_req_hold(r);
-    gw_store_list(r->worker->store, m->pprefix, m->pprefix_len, after, after_len, limit,
+    gw_store_list(r->s3->store, m->pprefix, m->pprefix_len, after, after_len, limit,
                   gw_multipart_on_list, r);
 }
 
@@ -373,7 +373,7 @@ static void gw_multipart_forget_parts(struct gw_req *r, struct gw_multipart *m)
     for (uint32_t i = 0; i < m->n_parts; i++) {
         char key[GW_LO_KEY_MAX];
         size_t kl = gw_multipart_part_key(m, m->parts[i].number, key);
-        gw_store_delete(r->worker->store, key, kl, r->id, CN_MAX(ts, m->parts[i].ts + 1),
+        gw_store_delete(r->s3->store, key, kl, r->id, CN_MAX(ts, m->parts[i].ts + 1),
                         gw_multipart_on_forget, NULL);
     }
 }
@@ -480,7 +480,7 @@ static void gw_multipart_create_bucket_ok(struct gw_req *r)
         .ver = r->id, .ts = cn_time_now_us(),
     };
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, NULL, gw_multipart_on_created, r);
+    gw_store_put(r->s3->store, &rec, NULL, gw_multipart_on_created, r);
 }
 
 void gw_multipart_create(struct gw_req *r)
@@ -543,10 +543,10 @@ static void gw_multipart_on_recheck(struct gw_store_result *res, void *arg)
     if (gone) {
         char key[GW_LO_KEY_MAX];
         size_t kl = gw_multipart_part_key(m, m->part_number, key);
-        gw_store_delete(r->worker->store, key, kl, r->id, m->ts + 1, gw_multipart_on_forget,
+        gw_store_delete(r->s3->store, key, kl, r->id, m->ts + 1, gw_multipart_on_forget,
                         NULL);
-        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->seg, 1,
-                           r->worker->cfg->lo_reclaim_delay_ms, r->id);
+        gw_lo_reclaim_segs(r->s3->reclaim, m->okey, m->okey_len, &m->seg, 1,
+                           r->s3->lo.reclaim_delay_ms, r->id);
     }
     if (!gw_req_release(r))
         return;
@@ -569,8 +569,8 @@ static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
     if (m->copy != NULL)
         gw_lo_copy_commit(m->copy);
     if (res->rc == CN_OK && m->have_old_part)
-        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->old_part.seg, 1,
-                           r->worker->cfg->lo_reclaim_delay_ms, r->id);
+        gw_lo_reclaim_segs(r->s3->reclaim, m->okey, m->okey_len, &m->old_part.seg, 1,
+                           r->s3->lo.reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -579,7 +579,7 @@ static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
     }
     /* an Abort or Complete that ran meanwhile did not see this part */
     gw_req_hold(r);
-    gw_store_head(r->worker->store, m->ukey, m->ukey_len, gw_multipart_on_recheck, r);
+    gw_store_head(r->s3->store, m->ukey, m->ukey_len, gw_multipart_on_recheck, r);
 }
 
 /* Writes the part record (the commit point of the part). */
@@ -600,7 +600,7 @@ static void gw_multipart_write_part(struct gw_req *r)
         .ver = r->id, .ts = m->ts,
     };
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, NULL, gw_multipart_on_part_record, r);
+    gw_store_put(r->s3->store, &rec, NULL, gw_multipart_on_part_record, r);
 }
 
 static void gw_multipart_on_old_part(struct gw_store_result *res, void *arg)
@@ -629,7 +629,7 @@ static void gw_multipart_part_stored(struct gw_req *r)
     char key[GW_LO_KEY_MAX];
     size_t kl = gw_multipart_part_key(m, m->part_number, key);
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, kl, gw_multipart_on_old_part, r);
+    gw_store_head(r->s3->store, key, kl, gw_multipart_on_old_part, r);
 }
 
 static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, const char *why,
@@ -658,18 +658,13 @@ static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, cons
     gw_multipart_part_stored(r);
 }
 
-static uint64_t gw_multipart_part_limit(const struct gw_config *cfg)
-{
-    uint64_t chunked = (uint64_t)cfg->lo_max_chunks * (uint64_t)cfg->lo_chunk_len;
-    return CN_MIN(CN_MIN((uint64_t)5 << 30, chunked), (uint64_t)cfg->s3_max_object_size);
-}
 
 static void gw_multipart_part_upload_ok(struct gw_req *r)
 {
     struct gw_multipart *m = r->h;
     m->lp = gw_lo_put_new(r, m->okey, m->okey_len, GW_LO_PUT_ALWAYS, gw_multipart_on_part_body,
                           m);
-    gw_lo_put_begin(m->lp, gw_multipart_part_limit(r->worker->cfg));
+    gw_lo_put_begin(m->lp, r->s3->opts.part_limit);
 }
 
 /* ---- UploadPartCopy (single-record sources) --------------------------- */
@@ -738,7 +733,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
         first = range.first;
         len = range.last - range.first + 1;
     }
-    if (len > gw_multipart_part_limit(r->worker->cfg)) {
+    if (len > r->s3->opts.part_limit) {
         gw_req_error(r, GW_S3_INVALID_REQUEST, "The specified copy range is larger than the "
                      "maximum part size.");
         return;
@@ -751,7 +746,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
             gw_req_error(r, GW_S3_INTERNAL_ERROR, "The source object's chunk map is damaged.");
             return;
         }
-        m->copy = gw_lo_copy_start(r->worker, m->src, m->src_len, &map, first, len, m->okey,
+        m->copy = gw_lo_copy_start(&r->s3->lo, m->src, m->src_len, &map, first, len, m->okey,
                                    m->okey_len, r->id, r->id, gw_multipart_on_copied, r);
         return;
     }
@@ -760,12 +755,11 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     unsigned char digest[16];
     gw_checksum_md5((const char *)sm->payload.ptr + first, len, digest);
     cn_hex_encode(digest, 16, m->md5);
-    const struct gw_config *cfg = r->worker->cfg;
+    const struct gw_lo_env *lo = &r->s3->lo;
     struct gw_lo_writer_config wc = {
-        .store = r->worker->store, .reclaim = r->worker->reclaim,
+        .store = lo->store, .reclaim = lo->reclaim,
         .okey = m->okey, .okey_len = m->okey_len, .ver = r->id,
-        .chunk_len = (uint32_t)cfg->lo_chunk_len,
-        .max_inflight = (uint32_t)cfg->lo_write_inflight, .reqid = r->id,
+        .chunk_len = lo->chunk_len, .max_inflight = lo->write_inflight, .reqid = r->id,
     };
     m->w = gw_lo_writer_new(&wc, gw_multipart_on_copy_writer, r);
     gw_multipart_on_copy_writer(m->w, r);
@@ -783,7 +777,7 @@ static void gw_multipart_copy_upload_ok(struct gw_req *r)
     }
     m->src_len = gw_keys_object(m->src, cs->bucket, cs->bucket_len, cs->key, cs->key_len);
     gw_req_hold(r);
-    gw_store_get(r->worker->store, m->src, m->src_len, 1, 0, 0, gw_multipart_on_copy_source, r);
+    gw_store_get(r->s3->store, m->src, m->src_len, 1, 0, 0, gw_multipart_on_copy_source, r);
 }
 
 void gw_multipart_upload_part(struct gw_req *r)
@@ -812,7 +806,7 @@ void gw_multipart_upload_part(struct gw_req *r)
         return;
     }
     int64_t declared = gw_s3_body_declared_length(r);
-    if (declared > (int64_t)gw_multipart_part_limit(r->worker->cfg)) {
+    if (declared > (int64_t)r->s3->opts.part_limit) {
         gw_req_error(r, GW_S3_ENTITY_TOO_LARGE, NULL);
         return;
     }
@@ -826,21 +820,21 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
     if (res->rc == CN_OK) {
-        const struct gw_config *cfg = r->worker->cfg;
+        int64_t delay_ms = r->s3->lo.reclaim_delay_ms;
         if (m->have_old)
-            gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, m->old_map.segs,
-                               m->old_map.n_segs, cfg->lo_reclaim_delay_ms, r->id);
+            gw_lo_reclaim_segs(r->s3->reclaim, m->okey, m->okey_len, m->old_map.segs,
+                               m->old_map.n_segs, delay_ms, r->id);
         /* parts uploaded but not named in the list */
         for (uint32_t i = 0, j = 0; i < m->n_parts; i++) {
             while (j < m->cmp.n_parts && m->cmp.parts[j].part_number < m->parts[i].number)
                 j++;
             if (j < m->cmp.n_parts && m->cmp.parts[j].part_number == m->parts[i].number)
                 continue;
-            gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->parts[i].seg, 1,
-                               cfg->lo_reclaim_delay_ms, r->id);
+            gw_lo_reclaim_segs(r->s3->reclaim, m->okey, m->okey_len, &m->parts[i].seg, 1,
+                               delay_ms, r->id);
         }
         gw_multipart_forget_parts(r, m);
-        gw_store_delete(r->worker->store, m->ukey, m->ukey_len, r->id,
+        gw_store_delete(r->s3->store, m->ukey, m->ukey_len, r->id,
                         CN_MAX(cn_time_now_us(), m->initiated_ts + 1), gw_multipart_on_forget,
                         NULL);
     }
@@ -903,7 +897,7 @@ static void gw_multipart_write_parent(struct gw_req *r)
         .ver = r->id, .ts = CN_MAX(cn_time_now_us(), m->old_ts + 1),
     };
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, m->blob, gw_multipart_on_completed, r);
+    gw_store_put(r->s3->store, &rec, m->blob, gw_multipart_on_completed, r);
 }
 
 /* The object Complete replaces: its chunks (if large) and timestamp. */
@@ -1046,7 +1040,7 @@ static void gw_multipart_complete_listed(struct gw_req *r)
         return;
     }
     gw_req_hold(r);
-    gw_store_get(r->worker->store, m->okey, m->okey_len, 1, 0, 0, gw_multipart_on_old_object, r);
+    gw_store_get(r->s3->store, m->okey, m->okey_len, 1, 0, 0, gw_multipart_on_old_object, r);
 }
 
 static void gw_multipart_complete_upload_ok(struct gw_req *r)
@@ -1108,11 +1102,11 @@ static void gw_multipart_abort_listed(struct gw_req *r)
 {
     struct gw_multipart *m = r->h;
     for (uint32_t i = 0; i < m->n_parts; i++)
-        gw_lo_reclaim_segs(r->worker->reclaim, m->okey, m->okey_len, &m->parts[i].seg, 1, 0,
+        gw_lo_reclaim_segs(r->s3->reclaim, m->okey, m->okey_len, &m->parts[i].seg, 1, 0,
                            r->id);
     gw_multipart_forget_parts(r, m);
     gw_req_hold(r);
-    gw_store_delete(r->worker->store, m->ukey, m->ukey_len, r->id,
+    gw_store_delete(r->s3->store, m->ukey, m->ukey_len, r->id,
                     CN_MAX(cn_time_now_us(), m->initiated_ts + 1), gw_multipart_on_aborted, r);
 }
 
@@ -1333,7 +1327,7 @@ static void gw_multipart_list_uploads_bucket_ok(struct gw_req *r)
         }
     }
     gw_req_hold(r);
-    gw_store_list(r->worker->store, u->prefix, u->prefix_len, after, al, u->max + 1,
+    gw_store_list(r->s3->store, u->prefix, u->prefix_len, after, al, u->max + 1,
                   gw_multipart_on_uploads, r);
 }
 

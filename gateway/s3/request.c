@@ -15,7 +15,6 @@
 #include "s3_names.h"
 #include "s3_ops.h"
 #include "s3_router.h"
-#include "worker.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -257,7 +256,7 @@ void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *messa
 static struct gw_http_req *gw_req_app_new(void *arg)
 {
     struct gw_req *r = cn_calloc(1, sizeof(*r));
-    r->worker = arg;
+    r->s3 = arg;
     return &r->hr;
 }
 
@@ -313,8 +312,8 @@ static void gw_req_app_dispatch(struct gw_http_req *x)
     struct gw_req *r = gw_req_of(x);
     r->http = x->http;
     r->id = x->id;
-    if (r->worker->metrics != NULL) {
-        gw_s3_metrics_started(r->worker->metrics);
+    if (r->s3->metrics != NULL) {
+        gw_s3_metrics_started(r->s3->metrics);
         r->dispatched = 1;
     }
     if (CN_LOG_DEBUG >= cn_log_level_current) { /* skip the copy when not logged */
@@ -355,8 +354,8 @@ static void gw_req_app_body_timeout(struct gw_http_req *x)
 static void gw_req_app_done(struct gw_http_req *x)
 {
     struct gw_req *r = gw_req_of(x);
-    if (r->worker->metrics != NULL)
-        gw_s3_metrics_done(r->worker->metrics, r->op, x->status,
+    if (r->s3->metrics != NULL)
+        gw_s3_metrics_done(r->s3->metrics, r->op, x->status,
                            cn_time_mono_us() - x->start_us, x->body_total, x->reply_length,
                            r->dispatched);
     if (CN_LOG_INFO < cn_log_level_current) /* skip the copy when not logged */
@@ -368,7 +367,7 @@ static void gw_req_app_done(struct gw_http_req *x)
                   r->http != NULL ? target : "-", x->status, r->op != NULL ? r->op->name : "-");
 }
 
-void gw_req_app_init(struct gw_http_app *app, struct gw_worker *w)
+void gw_req_app_init(struct gw_http_app *app, struct gw_s3_ctx *ctx)
 {
     *app = (struct gw_http_app){
         .req_new = gw_req_app_new,
@@ -378,6 +377,6 @@ void gw_req_app_init(struct gw_http_app *app, struct gw_worker *w)
         .head_failed = gw_req_app_head_failed,
         .body_timeout = gw_req_app_body_timeout,
         .done = gw_req_app_done,
-        .arg = w,
+        .arg = ctx,
     };
 }

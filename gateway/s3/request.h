@@ -21,10 +21,10 @@
 #include "http_parser.h"
 #include "http_req.h"
 #include "s3_error.h"
+#include "s3_ctx.h"
 #include "s3_overrides.h"
 #include "sigv4.h"
 
-struct gw_worker;
 struct gw_req;
 struct gw_s3_op;
 struct gw_s3_cors_headers;
@@ -42,7 +42,7 @@ struct gw_req_param {
 
 struct gw_req {
     struct gw_http_req hr;     /* the HTTP exchange (http_req.h) */
-    struct gw_worker *worker;
+    struct gw_s3_ctx *s3;      /* the worker's: store, settings, caches (s3_ctx.h) */
     /* copied from hr when the head is dispatched: read-only facts of the
      * request that every handler and log line uses */
     const struct gw_http_parser *http; /* the head; valid until the request ends */
@@ -92,9 +92,10 @@ static inline struct gw_req *gw_req_of(struct gw_http_req *x)
     return (struct gw_req *)(void *)((char *)x - offsetof(struct gw_req, hr));
 }
 
-/* Fills app with the S3 layer's callbacks for worker w's HTTP loop. */
+/* Fills app with the S3 layer's callbacks for an HTTP loop whose requests
+ * use ctx (a worker's: it outlives the loop's connections). */
 struct gw_http_app;
-void gw_req_app_init(struct gw_http_app *app, struct gw_worker *w);
+void gw_req_app_init(struct gw_http_app *app, struct gw_s3_ctx *ctx);
 
 /* ---- lifetime -------------------------------------------------------- */
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "aws_chunked.h"
-#include "worker.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"

@@ -14,7 +14,7 @@
 #include "s3_error.h"
 #include "s3_reply.h"
 #include "s3_ops.h"
-#include "worker.h"
+#include "store.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -48,7 +48,7 @@ void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next)
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     r->then = next;
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_require, r);
+    gw_store_head(r->s3->store, key, n, gw_s3_bucket_on_require, r);
 }
 
 /* ---- named configurations (bucket_meta.h) --------------------------- */
@@ -119,7 +119,7 @@ void gw_s3_bucket_cfg_read(struct gw_req *r, const char *name, gw_req_cb next)
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_cfg_read, r);
+    gw_store_head(r->s3->store, key, n, gw_s3_bucket_on_cfg_read, r);
 }
 
 static void gw_s3_bucket_on_cfg_written(struct gw_store_result *res, void *arg)
@@ -151,7 +151,7 @@ static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
         return;
     }
     if (m.region_len == 0) {   /* a legacy record with an empty meta */
-        m.region = r->worker->cfg->s3_region;
+        m.region = r->s3->opts.region;
         m.region_len = strlen(m.region);
     }
     char *meta;
@@ -174,7 +174,7 @@ static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
         .ts = CN_MAX(cn_time_now_us(), msg->ts + 1),   /* newer than what it was made from */
     };
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, NULL, gw_s3_bucket_on_cfg_written, r);
+    gw_store_put(r->s3->store, &rec, NULL, gw_s3_bucket_on_cfg_written, r);
     cn_free(meta);
 }
 
@@ -187,7 +187,7 @@ void gw_s3_bucket_cfg_write(struct gw_req *r, char *value, size_t len, gw_req_cb
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_cfg_reread, r);
+    gw_store_head(r->s3->store, key, n, gw_s3_bucket_on_cfg_reread, r);
 }
 
 /* ---- HeadBucket ------------------------------------------------------ */
@@ -195,8 +195,8 @@ void gw_s3_bucket_cfg_write(struct gw_req *r, char *value, size_t len, gw_req_cb
 static void gw_s3_bucket_head_found(struct gw_req *r)
 {
     gw_req_reply_start(r, 200);
-    gw_req_reply_header(r, "x-amz-bucket-region", r->worker->cfg->s3_region,
-                        strlen(r->worker->cfg->s3_region));
+    gw_req_reply_header(r, "x-amz-bucket-region", r->s3->opts.region,
+                        strlen(r->s3->opts.region));
     gw_req_reply_send_headers(r, 0);
     gw_req_reply_end(r);
 }
@@ -213,7 +213,7 @@ static void gw_s3_bucket_location_found(struct gw_req *r)
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
-    const char *region = r->worker->cfg->s3_region;
+    const char *region = r->s3->opts.region;
     /* us-east-1 is the empty constraint, as S3 answers */
     gw_xml_open_ns(&w, "LocationConstraint", GW_XML_S3_NS);
     if (strcmp(region, "us-east-1") != 0)
@@ -375,7 +375,7 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         return;
     }
     char key[GW_KEYS_MAX];
-    const char *region = r->worker->cfg->s3_region, *owner = r->auth.cred->owner_id;
+    const char *region = r->s3->opts.region, *owner = r->auth.cred->owner_id;
     struct gw_bucket_meta bm = {
         .region = region,
         .region_len = strlen(region),
@@ -400,7 +400,7 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         .ts = bm.inc.created_us,
     };
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, NULL, gw_s3_bucket_on_created, r);
+    gw_store_put(r->s3->store, &rec, NULL, gw_s3_bucket_on_created, r);
     cn_free(meta);   /* gw_store_put() encoded rec before returning */
 }
 
@@ -418,7 +418,7 @@ static void gw_s3_bucket_create_body(struct gw_req *r, enum gw_s3_err err, struc
         gw_req_error(r, err, NULL);
         return;
     }
-    const char *region = r->worker->cfg->s3_region;
+    const char *region = r->s3->opts.region;
     if (location[0] != '\0' && strcmp(location, region) != 0) {
         gw_req_error(r, GW_S3_ILLEGAL_LOCATION_CONSTRAINT, NULL);
         return;
@@ -426,7 +426,7 @@ static void gw_s3_bucket_create_body(struct gw_req *r, enum gw_s3_err err, struc
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, n, gw_s3_bucket_on_create_head, r);
+    gw_store_head(r->s3->store, key, n, gw_s3_bucket_on_create_head, r);
 }
 
 void gw_s3_bucket_create(struct gw_req *r)
@@ -446,7 +446,7 @@ static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    gw_bucket_owner_cache_drop(r->worker->owners, r->bucket, r->bucket_len);
+    gw_bucket_owner_cache_drop(r->s3->owners, r->bucket, r->bucket_len);
     gw_req_reply_empty(r, 204);
 }
 
@@ -466,7 +466,7 @@ static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_delete(r->worker->store, key, n, r->id, cn_time_now_us(), gw_s3_bucket_on_deleted,
+    gw_store_delete(r->s3->store, key, n, r->id, cn_time_now_us(), gw_s3_bucket_on_deleted,
                     r);
 }
 
@@ -475,7 +475,7 @@ static void gw_s3_bucket_delete_found(struct gw_req *r)
     char prefix[GW_KEYS_MAX];
     size_t n = gw_keys_object_prefix(prefix, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_list(r->worker->store, prefix, n, NULL, 0, 1, gw_s3_bucket_on_delete_list, r);
+    gw_store_list(r->s3->store, prefix, n, NULL, 0, 1, gw_s3_bucket_on_delete_list, r);
 }
 
 void gw_s3_bucket_delete(struct gw_req *r)
@@ -545,7 +545,7 @@ static void gw_s3_bucket_list_page(struct gw_req *r)
 {
     struct gw_s3_bucket_lister *l = r->h;
     gw_req_hold(r);
-    gw_store_list(r->worker->store, "b/", 2, l->after, l->after_len, 1000,
+    gw_store_list(r->s3->store, "b/", 2, l->after, l->after_len, 1000,
                   gw_s3_bucket_on_list, r);
 }
 

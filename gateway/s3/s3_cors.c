@@ -12,7 +12,7 @@
 #include "s3_bucket.h"
 #include "s3_error.h"
 #include "s3_reply.h"
-#include "worker.h"
+#include "store.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -188,7 +188,7 @@ static void gw_s3_cors_head(struct gw_req *r, gw_store_cb cb)
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, n, cb, r);
+    gw_store_head(r->s3->store, key, n, cb, r);
 }
 
 /* ---- preflight ------------------------------------------------------- */

@@ -14,7 +14,7 @@
 #include "s3_bucket.h"
 #include "s3_names.h"
 #include "s3_reply.h"
-#include "worker.h"
+#include "store.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -323,7 +323,7 @@ static void gw_s3_list_page(struct gw_req *r)
 {
     struct gw_s3_list *l = r->h;
     gw_req_hold(r);
-    gw_store_list(r->worker->store, l->sprefix, l->sprefix_len, l->after, l->after_len,
+    gw_store_list(r->s3->store, l->sprefix, l->sprefix_len, l->after, l->after_len,
                   GW_S3_LIST_PAGE, gw_s3_list_on_page, r);
 }
 
@@ -351,14 +351,14 @@ static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
     l->fetch_owner = fo != NULL && strcmp(fo->value, "true") == 0;
     l->prefix = gw_req_param(r, "prefix");
     l->delim = gw_req_param(r, "delimiter");
-    l->max_keys = (uint32_t)r->worker->cfg->s3_max_keys;
+    l->max_keys = (uint32_t)r->s3->opts.max_keys;
     const struct gw_req_param *mk = gw_req_param(r, "max-keys");
     if (mk != NULL) {
         char *end;
         long v = strtol(mk->value, &end, 10);
         if (mk->value_len == 0 || *end != '\0' || v < 0)
             return GW_S3_INVALID_ARGUMENT;
-        l->max_keys = (uint32_t)CN_MIN(v, r->worker->cfg->s3_max_keys);
+        l->max_keys = (uint32_t)CN_MIN(v, r->s3->opts.max_keys);
     }
     if (l->prefix != NULL && l->prefix->value_len > 1024)
         return GW_S3_KEY_TOO_LONG;

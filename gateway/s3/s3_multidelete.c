@@ -11,7 +11,7 @@
 #include "s3_bucket.h"
 #include "s3_error.h"
 #include "s3_names.h"
-#include "worker.h"
+#include "store.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -110,8 +110,8 @@ static void gw_s3_md_bucket_ok(struct gw_req *r)
         md->pending++;
         gw_req_hold(r);
         /* reads each record first so a large object's chunks are reclaimed */
-        gw_lo_reclaim_delete_object(r->worker->reclaim, skey, n, r->id,
-                                    r->worker->cfg->lo_reclaim_delay_ms, gw_s3_md_on_delete,
+        gw_lo_reclaim_delete_object(r->s3->reclaim, skey, n, r->id,
+                                    r->s3->lo.reclaim_delay_ms, gw_s3_md_on_delete,
                                     &md->items[i]);
     }
     if (--md->pending == 0)

@@ -32,7 +32,7 @@
 #include "s3_reply.h"
 #include "s3_tagging.h"
 #include "tagset.h"
-#include "worker.h"
+#include "store.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -239,8 +239,8 @@ static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     struct gw_s3_object *o = r->h;
     if (res->rc == CN_OK && o->have_old) /* a small object replaced a large one */
-        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
-                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
+        gw_lo_reclaim_segs(r->s3->reclaim, o->skey, o->skey_len, o->old_map.segs,
+                           o->old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     gw_s3_object_put_done(r, res);
 }
 
@@ -261,7 +261,7 @@ static void gw_s3_object_put_small_write(struct gw_req *r)
         .ts = CN_MAX(cn_time_now_us(), o->old_ts + 1),
     };
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, o->blob, gw_s3_object_on_put, r);
+    gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_on_put, r);
 }
 
 static void gw_s3_object_put_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
@@ -284,7 +284,7 @@ static void gw_s3_object_put_body(struct gw_req *r, enum gw_s3_err err, struct e
 
 static void gw_s3_object_put_bucket_ok(struct gw_req *r)
 {
-    gw_s3_body_read(r, (size_t)r->worker->cfg->lo_threshold, GW_S3_ENTITY_TOO_LARGE,
+    gw_s3_body_read(r, (size_t)r->s3->lo.threshold, GW_S3_ENTITY_TOO_LARGE,
                     gw_s3_object_put_body);
 }
 
@@ -300,8 +300,8 @@ static void gw_s3_object_lo_on_parent(struct gw_store_result *res, void *arg)
      * visible object without them) */
     gw_lo_put_commit(o->lp);
     if (res->rc == CN_OK && o->have_old)
-        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
-                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
+        gw_lo_reclaim_segs(r->s3->reclaim, o->skey, o->skey_len, o->old_map.segs,
+                           o->old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     gw_s3_object_put_done(r, res);
 }
 
@@ -328,7 +328,7 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
         .ver = r->id, .ts = o->ts,
     };
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, o->blob, gw_s3_object_lo_on_parent, r);
+    gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_lo_on_parent, r);
 }
 
 /* Reads the chunk map of the record an overwrite or delete replaces (a
@@ -407,7 +407,7 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
         return;
     }
     gw_req_hold(r);
-    gw_store_get(r->worker->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_old_on_get, r);
+    gw_store_get(r->s3->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_old_on_get, r);
 }
 
 /* Learns which chunks (if any) the current record of o->skey references
@@ -417,7 +417,7 @@ static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next)
     struct gw_s3_object *o = r->h;
     r->then = next;
     gw_req_hold(r);
-    gw_store_head(r->worker->store, o->skey, o->skey_len, gw_s3_object_old_on_head, r);
+    gw_store_head(r->s3->store, o->skey, o->skey_len, gw_s3_object_old_on_head, r);
 }
 
 /* The body verified and its chunks are stored (or it was small). */
@@ -437,12 +437,6 @@ static void gw_s3_object_lo_on_body(struct gw_req *r, enum gw_s3_err err, const 
     gw_s3_object_read_old(r, gw_s3_object_lo_write_parent);
 }
 
-/* The most one PUT may carry: S3's limit and the chunk count's. */
-static uint64_t gw_s3_object_put_limit(const struct gw_config *cfg)
-{
-    uint64_t chunked = (uint64_t)cfg->lo_max_chunks * (uint64_t)cfg->lo_chunk_len;
-    return CN_MIN((uint64_t)cfg->s3_max_object_size, chunked);
-}
 
 static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
 {
@@ -450,7 +444,7 @@ static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
     int64_t declared = gw_s3_body_declared_length(r);
     enum gw_lo_put_mode mode = declared >= 0 ? GW_LO_PUT_ALWAYS : GW_LO_PUT_AUTO;
     o->lp = gw_lo_put_new(r, o->skey, o->skey_len, mode, gw_s3_object_lo_on_body, o);
-    gw_lo_put_begin(o->lp, gw_s3_object_put_limit(r->worker->cfg));
+    gw_lo_put_begin(o->lp, r->s3->opts.put_limit);
 }
 
 /* Answers the error of a bad x-amz-tagging (or, on a copy, of a bad
@@ -484,7 +478,7 @@ static enum gw_s3_err gw_s3_object_storage_class(const struct gw_req *r)
 
 void gw_s3_object_put(struct gw_req *r)
 {
-    const struct gw_config *cfg = r->worker->cfg;
+    const struct gw_s3_ctx *ctx = r->s3;
     if (r->http->content_length < 0 && !r->http->chunked) {
         gw_req_error(r, GW_S3_MISSING_CONTENT_LENGTH, NULL);
         return;
@@ -496,12 +490,12 @@ void gw_s3_object_put(struct gw_req *r)
     if (gw_s3_object_tagging_refused(r))
         return;
     int64_t declared = gw_s3_body_declared_length(r);
-    if (declared > (int64_t)gw_s3_object_put_limit(cfg)) {
+    if (declared > (int64_t)ctx->opts.put_limit) {
         gw_req_error(r, GW_S3_ENTITY_TOO_LARGE, NULL);
         return;
     }
     gw_s3_object_state(r)->is_put = 1;
-    if (declared >= 0 && declared < cfg->lo_threshold)
+    if (declared >= 0 && (uint64_t)declared < ctx->lo.threshold)
         gw_s3_bucket_require(r, gw_s3_object_put_bucket_ok);
     else
         gw_s3_bucket_require(r, gw_s3_object_put_large_bucket_ok);
@@ -815,9 +809,9 @@ void gw_s3_object_get(struct gw_req *r)
     gw_req_hold(r);
     /* HEAD with partNumber needs the chunk map, which is the record's data */
     if (r->hr.head_only && gw_req_param(r, "partNumber") == NULL)
-        gw_store_head(r->worker->store, o->skey, o->skey_len, gw_s3_object_on_get, r);
+        gw_store_head(r->s3->store, o->skey, o->skey_len, gw_s3_object_on_get, r);
     else
-        gw_store_get(r->worker->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_on_get, r);
+        gw_store_get(r->s3->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_on_get, r);
 }
 
 /* ---- DeleteObject ---------------------------------------------------- */
@@ -827,8 +821,8 @@ static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     struct gw_s3_object *o = r->h;
     if (res->rc == CN_OK && o->have_old)
-        gw_lo_reclaim_segs(r->worker->reclaim, o->skey, o->skey_len, o->old_map.segs,
-                           o->old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
+        gw_lo_reclaim_segs(r->s3->reclaim, o->skey, o->skey_len, o->old_map.segs,
+                           o->old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -844,7 +838,7 @@ static void gw_s3_object_delete_write(struct gw_req *r)
 {
     struct gw_s3_object *o = r->h;
     gw_req_hold(r);
-    gw_store_delete(r->worker->store, o->skey, o->skey_len, r->id,
+    gw_store_delete(r->s3->store, o->skey, o->skey_len, r->id,
                     CN_MAX(cn_time_now_us(), o->old_ts + 1), gw_s3_object_on_delete, r);
 }
 
@@ -880,8 +874,8 @@ static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
     if (c->copy != NULL)
         gw_lo_copy_commit(c->copy);
     if (res->rc == CN_OK && c->o.have_old)
-        gw_lo_reclaim_segs(r->worker->reclaim, c->o.skey, c->o.skey_len, c->o.old_map.segs,
-                           c->o.old_map.n_segs, r->worker->cfg->lo_reclaim_delay_ms, r->id);
+        gw_lo_reclaim_segs(r->s3->reclaim, c->o.skey, c->o.skey_len, c->o.old_map.segs,
+                           c->o.old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -933,7 +927,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, c->src_bucket, c->src_bucket_len);
     gw_req_hold(r);
-    gw_store_head(r->worker->store, key, n, gw_s3_copy_on_src_bucket, r);
+    gw_store_head(r->s3->store, key, n, gw_s3_copy_on_src_bucket, r);
 }
 
 /* Writes the destination record: the source's bytes (o.blob) with etag, or
@@ -956,7 +950,7 @@ static void gw_s3_copy_write(struct gw_req *r)
         rec.etag = c->o.etag_field;
     }
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, c->o.blob, gw_s3_copy_on_put, r);
+    gw_store_put(r->s3->store, &rec, c->o.blob, gw_s3_copy_on_put, r);
 }
 
 static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)
@@ -982,13 +976,13 @@ static void gw_s3_copy_large(struct gw_req *r, const struct msg *m, uint64_t siz
         gw_req_error(r, GW_S3_INTERNAL_ERROR, "The source object's chunk map is damaged.");
         return;
     }
-    if (size > gw_s3_object_put_limit(r->worker->cfg)) {
+    if (size > r->s3->opts.put_limit) {
         gw_lo_map_fini(&map);
         gw_req_error(r, GW_S3_INVALID_REQUEST, "The specified copy source is larger than the "
                      "maximum allowable size for a copy source.");
         return;
     }
-    c->copy = gw_lo_copy_start(r->worker, c->src_skey, c->src_skey_len, &map, 0, size,
+    c->copy = gw_lo_copy_start(&r->s3->lo, c->src_skey, c->src_skey_len, &map, 0, size,
                                c->o.skey, c->o.skey_len, r->id, r->id, gw_s3_copy_on_copied, r);
 }
 
@@ -1071,7 +1065,7 @@ static void gw_s3_copy_bucket_ok(struct gw_req *r)
 {
     struct gw_s3_copy *c = r->h;
     gw_req_hold(r);
-    gw_store_get(r->worker->store, c->src_skey, c->src_skey_len, 1, 0, 0, gw_s3_copy_on_get, r);
+    gw_store_get(r->s3->store, c->src_skey, c->src_skey_len, 1, 0, 0, gw_s3_copy_on_get, r);
 }
 
 static void gw_s3_copy_free(void *p)

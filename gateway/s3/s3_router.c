@@ -13,7 +13,6 @@
 #include "s3_subres.h"
 #include "s3_names.h"
 #include "s3_ops.h"
-#include "worker.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -70,7 +69,7 @@ static enum gw_s3_err gw_s3_router_parse_query(struct gw_req *r)
 static const char *gw_s3_router_vhost_bucket(const struct gw_req *r, size_t *len)
 {
     *len = 0;
-    const char *domain = r->worker->cfg->s3_domain;
+    const char *domain = r->s3->opts.domain;
     size_t dlen = domain != NULL ? strlen(domain) : 0, hlen;
     const char *host = gw_req_header(r, "host", &hlen);
     if (dlen == 0 || host == NULL)
@@ -128,7 +127,7 @@ static enum gw_s3_err gw_s3_router_target(struct gw_req *r, const char **why)
     }
     key[klen] = '\0';
     enum gw_s3_err kerr = GW_S3_OK;
-    if (klen > (size_t)r->worker->cfg->s3_max_key_len) {
+    if (klen > (size_t)r->s3->opts.max_key_len) {
         kerr = GW_S3_KEY_TOO_LONG;
     } else if (gw_s3_names_key_check(key, klen, &kerr) != CN_OK) {
         /* a path that is not UTF-8 (or holds NUL) is InvalidURI, as S3
@@ -165,7 +164,7 @@ static enum gw_s3_err gw_s3_router_auth(struct gw_req *r, const char **why)
         .n_headers = n,
         .now = time(NULL),
     };
-    int rc = gw_sigv4_verify(r->worker->sigv4, &sr, &r->auth);
+    int rc = gw_sigv4_verify(r->s3->sigv4, &sr, &r->auth);
     if (rc == CN_OK)
         return GW_S3_OK;
     if (rc == CN_NOTFOUND) {
@@ -251,7 +250,7 @@ static enum gw_s3_err gw_s3_router_copy_source(struct gw_req *r, const char **wh
     if (src == NULL)
         return GW_S3_OK;
     enum gw_s3_err err = gw_copy_source_parse(src->value, src->value_len,
-                                              (size_t)r->worker->cfg->s3_max_key_len,
+                                              (size_t)r->s3->opts.max_key_len,
                                               &r->copy_src, why);
     r->has_copy_src = err == GW_S3_OK;
     return err;

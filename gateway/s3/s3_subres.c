@@ -28,7 +28,6 @@
 #include "s3_bucket.h"
 #include "s3_reply.h"
 #include "store.h"
-#include "worker.h"
 #include "xml.h"
 
 static const char gw_s3_acl_xsi[] = "http://www.w3.org/2001/XMLSchema-instance";
@@ -130,7 +129,7 @@ static void gw_s3_subres_object(struct gw_req *r, gw_req_cb answer)
     size_t skey_len = gw_keys_object(skey, r->bucket, r->bucket_len, r->key, r->key_len);
     r->then = answer;
     gw_req_hold(r);
-    gw_store_head(r->worker->store, skey, skey_len, gw_s3_subres_on_object, r);
+    gw_store_head(r->s3->store, skey, skey_len, gw_s3_subres_on_object, r);
 }
 
 /* Answers once the bucket (no key) or the object exists. */

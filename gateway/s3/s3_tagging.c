@@ -24,7 +24,6 @@
 #include "s3_reply.h"
 #include "store.h"
 #include "tagset.h"
-#include "worker.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -134,7 +133,7 @@ static void gw_s3_tagging_get_read(struct gw_req *r)
 {
     struct gw_s3_tagging *t = r->h;
     gw_req_hold(r);
-    gw_store_head(r->worker->store, t->skey, t->skey_len, gw_s3_tagging_on_head, r);
+    gw_store_head(r->s3->store, t->skey, t->skey_len, gw_s3_tagging_on_head, r);
 }
 
 void gw_s3_tagging_get(struct gw_req *r)
@@ -190,7 +189,7 @@ static void gw_s3_tagging_on_record(struct gw_store_result *res, void *arg)
     gw_storage_reply_move_payload(res->reply, data); /* no copy */
     t->blob = gw_blob_from_evbuffer(data);
     gw_req_hold(r);
-    gw_store_put(r->worker->store, &rec, t->blob, gw_s3_tagging_on_written, r);
+    gw_store_put(r->s3->store, &rec, t->blob, gw_s3_tagging_on_written, r);
 }
 
 /* Reads the object's record whole; the bucket was just checked afresh
@@ -199,7 +198,7 @@ static void gw_s3_tagging_rewrite(struct gw_req *r)
 {
     struct gw_s3_tagging *t = r->h;
     gw_req_hold(r);
-    gw_store_get(r->worker->store, t->skey, t->skey_len, 1, 0, 0, gw_s3_tagging_on_record, r);
+    gw_store_get(r->s3->store, t->skey, t->skey_len, 1, 0, 0, gw_s3_tagging_on_record, r);
 }
 
 /* ---- PutObjectTagging -------------------------------------------------- */

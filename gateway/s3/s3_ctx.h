@@ -1,0 +1,40 @@
+/* What the S3 handlers of one worker thread work with: the replicated
+ * store, the large-object layer's environment, the owner cache, the SigV4
+ * verifier, the metrics, and the s3.* settings they need, copied in when
+ * the worker is assembled (server.c). Every request points at its worker's
+ * (r->s3): handlers reach their dependencies through this typed context,
+ * never through the worker. */
+#ifndef GW_S3_CTX_H
+#define GW_S3_CTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lo_env.h"
+
+struct gw_store;
+struct gw_lo_reclaim;
+struct gw_bucket_owner_cache;
+struct gw_sigv4;
+struct gw_s3_metrics;
+
+struct gw_s3_opts {
+    const char *region;          /* s3.region */
+    const char *domain;          /* s3.domain: virtual-host addressing; NULL or "": off */
+    size_t max_key_len;          /* s3.max_key_len */
+    uint32_t max_keys;           /* s3.max_keys: the most a listing page holds */
+    uint64_t put_limit;          /* one PUT or copy: min(s3.max_object_size, chunks x chunk) */
+    uint64_t part_limit;         /* one part: the same, and S3's 5 GiB */
+};
+
+struct gw_s3_ctx {
+    struct gw_store *store;
+    struct gw_lo_reclaim *reclaim;
+    struct gw_bucket_owner_cache *owners;   /* bucket -> owner (bucket_owner.c) */
+    struct gw_sigv4 *sigv4;
+    struct gw_s3_metrics *metrics;          /* NULL: not counted */
+    struct gw_lo_env lo;
+    struct gw_s3_opts opts;
+};
+
+#endif
