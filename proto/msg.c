@@ -80,8 +80,9 @@ static uint64_t msg_be(const uint8_t *p, int n)
  * declared count must fit in the bytes that remain (each element takes at
  * least one byte), so the objects msgpack-c will allocate number at most
  * len. Returns CN_OK or CN_INVAL. */
-static int msg_prewalk(const uint8_t *buf, size_t len)
+int msg_msgpack_bounded(const void *buf_, size_t len)
 {
+    const uint8_t *buf = buf_;
     size_t pos = 0;
     uint64_t pending = 1;
     while (pending > 0) {
@@ -415,7 +416,7 @@ int msg_decode(struct msg *m, int is_reply, const void *hdr, size_t hdr_len,
                  lim->max_header_len);
         return msg_decode_fail(m, CN_TOOBIG);
     }
-    if (msg_prewalk(hdr, hdr_len) != CN_OK) {
+    if (msg_msgpack_bounded(hdr, hdr_len) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "header frame is not one well-formed msgpack object");
         return msg_decode_fail(m, CN_INVAL);
     }

@@ -9,6 +9,8 @@
 #include <event2/buffer.h>
 #include <msgpack.h>
 
+#include "msg/msg.h"
+
 #include "store.h"
 
 #include "cn/alloc.h"
@@ -153,7 +155,8 @@ int gw_lo_map_decode(struct gw_lo_map *m, const void *bytes, size_t len)
     uint32_t n = 0;
     int have_size = 0, multipart = 0;
     uint64_t size = 0;
-    if (msgpack_unpack_next(&up, bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len ||
+    if (msg_msgpack_bounded(bytes, len) != CN_OK ||
+        msgpack_unpack_next(&up, bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len ||
         up.data.type != MSGPACK_OBJECT_MAP)
         goto out;
     for (uint32_t i = 0; i < up.data.via.map.size; i++) {

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include <msgpack.h>
+
+#include "msg/msg.h"
 #include <openssl/rand.h>
 
 #include "cn/alloc.h"
@@ -153,7 +155,8 @@ static int gw_bucket_meta_decode_map(struct gw_bucket_meta *m, const void *meta,
     size_t off = 0;
     int rc = CN_INVAL;
     unsigned seen = 0;
-    if (msgpack_unpack_next(&up, meta, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
+    if (msg_msgpack_bounded(meta, len) == CN_OK &&
+        msgpack_unpack_next(&up, meta, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
         up.data.type == MSGPACK_OBJECT_MAP) {
         rc = CN_OK;
         for (uint32_t i = 0; i < up.data.via.map.size && rc == CN_OK; i++)

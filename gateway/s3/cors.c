@@ -10,6 +10,8 @@
 
 #include <msgpack.h>
 
+#include "msg/msg.h"
+
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -170,7 +172,8 @@ int gw_cors_decode(struct gw_cors *c, const void *bytes, size_t len)
     msgpack_unpacked_init(&up);
     size_t off = 0;
     int rc = CN_INVAL;
-    if (msgpack_unpack_next(&up, bytes, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
+    if (msg_msgpack_bounded(bytes, len) == CN_OK &&
+        msgpack_unpack_next(&up, bytes, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
         up.data.type == MSGPACK_OBJECT_ARRAY && up.data.via.array.size >= 1 &&
         up.data.via.array.size <= GW_CORS_MAX_RULES) {
         rc = CN_OK;

@@ -7,6 +7,8 @@
 
 #include <msgpack.h>
 
+#include "msg/msg.h"
+
 #include "cn/alloc.h"
 
 int gw_objmeta_add(struct gw_objmeta *m, const char *name, size_t name_len, const char *value,
@@ -70,7 +72,8 @@ int gw_objmeta_decode(struct gw_objmeta *m, const void *bytes, size_t len)
     msgpack_unpacked_init(&up);
     int rc = CN_OK;
     size_t off = 0;
-    if (msgpack_unpack_next(&up, bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len ||
+    if (msg_msgpack_bounded(bytes, len) != CN_OK ||
+        msgpack_unpack_next(&up, bytes, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len ||
         up.data.type != MSGPACK_OBJECT_MAP) {
         msgpack_unpacked_destroy(&up);
         return CN_INVAL;

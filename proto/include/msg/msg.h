@@ -169,6 +169,14 @@ int msg_decode(struct msg *m, int is_reply, const void *hdr, size_t hdr_len,
                const void *payload, size_t payload_len, const struct msg_limits *lim,
                char err[CN_ERR_LEN]);
 
+/* CN_OK when buf[0..len) is exactly one well-formed msgpack object whose
+ * every container's declared count fits in the bytes that remain, so that
+ * msgpack-c's unpacker allocates at most about len objects for it; CN_INVAL
+ * otherwise. msg_decode() runs it first; every other decoder of msgpack that
+ * comes from outside (records' meta, chunk maps) must too, because
+ * msgpack-c allocates a container's declared count before reading it. */
+int msg_msgpack_bounded(const void *buf, size_t len);
+
 /* Frees what msg_decode() allocated. Safe on an encoded-only or zeroed msg. */
 void msg_release(struct msg *m);
 
