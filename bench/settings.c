@@ -997,8 +997,13 @@ void bench_settings_dump(const struct bench_settings *s, FILE *out)
         fprintf(out, "]}.\n");
     }
     fprintf(out, "{report_interval, %.17g}.\n{http_raw_ips, [", s->report_interval_s);
-    for (size_t i = 0; i < s->nips; i++)
-        fprintf(out, "%s\"%s\"", i ? ", " : "", s->ips[i]);
+    for (size_t i = 0; i < s->nips; i++) {
+        /* as a string literal: a host name may hold any byte */
+        struct bench_term t = {.type = BENCH_TERM_STRING, .s = s->ips[i], .len = strlen(s->ips[i])};
+        char buf[4096];
+        bench_term_format(&t, buf, sizeof(buf));
+        fprintf(out, "%s%s", i ? ", " : "", buf);
+    }
     fprintf(out, "]}.\n{http_raw_port, %d}.\n", s->port);
     bench_settings_dump_str(out, "http_raw_path", s->path);
     fprintf(out, "{http_raw_request_timeout, %lld}.\n", (long long)s->request_timeout_ms);
