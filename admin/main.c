@@ -27,6 +27,7 @@
 #include "repair.h"
 
 #include "cn/alloc.h"
+#include "cn/build_info.h"
 #include "cn/cluster.h"
 #include "cn/ring.h"
 #include "cn/time.h"
@@ -51,7 +52,7 @@ static void adm_usage(FILE *out)
     fprintf(out, "usage: cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]\n"
                  "                   [--replicas N] [--vnodes V] [--dry-run] [-v]\n"
                  "                   [--auth none|curve] [--curve-secret-key-file F]\n"
-                 "                   [--curve-server-key-file F]\n"
+                 "                   [--curve-server-key-file F] [--version]\n"
                  "                   status|stats|scrub|compact|ping|repair\n"
                  "       cairn-admin keygen OUT_PREFIX   (writes OUT_PREFIX.key, OUT_PREFIX.pub)\n"
                  "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
@@ -219,6 +220,8 @@ int main(int argc, char **argv)
 {
     struct adm_opts o;
     char err[CN_ERR_LEN];
+    if (cn_build_info_version_flag("cairn-admin", argc, argv))
+        return 0;
     if (argc == 3 && strcmp(argv[1], "keygen") == 0) {
         if (adm_keygen_run(argv[2], err) != CN_OK) {
             fprintf(stderr, "cairn-admin: keygen: %s\n", err);

@@ -11,6 +11,7 @@
 #endif
 
 #include "bucket.h"
+#include "cn/build_info.h"
 #include "cn/rc.h"
 #include "run.h"
 #include "settings.h"
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 {
     static struct bench_settings s;
     char err[CN_ERR_LEN];
+    if (cn_build_info_version_flag("cairn-bench", argc, argv))
+        return 0;
     /* libcurl allocates and frees its large receive buffers per transfer;
      * above glibc's mmap threshold each one was an mmap/munmap pair and page
      * faults, a third of the CPU at 50,000 requests/s. Keep them in the heap. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cn/alloc.h"
+#include "cn/build_info.h"
 
 static const struct cn_config_desc *cn_config_find(const struct cn_config_desc *tab,
                                                    const char *name, size_t len)
@@ -370,8 +371,11 @@ int cn_config_cli(const struct cn_config_desc *tab, void *obj, const char *progn
             file = argv[++i];
         } else if (strcmp(a, "--dump-config") == 0) {
             dump = 1;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("%s %s\n", progname, cn_build_info_version());
+            return CN_DONE;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: %s [--config FILE] [--set KEY=VALUE]... [--dump-config]\n\n"
+            printf("usage: %s [--config FILE] [--set KEY=VALUE]... [--dump-config] [--version]\n\n"
                    "Every key can also be set in the environment as %sKEY_NAME\n\n",
                    progname, env_prefix);
             cn_config_help(tab, stdout);

@@ -203,8 +203,13 @@ static uint32_t cn_ring_walk(const struct cn_ring *r, uint32_t i, uint32_t stop,
 uint32_t cn_ring_lookup(const struct cn_ring *r, const void *key, size_t len, uint32_t n,
                         uint32_t *out)
 {
+    return cn_ring_replicas_at(r, cn_ring_first_at(r, cn_ring_hash(key, len)), n, out);
+}
+
+uint32_t cn_ring_replicas_at(const struct cn_ring *r, uint32_t i, uint32_t n, uint32_t *out)
+{
+    CN_ASSERT(i < r->n_points);
     uint32_t want = CN_MIN(n, r->n_nodes);
-    uint32_t i = cn_ring_first_at(r, cn_ring_hash(key, len));
     if (r->zone == NULL)
         return cn_ring_walk(r, i, want, out);
     /* zones: every node in walk order, then distinct zones first */

@@ -29,9 +29,30 @@ for p in "${want[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "install-deps: installing ${missing[*]}" >&2
+[ -n "${CAIRN_DEPS_LOG:-}" ] || echo "install-deps: installing ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq || true
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+# CAIRN_DEPS_LOG=FILE (cairn-local up): apt's output goes to FILE, the
+# terminal gets one line per package set; on failure the log's end
+if [ -z "${CAIRN_DEPS_LOG:-}" ]; then
+  $sudo apt-get update -qq || true
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  exit 0
+fi
+echo "install-deps: apt output in $CAIRN_DEPS_LOG" >&2
+$sudo apt-get update -qq >>"$CAIRN_DEPS_LOG" 2>&1 || true
+for s in "${sets[@]}"; do
+  group=()
+  while read -r pkg _; do
+    for p in "${missing[@]}"; do [ "$p" = "$pkg" ] && group+=("$pkg"); done
+  done <"$here/deps/$s.txt"
+  [ ${#group[@]} -eq 0 ] && continue
+  echo "install-deps: $s: ${#group[@]} packages (${group[*]})" >&2
+  if ! $sudo apt-get install -y -qq --no-install-recommends "${group[@]}" \
+      >>"$CAIRN_DEPS_LOG" 2>&1; then
+    echo "install-deps: $s: apt-get install failed; last lines of $CAIRN_DEPS_LOG:" >&2
+    tail -n 15 "$CAIRN_DEPS_LOG" >&2
+    exit 1
+  fi
+done

@@ -103,6 +103,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     w->index = i;
     w->cfg = s->cfg;
     w->creds = s->creds;
+    w->cluster = s->cluster;
     w->base = event_base_new();
     if (w->base == NULL) {
         snprintf(err, CN_ERR_LEN, "event_base_new failed");

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cn/alloc.h"
+#include "cn/build_info.h"
 #include "cn/config.h"
 #include "cn/crc.h"
 #include "cn/time.h"
@@ -307,6 +308,8 @@ static void bench_sn_parse(int argc, char **argv, struct bench_sn_opts *o)
 int main(int argc, char **argv)
 {
     struct bench_sn_opts o;
+    if (cn_build_info_version_flag("cairn-sn-bench", argc, argv))
+        return 0;
     if (argc < 2) {
         fprintf(stderr, "usage: cairn-sn-bench load|slice|put|scrub|fadvise [--option value]...\n");
         return 2;

@@ -4,6 +4,7 @@
 #include "cluster.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cn/alloc.h"
@@ -18,6 +19,9 @@ struct gw_cluster {
     uint32_t n, w, r, d;
     struct gw_node_health *health;
     struct gw_handoff *handoff;
+    uint32_t *sets;   /* the ring's distinct replica sets, n nodes each, sorted */
+    uint32_t n_sets;
+    uint32_t n_clients;   /* made so far: the first one watches idle nodes */
     struct msg_curve_client curve; /* storage.auth = curve; else not enabled */
 };
 
@@ -58,6 +62,32 @@ static int gw_cluster_quorums(struct gw_cluster *c, char err[CN_ERR_LEN])
     return CN_OK;
 }
 
+static int gw_cluster_u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Collects the distinct replica sets of the ring's points (each sorted), so
+ * that a readiness check looks at each set once: at most a few thousand
+ * points, a walk of a few nodes each, once at start. */
+static void gw_cluster_replica_sets(struct gw_cluster *c)
+{
+    uint32_t points = cn_ring_total_points(c->ring);
+    c->sets = cn_malloc((size_t)points * c->n * sizeof(uint32_t));
+    c->n_sets = 0;
+    for (uint32_t i = 0; i < points; i++) {
+        uint32_t *set = &c->sets[(size_t)c->n_sets * c->n];
+        CN_ASSERT(cn_ring_replicas_at(c->ring, i, c->n, set) == c->n);
+        qsort(set, c->n, sizeof(uint32_t), gw_cluster_u32_cmp);
+        int seen = 0;
+        for (uint32_t k = 0; k < c->n_sets && !seen; k++)
+            seen = memcmp(&c->sets[(size_t)k * c->n], set, c->n * sizeof(uint32_t)) == 0;
+        if (!seen)
+            c->n_sets++;
+    }
+}
+
 struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
     struct gw_cluster *c = cn_calloc(1, sizeof(*c));
@@ -74,6 +104,7 @@ struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_L
     c->ring = cn_cluster_ring(c->nodes, (uint32_t)cfg->ring_vnodes, err);
     if (c->ring == NULL)
         goto fail;
+    gw_cluster_replica_sets(c);
     c->health = gw_node_health_new(cn_cluster_nodes(c->nodes));
     c->handoff = gw_handoff_new(cn_cluster_nodes(c->nodes), (uint64_t)cfg->handoff_max_hints);
     return c;
@@ -88,6 +119,7 @@ void gw_cluster_free(struct gw_cluster *c)
         return;
     gw_handoff_free(c->handoff);
     gw_node_health_free(c->health);
+    cn_free(c->sets);
     memset(&c->curve, 0, sizeof(c->curve)); /* no secret left in freed memory */
     cn_ring_free(c->ring);
     cn_cluster_free(c->nodes);
@@ -124,6 +156,8 @@ struct gw_storage_client *gw_cluster_client_new(struct gw_cluster *c, struct eve
         int64_t probe = c->cfg->storage_probe_interval_ms;
         gw_storage_client_set_health(client, c->health, probe,
                                      CN_MIN(probe, c->cfg->storage_request_timeout_ms));
+        if (c->n_clients++ == 0)
+            gw_storage_client_watch(client);
     }
     return client;
 }
@@ -147,4 +181,38 @@ void gw_cluster_describe(const struct gw_cluster *c, char *out, size_t len)
     snprintf(out, len, "%u storage nodes%s (N=%u W=%u R=%u D=%u, storage auth %s)",
              cn_cluster_nodes(c->nodes), cn_cluster_has_zones(c->nodes) ? " in zones" : "",
              c->n, c->w, c->r, c->d, c->curve.enabled ? "curve" : "none");
+}
+
+/* Appends " node i" for each down member of set to out (once per node). */
+static void gw_cluster_ready_down_nodes(const struct gw_cluster *c, char *out, size_t len)
+{
+    size_t at = strlen(out);
+    for (uint32_t i = 0; i < cn_cluster_nodes(c->nodes) && at + 1 < len; i++) {
+        if (gw_node_health_is_up(c->health, i))
+            continue;
+        int k = snprintf(out + at, len - at, "%s%s", at > 0 && out[at - 1] != ' ' ? ", " : "",
+                         cn_cluster_node(c->nodes, i)->address);
+        at = k > 0 ? CN_MIN(len - 1, at + (size_t)k) : at;
+    }
+}
+
+int gw_cluster_ready(const struct gw_cluster *c, char *why, size_t len)
+{
+    uint32_t worst = c->n, short_w = 0, short_r = 0;
+    for (uint32_t k = 0; k < c->n_sets; k++) {
+        const uint32_t *set = &c->sets[(size_t)k * c->n];
+        uint32_t up = 0;
+        for (uint32_t j = 0; j < c->n; j++)
+            up += (uint32_t)gw_node_health_is_up(c->health, set[j]);
+        worst = CN_MIN(worst, up);
+        short_w += up < c->w;
+        short_r += up < c->r;
+    }
+    if (short_w == 0 && short_r == 0)
+        return 1;
+    snprintf(why, len, "%u of %u replica sets have fewer than W=%u up replicas, %u fewer than "
+             "R=%u (fewest up: %u of N=%u); down: ", short_w, c->n_sets, c->w, short_r, c->r,
+             worst, c->n);
+    gw_cluster_ready_down_nodes(c, why, len);
+    return 0;
 }

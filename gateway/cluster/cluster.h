@@ -29,13 +29,21 @@ const struct cn_cluster *gw_cluster_nodes(const struct gw_cluster *c);
 const struct cn_ring *gw_cluster_ring(const struct gw_cluster *c);
 
 /* Creates one worker's storage client (with the shared node states) and
- * its store (with the quorums and hint queues). NULL with err on failure. */
+ * its store (with the quorums and hint queues). NULL with err on failure.
+ * The first client made also watches idle up nodes (storage_client.h), so
+ * that a stopped node is marked down without traffic. */
 struct gw_storage_client *gw_cluster_client_new(struct gw_cluster *c, struct event_base *base,
                                                 void *zmq_ctx, char err[CN_ERR_LEN]);
 struct gw_store *gw_cluster_store_new(struct gw_cluster *c, struct gw_storage_client *client);
 
 /* "3 storage nodes (N=3 W=2 R=1 D=2)" for the start-up log line. */
 void gw_cluster_describe(const struct gw_cluster *c, char *out, size_t len);
+
+/* The readiness view (GET /_cairn/ready): 1 when every replica set of the
+ * ring (the N nodes of some ring position) has at least W and R nodes that
+ * the shared node states (node_health.h) hold up; else 0 with why (a line
+ * naming the short sets and the down nodes). Any thread. */
+int gw_cluster_ready(const struct gw_cluster *c, char *why, size_t len);
 
 struct gw_node_health *gw_cluster_health(const struct gw_cluster *c);
 struct gw_handoff *gw_cluster_handoff(const struct gw_cluster *c);

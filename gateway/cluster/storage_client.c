@@ -11,6 +11,7 @@
 
 #include "cn/alloc.h"
 #include "cn/log.h"
+#include "cn/time.h"
 
 #include "node_health.h"
 
@@ -35,6 +36,7 @@ struct gw_sc_node {
     uint32_t index;
     struct event *probe;  /* armed while this client probes the node */
     int probe_owned;      /* this client holds the node's probe claim */
+    uint64_t last_reply_us;   /* monotonic time of its last reply to this client */
 };
 
 struct gw_storage_client {
@@ -48,6 +50,7 @@ struct gw_storage_client {
     struct gw_node_health *health; /* shared; NULL: no down marking */
     int64_t probe_interval_ms;
     int64_t probe_timeout_ms;
+    struct event *watch;   /* gw_storage_client_watch(): pings idle up nodes */
 };
 
 static void gw_storage_client_node_failed(struct gw_storage_client *c, uint32_t node, int rc,
@@ -121,6 +124,7 @@ static void gw_storage_client_dispatch(struct gw_sc_node *n, struct gw_storage_r
         CN_LOG(CN_LOG_WARN, "node %u: reply without id dropped: %s", n->index, r->err);
         return;
     }
+    n->last_reply_us = cn_time_mono_us();
     struct gw_sc_pending *p = gw_storage_client_take(c, r->m.id);
     if (p == NULL) {
         CN_LOG(CN_LOG_DEBUG, "node %u: late reply %llu dropped", n->index,
@@ -274,6 +278,8 @@ void gw_storage_client_free(struct gw_storage_client *c)
             }
         }
     }
+    if (c->watch != NULL)
+        event_free(c->watch);
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         if (c->nodes[i].probe != NULL)
             event_free(c->nodes[i].probe);
@@ -517,6 +523,41 @@ void gw_storage_client_set_health(struct gw_storage_client *c, struct gw_node_he
     for (uint32_t i = 0; i < c->n_nodes; i++)
         if (c->nodes[i].probe == NULL)
             c->nodes[i].probe = evtimer_new(c->base, gw_storage_client_probe_fire, &c->nodes[i]);
+}
+
+/* A watch PING answered: the reply itself refreshed last_reply_us, and a
+ * timeout already marked the node down (gw_storage_client_on_timeout). */
+static void gw_storage_client_on_watch_reply(struct gw_storage_reply *r, void *arg)
+{
+    (void)r;
+    (void)arg;
+}
+
+/* Every probe interval: PING each up node that sent this client nothing for
+ * that long, so that a stopped node is marked down without traffic. */
+static void gw_storage_client_watch_fire(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_storage_client *c = arg;
+    uint64_t now = cn_time_mono_us(), idle_us = (uint64_t)c->probe_interval_ms * 1000;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        if (!gw_node_health_is_up(c->health, i) || now - c->nodes[i].last_reply_us < idle_us)
+            continue;
+        struct msg m;
+        msg_init_request(&m, MSG_OP_PING, 0);
+        gw_storage_client_send_timeout(c, i, &m, NULL, c->probe_timeout_ms,
+                                       gw_storage_client_on_watch_reply, NULL);
+    }
+}
+
+void gw_storage_client_watch(struct gw_storage_client *c)
+{
+    CN_ASSERT(c->health != NULL && c->watch == NULL);
+    c->watch = event_new(c->base, -1, EV_PERSIST, gw_storage_client_watch_fire, c);
+    int64_t ms = c->probe_interval_ms;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(c->watch, &tv);
 }
 
 struct gw_node_health *gw_storage_client_health(const struct gw_storage_client *c)

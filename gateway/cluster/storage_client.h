@@ -87,6 +87,13 @@ struct gw_node_health;
 void gw_storage_client_set_health(struct gw_storage_client *c, struct gw_node_health *health,
                                   int64_t probe_interval_ms, int64_t probe_timeout_ms);
 
+/* Makes c ping every up node that has not answered c for a probe interval
+ * (after set_health; one client per process is enough: the node states are
+ * shared). A PING without a reply in time marks the node down like any
+ * request, so readiness (GET /_cairn/ready) sees a stopped node even when
+ * no request goes to it. */
+void gw_storage_client_watch(struct gw_storage_client *c);
+
 /* The shared node states (NULL when none were set) and the client's loop. */
 struct gw_node_health *gw_storage_client_health(const struct gw_storage_client *c);
 struct event_base *gw_storage_client_base(const struct gw_storage_client *c);

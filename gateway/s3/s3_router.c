@@ -3,11 +3,13 @@
  * here touches storage, so a refused request changes no stored data. */
 #include "s3_router.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "bucket_owner.h"
+#include "cluster.h"
 #include "conn.h"
 #include "s3_cors.h"
 #include "s3_subres.h"
@@ -19,17 +21,36 @@
 
 #define GW_S3_ROUTER_MAX_PARAMS 64
 
-/* The one unauthenticated endpoint: not a valid bucket name, so it cannot
- * shadow one. */
-static int gw_s3_router_health(struct gw_req *r)
+/* Answers the unauthenticated probe paths, returning 1 when r was one of
+ * them (answered), else 0. Neither is a valid bucket name, so they cannot
+ * shadow one. /_cairn/health is liveness: 200 while the process serves.
+ * /_cairn/ready is readiness: 503 with the reason while this thread drains
+ * (SIGTERM) or while some replica set of the ring lacks W or R up nodes
+ * (gw_cluster_ready), else 200. */
+static int gw_s3_router_probe(struct gw_req *r)
 {
     const struct gw_http_parser *h = r->http;
-    if (h->path_len != 14 || memcmp(h->path, "/_cairn/health", 14) != 0)
+    char why[512];
+    int status = 200;
+    if (h->path_len == 14 && memcmp(h->path, "/_cairn/health", 14) == 0) {
+        snprintf(why, sizeof(why), "ok");
+    } else if (h->path_len == 13 && memcmp(h->path, "/_cairn/ready", 13) == 0) {
+        snprintf(why, sizeof(why), "ok");
+        if (r->worker->http.draining) {   /* this thread's: it serves r */
+            status = 503;
+            snprintf(why, sizeof(why), "draining: the gateway is stopping");
+        } else if (!gw_cluster_ready(r->worker->cluster, why, sizeof(why))) {
+            status = 503;
+        }
+    } else {
         return 0;
-    gw_req_reply_start(r, 200);
+    }
+    size_t len = strlen(why);
+    gw_req_reply_start(r, status);
     gw_req_reply_header(r, "Content-Type", "text/plain", 10);
-    gw_req_reply_send_headers(r, 3);
-    evbuffer_add(gw_req_reply_body(r), "ok\n", 3);
+    gw_req_reply_send_headers(r, len + 1);
+    evbuffer_add(gw_req_reply_body(r), why, len);
+    evbuffer_add(gw_req_reply_body(r), "\n", 1);
     gw_req_reply_end(r);
     return 1;
 }
@@ -355,7 +376,7 @@ static void gw_s3_router_match(struct gw_req *r)
 
 void gw_s3_router_dispatch(struct gw_req *r)
 {
-    if (gw_s3_router_health(r))
+    if (gw_s3_router_probe(r))
         return;
     const char *why = NULL;
     enum gw_s3_err err = gw_s3_router_parse_query(r);

@@ -29,6 +29,34 @@ static void test_ring_distinct_replicas(void)
     cn_ring_free(r);
 }
 
+/* Each key's replicas are those of some point (cn_ring_replicas_at), with
+ * and without zones: a readiness check that walks the points sees every
+ * key's replica set. */
+static void test_ring_replicas_at_points(void)
+{
+    char err[CN_ERR_LEN];
+    static const char *const zones[] = {"a", "a", "b", "c"};
+    for (int zoned = 0; zoned < 2; zoned++) {
+        struct cn_ring *r = cn_ring_new_weighted(test_ring_names, NULL, zoned ? zones : NULL, 4,
+                                                 16, err);
+        CN_CHECK(r != NULL);
+        uint32_t points = cn_ring_total_points(r);
+        for (int i = 0; i < 300; i++) {
+            char key[32];
+            int n = snprintf(key, sizeof(key), "o/bucket/key-%d", i);
+            uint32_t want[3], got[3];
+            CN_CHECK_EQ_INT(cn_ring_lookup(r, key, (size_t)n, 3, want), 3);
+            int found = 0;
+            for (uint32_t p = 0; p < points && !found; p++) {
+                CN_CHECK_EQ_INT(cn_ring_replicas_at(r, p, 3, got), 3);
+                found = memcmp(want, got, sizeof(want)) == 0;
+            }
+            CN_CHECK(found);
+        }
+        cn_ring_free(r);
+    }
+}
+
 static void test_ring_balance(void)
 {
     char err[CN_ERR_LEN];
@@ -90,6 +118,7 @@ int main(int argc, char **argv)
 {
     static const struct cn_test_case cases[] = {
         {"distinct_replicas", test_ring_distinct_replicas},
+        {"replicas_at_points", test_ring_replicas_at_points},
         {"balance", test_ring_balance},
         {"stability", test_ring_stability},
         {"errors", test_ring_errors},

@@ -73,9 +73,10 @@ void cn_config_help(const struct cn_config_desc *tab, FILE *out);
 void cn_config_fini(const struct cn_config_desc *tab, void *obj);
 
 /* Command-line front: handles --config FILE (or -c FILE), --set KEY=VALUE
- * (repeatable), --dump-config, --help; anything else is an error. Applies in
- * order defaults, file, environment, --set. Returns CN_OK to run,
- * CN_DONE when --help or --dump-config was served (exit 0), or an error. */
+ * (repeatable), --dump-config, --help, --version ("progname VERSION");
+ * anything else is an error. Applies in order defaults, file, environment,
+ * --set. Returns CN_OK to run, CN_DONE when --help, --version or
+ * --dump-config was served (exit 0), or an error. */
 int cn_config_cli(const struct cn_config_desc *tab, void *obj, const char *progname,
                   const char *env_prefix, int argc, char **argv, char err[CN_ERR_LEN]);
 

@@ -52,6 +52,12 @@ uint64_t cn_ring_hash(const void *key, size_t len);
 uint32_t cn_ring_lookup(const struct cn_ring *r, const void *key, size_t len, uint32_t n,
                         uint32_t *out);
 
+/* Like cn_ring_lookup for the keys that land on point i (0 ..
+ * cn_ring_total_points() - 1, in ring order): every key's replicas are those
+ * of one point, so walking every point visits every replica set (readiness
+ * checks). Returns how many were written: min(n, nodes). */
+uint32_t cn_ring_replicas_at(const struct cn_ring *r, uint32_t i, uint32_t n, uint32_t *out);
+
 /* Checks the invariants (points sorted, every node owns its points);
  * returns CN_OK or CN_CORRUPT. For unit tests. */
 int cn_ring_validate(const struct cn_ring *r);
