@@ -103,7 +103,6 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     w->index = i;
     w->cfg = s->cfg;
     w->creds = s->creds;
-    w->cluster = s->cluster;
     w->base = event_base_new();
     if (w->base == NULL) {
         snprintf(err, CN_ERR_LEN, "event_base_new failed");
@@ -122,6 +121,8 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->reclaim = gw_lo_reclaim_new(w->base, x->store);
     x->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
     x->metrics = s->metrics;
+    x->cluster = s->cluster;
+    x->draining = &w->http.draining;
     x->lo.base = w->base;
     gw_server_s3_opts(s->cfg, x);
     struct gw_sigv4_config sc = {

@@ -23,7 +23,6 @@ struct gw_bucket_owner_cache;
 struct gw_s3_metrics;
 
 struct gw_server;
-struct gw_cluster;
 
 struct gw_worker {
     struct gw_server *server;
@@ -37,7 +36,6 @@ struct gw_worker {
     struct gw_s3_ctx s3;
     const struct gw_config *cfg;
     const struct gw_credentials *creds;
-    const struct gw_cluster *cluster;   /* readiness (GET /_cairn/ready) */
     pthread_t thread;
 };
 

@@ -17,6 +17,7 @@ struct gw_lo_reclaim;
 struct gw_bucket_owner_cache;
 struct gw_sigv4;
 struct gw_s3_metrics;
+struct gw_cluster;
 
 struct gw_s3_opts {
     const char *region;          /* s3.region */
@@ -33,6 +34,8 @@ struct gw_s3_ctx {
     struct gw_bucket_owner_cache *owners;   /* bucket -> owner (bucket_owner.c) */
     struct gw_sigv4 *sigv4;
     struct gw_s3_metrics *metrics;          /* NULL: not counted */
+    const struct gw_cluster *cluster;       /* readiness (GET /_cairn/ready) */
+    const int *draining;                    /* this thread's HTTP loop is stopping */
     struct gw_lo_env lo;
     struct gw_s3_opts opts;
 };

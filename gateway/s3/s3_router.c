@@ -36,10 +36,10 @@ static int gw_s3_router_probe(struct gw_req *r)
         snprintf(why, sizeof(why), "ok");
     } else if (h->path_len == 13 && memcmp(h->path, "/_cairn/ready", 13) == 0) {
         snprintf(why, sizeof(why), "ok");
-        if (r->worker->http.draining) {   /* this thread's: it serves r */
+        if (*r->s3->draining) {   /* this thread's: it serves r */
             status = 503;
             snprintf(why, sizeof(why), "draining: the gateway is stopping");
-        } else if (!gw_cluster_ready(r->worker->cluster, why, sizeof(why))) {
+        } else if (!gw_cluster_ready(r->s3->cluster, why, sizeof(why))) {
             status = 503;
         }
     } else {
