@@ -15,6 +15,8 @@
 #   UP_BEFORE="--auth none" UP_AFTER="--auth curve" before_after.sh B B
 #   BA_DIR, BA_PORT, BA_BASE_PORT: the cluster's folder and ports (default
 #   /tmp/ba-cairn, 18700, 19700), to run beside another before/after
+#   LOCAL_BEFORE, LOCAL_AFTER: the cairn-local each side starts with (default
+#   this tree's); an older build wants its own tree's, whose configs it reads
 set -euo pipefail
 before=$(cd "$1" && pwd); after=$(cd "$2" && pwd)
 out=${3:-/tmp/before-after}
@@ -25,11 +27,11 @@ ck=AKIACAIRNDEV00000000; cs=cairn-dev-secret-key-000000000000000000
 mkdir -p "$out"; : >"$out/runs.txt"
 uptime >"$out/uptime-start.txt"
 
-one() { # label build up_args -> appends "label small_ops large_MBps" to runs.txt
-  local label=$1 build=$2 up_args=$3 dir=${BA_DIR:-/tmp/ba-cairn} port=${BA_PORT:-18700}
-  "$src/deploy/local/cairn-local" down --dir $dir >/dev/null 2>&1 || true
+one() { # label build up_args launcher -> appends "label small_ops large_MBps" to runs.txt
+  local label=$1 build=$2 up_args=$3 local_sh=$4 dir=${BA_DIR:-/tmp/ba-cairn} port=${BA_PORT:-18700}
+  "$local_sh" down --dir $dir >/dev/null 2>&1 || true
   rm -rf $dir
-  "$src/deploy/local/cairn-local" up -d --no-build --build "$build" --dir $dir \
+  "$local_sh" up -d --no-build --build "$build" --dir $dir \
     --gateway-port $port --base-port "${BA_BASE_PORT:-19700}" --nodes 1 $up_args >"$out/$label.up.log" 2>&1
   local ep=http://127.0.0.1:$port a=(--access_key $ck --secret_key $cs --progress false --plot false)
   # the gateway may not have seen the node up yet: wait until PUTs succeed
@@ -52,7 +54,7 @@ one() { # label build up_args -> appends "label small_ops large_MBps" to runs.tx
   "$bench" --endpoint $ep/basl "${a[@]}" --out "$out/$label-g256m" --concurrent 1 --duration_s "$dur" \
     --operations '[{get,1}]' --key_generator '{uniform_int,1}' --http_raw_request_timeout 0 \
     --not_found_ok false --json "$out/$label-g256m.json" >/dev/null 2>&1
-  "$src/deploy/local/cairn-local" down --dir $dir >/dev/null 2>&1 || true
+  "$local_sh" down --dir $dir >/dev/null 2>&1 || true
   python3 - "$out/$label-g4k.json" "$out/$label-g256m.json" "$label" >>"$out/runs.txt" <<'PY'
 import json, sys
 def rate(p):
@@ -65,8 +67,8 @@ PY
 }
 
 for i in $(seq 1 "$rounds"); do
-  one before-$i "$before" "${UP_BEFORE:---auth none}"
-  one after-$i "$after" "${UP_AFTER:---auth none}"
+  one before-$i "$before" "${UP_BEFORE-"--auth none"}" "${LOCAL_BEFORE:-$src/deploy/local/cairn-local}"
+  one after-$i "$after" "${UP_AFTER-"--auth none"}" "${LOCAL_AFTER:-$src/deploy/local/cairn-local}"
 done
 uptime >"$out/uptime-end.txt"
 python3 - "$out/runs.txt" <<'PY'
