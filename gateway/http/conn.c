@@ -393,6 +393,15 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
                 gw_conn_state_str(c->state));
     else if ((what & BEV_EVENT_ERROR) && c->state != GW_CONN_IDLE)
         CN_LOGR(CN_LOG_INFO, r->id, "client connection error in %s", gw_conn_state_str(c->state));
+    if ((what & BEV_EVENT_ERROR) && c->tls) {
+        /* failed handshakes (old protocol versions, plain HTTP, scanners):
+         * only at debug, they come from outside at any rate */
+        unsigned long e = bufferevent_get_openssl_error(c->bev);
+        char why[256] = "no TLS error";
+        if (e != 0)
+            ERR_error_string_n(e, why, sizeof(why));
+        CN_LOGR(CN_LOG_DEBUG, r->id, "conn %p: TLS: %s", (void *)c, why);
+    }
     gw_conn_close(c);
 }
 
