@@ -373,8 +373,13 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
     (void)bev;
     struct gw_conn *c = arg;
     struct gw_http_req *r = c->req;
-    if (what == BEV_EVENT_CONNECTED)   /* a TLS handshake is done: nothing to do */
+    if (what == BEV_EVENT_CONNECTED) {
+        /* a TLS handshake is done (it had http.header_timeout, like a
+         * head): from here the connection is idle until its first request */
+        if (c->state == GW_CONN_IDLE)
+            gw_conn_arm_timer(c, c->loop->opts.keepalive_timeout_ms);
         return;
+    }
     if ((what & BEV_EVENT_TIMEOUT) && c->state == GW_CONN_HANDLER && c->reading_body &&
         !r->body_done && !r->headers_sent) {
         CN_LOGR(CN_LOG_INFO, r->id, "request body idle for too long");
@@ -467,8 +472,10 @@ void gw_conn_body_start(struct gw_conn *c)
 }
 
 /* The bufferevent of a new connection: plain, or TLS (server side, the
- * handshake first) when ssl is set. It owns fd and ssl; on failure both are
- * released and NULL is returned. */
+ * handshake first) when ssl is set. It owns fd and ssl; on failure (out of
+ * memory only) returns NULL with fd closed; ssl is then libevent's, which
+ * frees it with its half-made bufferevent or, failing before that, leaks it
+ * (libevent does not say which, and a double free is worse than a leak). */
 static struct bufferevent *gw_conn_bev_new(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl)
 {
     struct bufferevent *bev;
@@ -483,7 +490,7 @@ static struct bufferevent *gw_conn_bev_new(struct gw_http_loop *l, evutil_socket
             bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
     }
     if (bev == NULL)
-        evutil_closesocket(fd);   /* ssl may be freed by libevent already: not touched */
+        evutil_closesocket(fd);
     return bev;
 }
 
@@ -519,6 +526,7 @@ void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl)
     struct timeval wt = gw_conn_tv(l->opts.body_idle_timeout_ms);
     bufferevent_set_timeouts(bev, NULL, &wt);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
-    gw_conn_arm_timer(c, l->opts.keepalive_timeout_ms);
+    /* a stalled TLS handshake is a slowloris too: it gets a head's time */
+    gw_conn_arm_timer(c, ssl != NULL ? l->opts.header_timeout_ms : l->opts.keepalive_timeout_ms);
     gw_accept_opened(l);   /* at the cap: stops accepting */
 }

@@ -221,6 +221,24 @@ def test_plain_http_to_tls_port(c):
     https_boto(c).list_buckets()
 
 
+def test_stalled_handshake(c):
+    """A connection that never completes its handshake is closed after
+    http.header_timeout (2 s here), not the keep-alive timeout."""
+    t0 = time.monotonic()
+    s = socket.create_connection(("127.0.0.1", c.tls_port), timeout=20)
+    try:
+        s.sendall(b"\x16\x03\x01")   # the start of a ClientHello, then silence
+        try:
+            got = s.recv(100)
+        except ConnectionResetError:
+            got = b""
+    finally:
+        s.close()
+    took = time.monotonic() - t0
+    check(got == b"" and 1.5 < took < 10, "stalled handshake closed after %.1f s (%r)"
+          % (took, got))
+
+
 def test_close_paths(c):
     """The connection-closing paths over TLS: Connection: close ends in the
     response then a close (close_notify, then EOF), and a refused upload
@@ -331,9 +349,9 @@ def main():
         pki.issue(0x1001)
         tls_port = free_port()
         settings = {"http.tls_port": tls_port, "http.tls_cert_file": pki.cert,
-                    "http.tls_key_file": pki.key}
+                    "http.tls_key_file": pki.key, "http.header_timeout": "2s"}
         tests = [test_boto3_https, test_awscli_https, test_rclone_https, test_old_tls_refused,
-                 test_plain_http_to_tls_port, test_close_paths, test_sighup_reload, test_bad_files_refuse_start]
+                 test_plain_http_to_tls_port, test_stalled_handshake, test_close_paths, test_sighup_reload, test_bad_files_refuse_start]
         with Cluster(nodes=1, settings=settings) as c:
             c.pki, c.tls_port = pki, tls_port
             for t in tests:
