@@ -3,7 +3,7 @@ D/tls, the gateway serving HTTPS next to plain HTTP, and `env` pointing the
 aws cli at the https endpoint with AWS_CA_BUNDLE (no --ca-bundle needed).
 A second up keeps the CA, so clients that trust it keep working."""
 import os
-import subprocess
+import shutil
 import tempfile
 
 from test_local_cluster import BIN, LOCAL, free_block, run
@@ -65,6 +65,7 @@ def main():
         assert "AWS_CA_BUNDLE" not in printed, printed
     finally:
         run(LOCAL, "down", *common, check=False)
+        shutil.rmtree(d, ignore_errors=True)
     print("ok: cairn-local up --tls, env over https, CA kept across ups")
 
 
