@@ -177,6 +177,8 @@ static CURLcode bench_bucket_send(const struct bench_settings *s, const char *ur
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, curl_err);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROXY, "");
+    if (s->ca_cert[0] != '\0')
+        curl_easy_setopt(e, CURLOPT_CAINFO, s->ca_cert);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
                      s->request_timeout_ms > 0 ? (long)s->request_timeout_ms
                                                : BENCH_BUCKET_TIMEOUT_MS);
@@ -232,7 +234,7 @@ int bench_bucket_create(const struct bench_settings *s, enum bench_bucket_verdic
     }
     bench_settings_host(s, 0, host, sizeof(host));
     snprintf(uri, sizeof(uri), "/%s", name);
-    snprintf(url, sizeof(url), "http://%s%s", host, uri);
+    snprintf(url, sizeof(url), "%s://%s%s", s->https ? "https" : "http", host, uri);
     snprintf(what, sizeof(what), "could not create bucket '%s' at %s", name, url);
     if (bench_bucket_config_body(s->region, body, sizeof(body)) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "%s: region '%s' too long", what, s->region);

@@ -430,9 +430,10 @@ BENCH_SET_TEXT(bench_set_access_key, access_key)
 BENCH_SET_TEXT(bench_set_secret_key, secret_key)
 BENCH_SET_TEXT(bench_set_session_token, session_token)
 BENCH_SET_TEXT(bench_set_region, region)
+BENCH_SET_TEXT(bench_set_ca_cert, ca_cert)
 
-/* http://host:port[/path] sets http_raw_ips, http_raw_port and, when a path
- * is given, http_raw_path. */
+/* http[s]://host:port[/path] sets http_raw_ips, http_raw_port (default 80
+ * or 443), https and, when a path is given, http_raw_path. */
 static int bench_set_endpoint(struct bench_settings *s, const struct bench_term *v,
                               char err[CN_ERR_LEN])
 {
@@ -440,10 +441,13 @@ static int bench_set_endpoint(struct bench_settings *s, const struct bench_term 
     if (bench_settings_str(v, text, sizeof(text), err) != CN_OK)
         return CN_INVAL;
     const char *p = text;
+    int https = 0;
     if (strncmp(p, "http://", 7) == 0)
         p += 7;
+    else if (strncmp(p, "https://", 8) == 0)
+        p += 8, https = 1;
     else if (strstr(p, "://") != NULL)
-        return bench_settings_bad(err, v, "an http:// URL (https is not supported)");
+        return bench_settings_bad(err, v, "an http:// or https:// URL");
     char host[128];
     size_t hl = strcspn(p, ":/");
     if (hl == 0 || hl >= sizeof(host))
@@ -451,7 +455,7 @@ static int bench_set_endpoint(struct bench_settings *s, const struct bench_term 
     memcpy(host, p, hl);
     host[hl] = '\0';
     p += hl;
-    int port = 80;
+    int port = https ? 443 : 80;
     if (*p == ':') {
         char *end;
         long x = strtol(p + 1, &end, 10);
@@ -466,11 +470,18 @@ static int bench_set_endpoint(struct bench_settings *s, const struct bench_term 
     if (bench_settings_add_ip(s, host, err) != CN_OK)
         return CN_INVAL;
     s->port = port;
+    s->https = https;
     if (*p == '/' && p[1] != '\0') {
         struct bench_term pt = {.type = BENCH_TERM_STRING, .s = p, .len = strlen(p)};
         return bench_set_path(s, &pt, err);
     }
     return CN_OK;
+}
+
+static int bench_set_https(struct bench_settings *s, const struct bench_term *v,
+                           char err[CN_ERR_LEN])
+{
+    return bench_settings_bool(v, &s->https, err);
 }
 
 static int bench_set_integrity(struct bench_settings *s, const struct bench_term *v,
@@ -576,8 +587,11 @@ static const struct bench_setting_desc bench_settings_table[] = {
      "results go to DIR/<timestamp>/ with DIR/current linked to it"},
     {"out", bench_set_out_dir, 1, "DIR", "results straight into DIR (no timestamp, no link)"},
     {"json", bench_set_json, 1, "FILE", "also write the final summary JSON here (- = stdout)"},
-    {"endpoint", bench_set_endpoint, 1, "http://host:port[/path]",
-     "shorthand for http_raw_ips, http_raw_port and http_raw_path"},
+    {"endpoint", bench_set_endpoint, 1, "http[s]://host:port[/path]",
+     "shorthand for http_raw_ips, http_raw_port, http_raw_path and https (env AWS_ENDPOINT_URL)"},
+    {"https", bench_set_https, 0, "true|false", "TLS toward the servers (an https endpoint)"},
+    {"ca_cert", bench_set_ca_cert, 1, "FILE",
+     "PEM CA bundle that verifies an https server (env AWS_CA_BUNDLE; default: the system's)"},
     {"access_key", bench_set_access_key, 1, "KEY",
      "SigV4 access key (env AWS_ACCESS_KEY_ID); none: requests are unsigned"},
     {"secret_key", bench_set_secret_key, 1, "SECRET", "SigV4 secret (env AWS_SECRET_ACCESS_KEY)"},
@@ -664,6 +678,7 @@ int bench_settings_apply_env(struct bench_settings *s, char err[CN_ERR_LEN])
         {"AWS_DEFAULT_REGION", bench_set_region},
         {"AWS_REGION", bench_set_region},
         {"AWS_ENDPOINT_URL", bench_set_endpoint},
+        {"AWS_CA_BUNDLE", bench_set_ca_cert},
     };
     for (size_t i = 0; i < CN_ARRAY_LEN(vars); i++) {
         const char *val = getenv(vars[i].var);
@@ -1014,6 +1029,8 @@ void bench_settings_dump(const struct bench_settings *s, FILE *out)
     bench_settings_dump_str(out, "secret_key", s->secret_key[0] ? "<set>" : "");
     bench_settings_dump_str(out, "session_token", s->session_token[0] ? "<set>" : "");
     bench_settings_dump_str(out, "region", s->region);
+    fprintf(out, "{https, %s}.\n", s->https ? "true" : "false");
+    bench_settings_dump_str(out, "ca_cert", s->ca_cert);
     fprintf(out,
             "{integrity, %s}.\n{range_len, %lld}.\n{list_max_keys, %d}.\n{recv_rate, %lld}.\n"
             "{threads, %d}.\n{seed, %llu}.\n{not_found_ok, %s}.\n{progress, %s}.\n"

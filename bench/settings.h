@@ -91,6 +91,8 @@ struct bench_settings {
     int progress;               /* -1 auto (a terminal), 0 off, 1 on */
     int plot;
     int create_bucket;          /* PUT /BUCKET before a run that has put */
+    int https;                  /* an https:// endpoint: TLS toward the servers */
+    char ca_cert[1024];         /* PEM CA bundle that verifies them; empty: the system's */
 };
 
 /* Called with one line for each warning (unknown key, ignored key). */

@@ -125,6 +125,8 @@ void bench_worker_init(struct bench_worker *w, struct bench_loop *loop, int id)
     curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, (long)(2 * 1024 * 1024));
     if (s->request_timeout_ms > 0)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)s->request_timeout_ms);
+    if (s->ca_cert[0] != '\0')
+        curl_easy_setopt(e, CURLOPT_CAINFO, s->ca_cert);
     if (s->recv_rate > 0) {
         /* a slow client: small reads, and a small socket buffer so the
          * server feels the back-pressure instead of the kernel absorbing it */
@@ -142,7 +144,7 @@ void bench_worker_init(struct bench_worker *w, struct bench_loop *loop, int id)
      * A host that does not parse keeps the text URL, so the request fails
      * with libcurl's own error as before. */
     char base[sizeof(w->host) + 16];
-    snprintf(base, sizeof(base), "http://%s/", w->host);
+    snprintf(base, sizeof(base), "%s://%s/", s->https ? "https" : "http", w->host);
     w->uh = curl_url();
     CN_ASSERT(w->uh != NULL);
     if (curl_url_set(w->uh, CURLUPART_URL, base, 0) == CURLUE_OK) {
@@ -320,8 +322,8 @@ int bench_worker_start(struct bench_worker *w, uint64_t now_us)
             curl_url_set(w->uh, CURLUPART_QUERY, query[0] != '\0' ? query : NULL, 0);
         w->uh_query = query[0] != '\0';
     } else {
-        snprintf(w->url, sizeof(w->url), "http://%s%s%s%s", w->host, uri, query[0] ? "?" : "",
-                 query);
+        snprintf(w->url, sizeof(w->url), "%s://%s%s%s%s", s->https ? "https" : "http", w->host,
+                 uri, query[0] ? "?" : "", query);
         curl_easy_setopt(e, CURLOPT_URL, w->url);
     }
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);

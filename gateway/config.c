@@ -50,6 +50,14 @@ const struct cn_config_desc gw_config_table[] = {
      "stops accepting (new connections wait in the kernel's listen backlog) until one closes. "
      "0 = from the fd limit: RLIMIT_NOFILE (raised toward 4096 + the reserve where the hard "
      "limit allows) minus a reserve for storage sockets, files and logs"},
+    {"http.tls_port", CN_CONF_INT, GW_OFF(http_tls_port), "0", 0, 65535, NULL,
+     "TCP port of the HTTPS listener (same address and threads as http.port, TLS 1.2 and "
+     "up); 0: off. Needs http.tls_cert_file and http.tls_key_file; SIGHUP reloads both"},
+    {"http.tls_cert_file", CN_CONF_STRING, GW_OFF(http_tls_cert_file), "", 0, 0, NULL,
+     "http.tls_port: PEM file of the server certificate, followed by its intermediate CA "
+     "certificates"},
+    {"http.tls_key_file", CN_CONF_STRING, GW_OFF(http_tls_key_file), "", 0, 0, NULL,
+     "http.tls_port: PEM file of the certificate's private key (keep it mode 0600)"},
     {"storage.nodes", CN_CONF_STRING, GW_OFF(storage_nodes), "tcp://127.0.0.1:7001", 0, 0, NULL,
      "comma-separated ZeroMQ endpoints of the storage nodes (the ring's members)"},
     {"storage.request_timeout", CN_CONF_MSEC, GW_OFF(storage_request_timeout_ms), "10s", 10,
@@ -155,6 +163,18 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
         snprintf(err, CN_ERR_LEN, "large_object.reading_chunked_obj_len (%lld) is above "
                  "large_object.chunked_obj_len (%lld): a slice never crosses a chunk",
                  (long long)cfg->lo_read_len, (long long)cfg->lo_chunk_len);
+        return CN_INVAL;
+    }
+    if (cfg->http_tls_port > 0 &&
+        (cfg->http_tls_cert_file == NULL || cfg->http_tls_cert_file[0] == '\0' ||
+         cfg->http_tls_key_file == NULL || cfg->http_tls_key_file[0] == '\0')) {
+        snprintf(err, CN_ERR_LEN, "http.tls_port is set: http.tls_cert_file and "
+                 "http.tls_key_file are required");
+        return CN_INVAL;
+    }
+    if (cfg->http_tls_port > 0 && cfg->http_tls_port == cfg->http_port) {
+        snprintf(err, CN_ERR_LEN, "http.tls_port and http.port are both %lld",
+                 (long long)cfg->http_port);
         return CN_INVAL;
     }
     if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {

@@ -26,6 +26,9 @@ struct gw_config {
     int64_t http_body_buffer;
     int64_t http_read_size;
     int64_t http_max_connections;
+    int64_t http_tls_port;
+    char *http_tls_cert_file;
+    char *http_tls_key_file;
     /* storage */
     char *storage_nodes;
     int64_t storage_request_timeout_ms;

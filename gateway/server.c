@@ -18,6 +18,7 @@
 #include "accept.h"
 #include "bucket_owner.h"
 #include "cluster.h"
+#include "http_tls.h"
 #include "request.h"
 #include "s3_metrics.h"
 #include "lo_reclaim.h"
@@ -41,6 +42,8 @@ struct gw_server {
     struct gw_s3_metrics *metrics;      /* NULL: metrics.port 0 */
     struct cn_metrics_http *metrics_http;
     int port;
+    struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
+    int tls_port;
     uint64_t boot_s;
     int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
     struct event_base *ctl;          /* the main thread's loop: signals, the workers' ends */
@@ -137,6 +140,9 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     }
     if (gw_http_loop_listen(&w->http, s->cfg->http_listen, &s->port, err) != CN_OK)
         return CN_ERR;
+    if (s->tls != NULL && gw_http_loop_listen_tls(&w->http, s->cfg->http_listen, &s->tls_port,
+                                                  s->tls, err) != CN_OK)
+        return CN_ERR;
     return gw_accept_worker_init(s->accept, &w->http, err);
 }
 
@@ -194,6 +200,12 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->cluster = gw_cluster_new(cfg, err);
     if (s->cluster == NULL)
         goto fail;
+    if (cfg->http_tls_port > 0) {
+        s->tls_port = (int)cfg->http_tls_port;
+        s->tls = gw_http_tls_new(cfg->http_tls_cert_file, cfg->http_tls_key_file, err);
+        if (s->tls == NULL)
+            goto fail;
+    }
     s->zmq = zmq_ctx_new();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     s->n_workers = cfg->http_threads > 0 ? (uint32_t)cfg->http_threads
@@ -220,6 +232,11 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     char desc[128];
     gw_cluster_describe(s->cluster, desc, sizeof(desc));
     cn_info("listening on %s:%d, %u threads, %s", cfg->http_listen, s->port, s->n_workers, desc);
+    if (s->tls != NULL) {
+        char cert[512];
+        gw_http_tls_describe(s->tls, cert, sizeof(cert));
+        cn_info("HTTPS on %s:%d: %s", cfg->http_listen, s->tls_port, cert);
+    }
     return s;
 fail:
     gw_server_free(s);
@@ -282,6 +299,28 @@ static void gw_server_on_signal(evutil_socket_t sig, short what, void *arg)
                         &now);
 }
 
+/* SIGHUP: the HTTPS certificate and key are read again and used for the
+ * connections accepted from now on; a file that does not load leaves the
+ * old certificate in place (logged). */
+static void gw_server_on_reload(evutil_socket_t sig, short what, void *arg)
+{
+    (void)sig;
+    (void)what;
+    struct gw_server *s = arg;
+    if (s->tls == NULL) {
+        cn_info("SIGHUP: nothing to reload (http.tls_port is 0)");
+        return;
+    }
+    char err[CN_ERR_LEN];
+    if (gw_http_tls_reload(s->tls, err) != CN_OK) {
+        cn_error("SIGHUP: TLS certificate not reloaded, the previous one stays: %s", err);
+        return;
+    }
+    char cert[512];
+    gw_http_tls_describe(s->tls, cert, sizeof(cert));
+    cn_info("SIGHUP: TLS certificate reloaded: %s", cert);
+}
+
 /* The workers run on their own threads; the main thread's loop takes the
  * signals (so it keeps answering a second one while workers drain) and ends
  * when every worker has ended. */
@@ -296,6 +335,8 @@ int gw_server_run(struct gw_server *s)
     struct event *sigterm = evsignal_new(s->ctl, SIGTERM, gw_server_on_signal, s);
     event_add(sigint, NULL);
     event_add(sigterm, NULL);
+    struct event *sighup = evsignal_new(s->ctl, SIGHUP, gw_server_on_reload, s);
+    event_add(sighup, NULL);
     for (uint32_t i = 0; i < s->n_workers; i++)
         pthread_create(&s->workers[i].thread, NULL, gw_server_thread, &s->workers[i]);
     event_base_dispatch(s->ctl);
@@ -303,6 +344,7 @@ int gw_server_run(struct gw_server *s)
         pthread_join(s->workers[i].thread, NULL);
     event_free(sigint);
     event_free(sigterm);
+    event_free(sighup);
     event_free(s->worker_ended);
     event_base_free(s->ctl);
     s->ctl = NULL;
@@ -336,5 +378,6 @@ void gw_server_free(struct gw_server *s)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);
     gw_credentials_free(s->creds);
+    gw_http_tls_free(s->tls);   /* after the loops: their connections hold SSL_CTX refs */
     cn_free(s);
 }

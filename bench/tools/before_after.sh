@@ -17,6 +17,10 @@
 #   /tmp/ba-cairn, 18700, 19700), to run beside another before/after
 #   LOCAL_BEFORE, LOCAL_AFTER: the cairn-local each side starts with (default
 #   this tree's); an older build wants its own tree's, whose configs it reads
+#   The loads go to the endpoint `cairn-local env` prints, so the cost of
+#   TLS on one build is UP_AFTER="--auth none --tls" before_after.sh B B
+#   (https with cairn-local's CA on the after side).
+#   Also reported: the PUT of the 256 MiB object, MB/s (one request; noisy).
 set -euo pipefail
 before=$(cd "$1" && pwd); after=$(cd "$2" && pwd)
 out=${3:-/tmp/before-after}
@@ -27,13 +31,17 @@ ck=AKIACAIRNDEV00000000; cs=cairn-dev-secret-key-000000000000000000
 mkdir -p "$out"; : >"$out/runs.txt"
 uptime >"$out/uptime-start.txt"
 
-one() { # label build up_args launcher -> appends "label small_ops large_MBps" to runs.txt
+one() { # label build up_args launcher -> appends "label small_ops large_MBps errors put_MBps" to runs.txt
   local label=$1 build=$2 up_args=$3 local_sh=$4 dir=${BA_DIR:-/tmp/ba-cairn} port=${BA_PORT:-18700}
   "$local_sh" down --dir $dir >/dev/null 2>&1 || true
   rm -rf $dir
   "$local_sh" up -d --no-build --build "$build" --dir $dir \
     --gateway-port $port --base-port "${BA_BASE_PORT:-19700}" --nodes 1 $up_args >"$out/$label.up.log" 2>&1
-  local ep=http://127.0.0.1:$port a=(--access_key $ck --secret_key $cs --progress false --plot false)
+  local envout ep ca a=(--access_key $ck --secret_key $cs --progress false --plot false)
+  envout=$("$local_sh" env --dir $dir)
+  ep=$(sed -n 's/^export AWS_ENDPOINT_URL=//p' <<<"$envout")
+  ca=$(sed -n 's/^export AWS_CA_BUNDLE=//p' <<<"$envout")
+  [ -n "$ca" ] && a+=(--ca_cert "$ca")
   # the gateway may not have seen the node up yet: wait until PUTs succeed
   for _ in $(seq 1 20); do
     "$bench" --endpoint $ep/bas "${a[@]}" --out "$out/$label-warm" --concurrent 1 --duration_s 1 \
@@ -50,18 +58,20 @@ one() { # label build up_args launcher -> appends "label small_ops large_MBps" t
     --json "$out/$label-g4k.json" >/dev/null 2>&1
   "$bench" --endpoint $ep/basl "${a[@]}" --out "$out/$label-p256m" --concurrent 1 --duration_s 300 \
     --operations '[{put,1}]' --key_generator '{partitioned_sequential_int,1,1}' \
-    --value_generator '{fixed_bin,268435456}' --http_raw_request_timeout 0 >/dev/null 2>&1
+    --value_generator '{fixed_bin,268435456}' --http_raw_request_timeout 0 \
+    --json "$out/$label-p256m.json" >/dev/null 2>&1
   "$bench" --endpoint $ep/basl "${a[@]}" --out "$out/$label-g256m" --concurrent 1 --duration_s "$dur" \
     --operations '[{get,1}]' --key_generator '{uniform_int,1}' --http_raw_request_timeout 0 \
     --not_found_ok false --json "$out/$label-g256m.json" >/dev/null 2>&1
   "$local_sh" down --dir $dir >/dev/null 2>&1 || true
-  python3 - "$out/$label-g4k.json" "$out/$label-g256m.json" "$label" >>"$out/runs.txt" <<'PY'
+  python3 - "$out/$label-g4k.json" "$out/$label-g256m.json" "$label" "$out/$label-p256m.json" \
+    >>"$out/runs.txt" <<'PY'
 import json, sys
 def rate(p):
     t = json.load(open(p))["total"]
     return t["ops_per_sec"], t["bytes_per_sec"] / 1e6, t["errors"]
-s, _, e1 = rate(sys.argv[1]); _, mb, e2 = rate(sys.argv[2])
-print(sys.argv[3], round(s), round(mb), e1 + e2)
+s, _, e1 = rate(sys.argv[1]); _, mb, e2 = rate(sys.argv[2]); _, put, e3 = rate(sys.argv[4])
+print(sys.argv[3], round(s), round(mb), e1 + e2 + e3, round(put))
 PY
   tail -n 1 "$out/runs.txt"
 }
@@ -82,5 +92,8 @@ print("| load | before (median) | after (median) | after/before |")
 print("|---|---|---|---|")
 print("| GET 4 KiB, 32 workers, ops/s | %.0f | %.0f | %.2f |" % (sb, sa, sa / sb))
 print("| GET 256 MiB, 1 stream, MB/s | %.0f | %.0f | %.2f |" % (lb, la, la / lb))
+if all(len(r) > 4 for r in rows):
+    pb, pa = med("before", 4), med("after", 4)
+    print("| PUT 256 MiB, 1 request, MB/s | %.0f | %.0f | %.2f |" % (pb, pa, pa / pb))
 print("errors:", sum(int(r[3]) for r in rows))
 PY

@@ -88,18 +88,24 @@ uint64_t gw_accept_open(const struct gw_accept *a)
 void gw_accept_sync(struct gw_http_loop *w)
 {
     struct gw_accept *a = w->accept;
-    int want = w->listener != NULL && !w->draining && !w->accept_backoff &&
-               atomic_load(&a->open) < a->max;
-    if (w->listener == NULL) {
+    int any = w->listener != NULL || w->tls_listener != NULL;
+    int want = any && !w->draining && !w->accept_backoff && atomic_load(&a->open) < a->max;
+    if (!any) {
         w->accept_on = 0;
         return;
     }
     if (want == w->accept_on)
         return;
-    if (want)
-        evconnlistener_enable(w->listener);
-    else
-        evconnlistener_disable(w->listener);
+    /* the plain and the HTTPS listener count against the same cap */
+    struct evconnlistener *lis[] = {w->listener, w->tls_listener};
+    for (size_t i = 0; i < CN_ARRAY_LEN(lis); i++) {
+        if (lis[i] == NULL)
+            continue;
+        if (want)
+            evconnlistener_enable(lis[i]);
+        else
+            evconnlistener_disable(lis[i]);
+    }
     w->accept_on = want;
     cn_debug("thread %u: %s accepting (%llu open, cap %llu%s)", w->index,
              want ? "resumes" : "stops", (unsigned long long)atomic_load(&a->open),
@@ -153,7 +159,7 @@ int gw_accept_worker_init(struct gw_accept *a, struct gw_http_loop *w, char err[
 {
     CN_ASSERT(a->n_attached < a->n_workers);
     w->accept = a;
-    w->accept_on = w->listener != NULL;
+    w->accept_on = w->listener != NULL || w->tls_listener != NULL;
     w->accept_wake = event_new(w->base, -1, 0, gw_accept_on_wake, w);
     w->accept_retry = evtimer_new(w->base, gw_accept_on_retry, w);
     if (w->accept_wake == NULL || w->accept_retry == NULL) {
@@ -162,6 +168,8 @@ int gw_accept_worker_init(struct gw_accept *a, struct gw_http_loop *w, char err[
     }
     if (w->listener != NULL)
         evconnlistener_set_error_cb(w->listener, gw_accept_on_error);
+    if (w->tls_listener != NULL)
+        evconnlistener_set_error_cb(w->tls_listener, gw_accept_on_error);
     a->workers[a->n_attached++] = w;
     return CN_OK;
 }

@@ -3,7 +3,9 @@
  * struct gw_http_app: in cairn, the S3 layer). Timeouts are
  * per phase: keep-alive idle and the head deadline run on c->timer; body and
  * response progress use the bufferevent's idle timeouts, so a slow but live
- * transfer is never cut while a stalled one is. */
+ * transfer is never cut while a stalled one is. An HTTPS connection runs the
+ * same machine over a TLS bufferevent (libevent's OpenSSL filter on the
+ * socket); only the write-side shutdown differs. */
 #include "conn.h"
 
 #include <netinet/in.h>
@@ -13,6 +15,9 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "accept.h"
 #include "http_loop.h"
@@ -308,7 +313,25 @@ static void gw_conn_on_kick(evutil_socket_t fd, short what, void *arg)
 static void gw_conn_linger(struct gw_conn *c)
 {
     c->lingering = 1;
-    shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+    SSL *ssl = c->tls ? bufferevent_openssl_get_ssl(c->bev) : NULL;
+    if (ssl != NULL) {
+        /* TLS: a TCP half-close under the session would end it without
+         * close_notify (a truncation to the client); send the alert on the
+         * socket (the output is flushed) and keep reading through TLS. If it
+         * cannot go out now, the connection is simply closed. */
+        int rc = SSL_shutdown(ssl);
+        if (rc < 0) {
+            char e[256] = "";
+            ERR_error_string_n(ERR_peek_last_error(), e, sizeof(e));
+            CN_LOGR(CN_LOG_DEBUG, c->req->id, "conn %p: TLS shutdown failed (%d, %s), closing",
+                    (void *)c, SSL_get_error(ssl, rc), e);
+            ERR_clear_error();
+            gw_conn_close(c);
+            return;
+        }
+    } else {
+        shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+    }
     struct timeval t = {2, 0};
     bufferevent_set_timeouts(c->bev, &t, NULL);
     bufferevent_enable(c->bev, EV_READ);
@@ -350,6 +373,13 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
     (void)bev;
     struct gw_conn *c = arg;
     struct gw_http_req *r = c->req;
+    if (what == BEV_EVENT_CONNECTED) {
+        /* a TLS handshake is done (it had http.header_timeout, like a
+         * head): from here the connection is idle until its first request */
+        if (c->state == GW_CONN_IDLE)
+            gw_conn_arm_timer(c, c->loop->opts.keepalive_timeout_ms);
+        return;
+    }
     if ((what & BEV_EVENT_TIMEOUT) && c->state == GW_CONN_HANDLER && c->reading_body &&
         !r->body_done && !r->headers_sent) {
         CN_LOGR(CN_LOG_INFO, r->id, "request body idle for too long");
@@ -368,6 +398,15 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
                 gw_conn_state_str(c->state));
     else if ((what & BEV_EVENT_ERROR) && c->state != GW_CONN_IDLE)
         CN_LOGR(CN_LOG_INFO, r->id, "client connection error in %s", gw_conn_state_str(c->state));
+    if ((what & BEV_EVENT_ERROR) && c->tls) {
+        /* failed handshakes (old protocol versions, plain HTTP, scanners):
+         * only at debug, they come from outside at any rate */
+        unsigned long e = bufferevent_get_openssl_error(c->bev);
+        char why[256] = "no TLS error";
+        if (e != 0)
+            ERR_error_string_n(e, why, sizeof(why));
+        CN_LOGR(CN_LOG_DEBUG, r->id, "conn %p: TLS: %s", (void *)c, why);
+    }
     gw_conn_close(c);
 }
 
@@ -432,16 +471,38 @@ void gw_conn_body_start(struct gw_conn *c)
     gw_conn_kick(c);
 }
 
-void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd)
+/* The bufferevent of a new connection: plain, or TLS (server side, the
+ * handshake first) when ssl is set. It owns fd and ssl; on failure (out of
+ * memory only) returns NULL with fd closed; ssl is then libevent's, which
+ * frees it with its half-made bufferevent or, failing before that, leaks it
+ * (libevent does not say which, and a double free is worse than a leak). */
+static struct bufferevent *gw_conn_bev_new(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl)
 {
-    struct bufferevent *bev = bufferevent_socket_new(l->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    if (bev == NULL) {
-        evutil_closesocket(fd);
-        return;
+    struct bufferevent *bev;
+    if (ssl == NULL) {
+        bev = bufferevent_socket_new(l->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    } else {
+        bev = bufferevent_openssl_socket_new(l->base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                             BEV_OPT_CLOSE_ON_FREE);
+        /* clients often close without close_notify once they have their
+         * response (Content-Length framed): an EOF, not an error */
+        if (bev != NULL)
+            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
     }
+    if (bev == NULL)
+        evutil_closesocket(fd);
+    return bev;
+}
+
+void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl)
+{
+    struct bufferevent *bev = gw_conn_bev_new(l, fd, ssl);
+    if (bev == NULL)
+        return;
     struct gw_conn *c = cn_calloc(1, sizeof(*c));
     c->loop = l;
     c->bev = bev;
+    c->tls = ssl != NULL;
     c->refs = 1;
     c->kick = event_new(l->base, -1, 0, gw_conn_on_kick, c);
     c->timer = evtimer_new(l->base, gw_conn_on_timer, c);
@@ -465,6 +526,7 @@ void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd)
     struct timeval wt = gw_conn_tv(l->opts.body_idle_timeout_ms);
     bufferevent_set_timeouts(bev, NULL, &wt);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
-    gw_conn_arm_timer(c, l->opts.keepalive_timeout_ms);
+    /* a stalled TLS handshake is a slowloris too: it gets a head's time */
+    gw_conn_arm_timer(c, ssl != NULL ? l->opts.header_timeout_ms : l->opts.keepalive_timeout_ms);
     gw_accept_opened(l);   /* at the cap: stops accepting */
 }

@@ -9,6 +9,7 @@
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <openssl/ssl.h>
 
 #include "http_chunked.h"
 #include "http_parser.h"
@@ -39,6 +40,7 @@ struct gw_conn {
     int refs;             /* 1 for the open connection + holds of the request */
     int dead;             /* socket closed; memory waits for the holds */
     int close_after_write;
+    int tls;              /* bev is a TLS bufferevent (the HTTPS listener's) */
     int lingering;        /* response sent, write side shut: draining input */
     uint64_t lingered;
     int reading_body;     /* a handler asked for the body */
@@ -60,8 +62,9 @@ void gw_conn_close_when_idle(struct gw_conn *c);
  * with that hold, if ever. */
 void gw_conn_close_all(struct gw_http_loop *l);
 
-/* Takes over an accepted socket. On failure closes fd. */
-void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd);
+/* Takes over an accepted socket; with ssl (a fresh server-side SSL, owned
+ * from here on) it speaks TLS, the handshake first. On failure closes fd. */
+void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl);
 
 /* Marks c to close; the loop reaps it. Safe from any of c's callbacks. */
 void gw_conn_close(struct gw_conn *c);

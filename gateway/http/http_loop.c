@@ -9,6 +9,7 @@
 
 #include "accept.h"
 #include "conn.h"
+#include "http_tls.h"
 
 #include "cn/log.h"
 
@@ -37,11 +38,30 @@ static void gw_http_loop_on_accept(struct evconnlistener *lis, evutil_socket_t f
     (void)lis;
     (void)addr;
     (void)len;
-    gw_conn_accept(arg, fd);
+    gw_conn_accept(arg, fd, NULL);
 }
 
-int gw_http_loop_listen(struct gw_http_loop *l, const char *addr, int *port,
-                        char err[CN_ERR_LEN])
+/* An HTTPS connection: the same state machine over a TLS bufferevent, with
+ * the certificate current at accept time. */
+static void gw_http_loop_on_accept_tls(struct evconnlistener *lis, evutil_socket_t fd,
+                                       struct sockaddr *addr, int len, void *arg)
+{
+    (void)lis;
+    (void)addr;
+    (void)len;
+    struct gw_http_loop *l = arg;
+    SSL *ssl = gw_http_tls_ssl_new(l->tls);
+    if (ssl == NULL) {
+        evutil_closesocket(fd);
+        return;
+    }
+    gw_conn_accept(l, fd, ssl);
+}
+
+/* Binds a listener on addr:*port calling cb (see gw_http_loop_listen). */
+static struct evconnlistener *gw_http_loop_bind(struct gw_http_loop *l, const char *addr,
+                                                int *port, evconnlistener_cb cb,
+                                                char err[CN_ERR_LEN])
 {
     struct sockaddr_in sin;
     memset(&sin, 0, sizeof(sin));
@@ -49,22 +69,36 @@ int gw_http_loop_listen(struct gw_http_loop *l, const char *addr, int *port,
     sin.sin_port = htons((uint16_t)*port);
     if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
         snprintf(err, CN_ERR_LEN, "http.listen: '%s' is not an IPv4 address", addr);
-        return CN_INVAL;
+        return NULL;
     }
-    l->listener = evconnlistener_new_bind(
-        l->base, gw_http_loop_on_accept, l,
-        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT, 1024,
-        (struct sockaddr *)&sin, sizeof(sin));
-    if (l->listener == NULL) {
+    struct evconnlistener *lis = evconnlistener_new_bind(
+        l->base, cb, l, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT,
+        1024, (struct sockaddr *)&sin, sizeof(sin));
+    if (lis == NULL) {
         snprintf(err, CN_ERR_LEN, "cannot listen on %s:%d: %s", addr, *port, strerror(errno));
-        return CN_IO;
+        return NULL;
     }
     if (*port == 0) {
         socklen_t sl = sizeof(sin);
-        getsockname(evconnlistener_get_fd(l->listener), (struct sockaddr *)&sin, &sl);
+        getsockname(evconnlistener_get_fd(lis), (struct sockaddr *)&sin, &sl);
         *port = ntohs(sin.sin_port);
     }
-    return CN_OK;
+    return lis;
+}
+
+int gw_http_loop_listen(struct gw_http_loop *l, const char *addr, int *port,
+                        char err[CN_ERR_LEN])
+{
+    l->listener = gw_http_loop_bind(l, addr, port, gw_http_loop_on_accept, err);
+    return l->listener != NULL ? CN_OK : CN_IO;
+}
+
+int gw_http_loop_listen_tls(struct gw_http_loop *l, const char *addr, int *port,
+                            struct gw_http_tls *tls, char err[CN_ERR_LEN])
+{
+    l->tls = tls;
+    l->tls_listener = gw_http_loop_bind(l, addr, port, gw_http_loop_on_accept_tls, err);
+    return l->tls_listener != NULL ? CN_OK : CN_IO;
 }
 
 void gw_http_loop_drain_check(struct gw_http_loop *l)
@@ -90,7 +124,9 @@ void gw_http_loop_drain(struct gw_http_loop *l)
     l->draining = 1;
     if (l->listener != NULL)   /* closed: new connections are refused, not queued */
         evconnlistener_free(l->listener);
-    l->listener = NULL;
+    if (l->tls_listener != NULL)
+        evconnlistener_free(l->tls_listener);
+    l->listener = l->tls_listener = NULL;
     gw_accept_sync(l);
     for (struct gw_conn *c = l->conns, *next; c != NULL; c = next) {
         next = c->next;   /* closing unlinks c only later, from the loop */
@@ -107,7 +143,9 @@ void gw_http_loop_fini(struct gw_http_loop *l)
 {
     if (l->listener != NULL)
         evconnlistener_free(l->listener);
-    l->listener = NULL;
+    if (l->tls_listener != NULL)
+        evconnlistener_free(l->tls_listener);
+    l->listener = l->tls_listener = NULL;
     if (l->base != NULL)
         gw_conn_close_all(l);
     if (l->drain_deadline != NULL)

@@ -1,5 +1,6 @@
-/* The HTTP side of one event-loop thread: its listener (SO_REUSEPORT, so
- * every thread binds the same address), its open connections, the graceful
+/* The HTTP side of one event-loop thread: its listeners (SO_REUSEPORT, so
+ * every thread binds the same addresses; plain HTTP and, when set up,
+ * HTTPS over the same connection code), its open connections, the graceful
  * drain, and the callbacks of the application that answers the requests
  * (struct gw_http_app). The HTTP layer (this folder) calls the application
  * only through those callbacks, so nothing here knows of S3. */
@@ -18,6 +19,7 @@
 
 struct gw_accept;
 struct gw_conn;
+struct gw_http_tls;
 
 /* The settings the HTTP layer works with (from the http.* settings). */
 struct gw_http_opts {
@@ -62,6 +64,8 @@ struct gw_http_loop {
     uint64_t boot_s;             /* the process's start (request ids) */
     uint64_t next_req;           /* request counter of this thread */
     struct evconnlistener *listener;
+    struct evconnlistener *tls_listener;  /* HTTPS; NULL: none */
+    struct gw_http_tls *tls;     /* its certificate (the process's; not owned) */
     uint64_t n_conns;            /* open connections */
     uint64_t n_conn_mem;         /* connections not yet freed (open, or closed with holds) */
     struct gw_conn *conns;       /* the open ones, linked through prev/next */
@@ -79,9 +83,14 @@ void gw_http_loop_init(struct gw_http_loop *l, struct event_base *base,
                        const struct gw_http_opts *opts, const struct gw_http_app *app,
                        uint32_t index, uint64_t boot_s);
 /* Binds the listener to addr:*port (IPv4; *port 0 picks one and is set to
- * it). CN_OK, or CN_INVAL / CN_IO with err. */
+ * it). CN_OK, or CN_IO with err (a bad address too). */
 int gw_http_loop_listen(struct gw_http_loop *l, const char *addr, int *port,
                         char err[CN_ERR_LEN]);
+/* Binds the HTTPS listener to addr:*port like gw_http_loop_listen; its
+ * connections speak TLS with tls's current certificate. tls is shared by
+ * the threads and must outlive l. CN_OK, or CN_IO with err (a bad address too). */
+int gw_http_loop_listen_tls(struct gw_http_loop *l, const char *addr, int *port,
+                            struct gw_http_tls *tls, char err[CN_ERR_LEN]);
 /* Starts the graceful stop (l's thread): stop accepting, close idle
  * connections, close the others after their current response, and end the
  * loop when every connection is gone or after opts.shutdown_timeout. */

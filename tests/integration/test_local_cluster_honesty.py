@@ -89,8 +89,12 @@ def test_stale_pid(d, base, common):
 def test_ctrl_c_piped(d, base, common):
     cmd = "%s up --no-build --nodes 3 --gateway-port %d --base-port %d %s | cat" % (
         LOCAL, base + 4, base, " ".join(common))
+    # a terminal's shell starts the pipeline with SIGINT at its default; a
+    # harness run in the background (CI) may have it ignored, and bash cannot
+    # trap a signal ignored at its start, so it is restored here
     p = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         start_new_session=True, text=True)
+                         start_new_session=True, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         out = ""

@@ -183,7 +183,17 @@ static void test_settings_flags(void)
     CN_CHECK(strstr(err, "--concurrent many: concurrent: expected an integer") != NULL);
     CN_CHECK_EQ_INT(bench_settings_apply_text(&s, "nope", "1", NULL, NULL, err), CN_INVAL);
     CN_CHECK(strstr(err, "unknown option --nope") != NULL);
+    CN_CHECK(!s.https);
     CN_CHECK_EQ_INT(bench_settings_apply_text(&s, "endpoint", "https://h", NULL, NULL, err),
+                    CN_OK);
+    CN_CHECK(s.https && s.port == 443);
+    CN_CHECK_EQ_INT(bench_settings_apply_text(&s, "endpoint", "http://h:81", NULL, NULL, err),
+                    CN_OK);
+    CN_CHECK(!s.https && s.port == 81);
+    CN_CHECK_EQ_INT(bench_settings_apply_text(&s, "ca_cert", "/x/ca.pem", NULL, NULL, err),
+                    CN_OK);
+    CN_CHECK_EQ_STR(s.ca_cert, "/x/ca.pem");
+    CN_CHECK_EQ_INT(bench_settings_apply_text(&s, "endpoint", "ftp://h", NULL, NULL, err),
                     CN_INVAL);
 }
 
