@@ -169,7 +169,8 @@ def test_sigterm_under_load():
         rc = node.stop()
         stop.set()
         t.join()
-        check(rc == 0, "clean exit under load: %r" % rc)
+        check(rc == 0, "clean exit under load: %r; the node's log ends:\n%s" % (
+            rc, node.log_text()[-8000:]))
         check("stopped" in node.log_text(), "shutdown completed")
         node.start()
         check(verify(node, acked, sent) == len(acked) > 20, "acknowledged writes after SIGTERM")
