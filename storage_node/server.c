@@ -571,6 +571,11 @@ void sn_server_free(struct sn_server *srv)
         }
         zmq_close(srv->router);
     }
+    /* handshakes still waiting for the ZAP handler's answer are answered
+     * too, for the same reason: left in the inproc pipe they are freed only
+     * by zmq_ctx_term's teardown */
+    if (srv->zap != NULL)
+        sn_zap_serve(srv->zap);
     sn_zap_free(srv->zap);
     if (srv->zctx)
         zmq_ctx_term(srv->zctx);
