@@ -35,6 +35,12 @@ static int sn_main_auth(const struct sn_config *cfg, struct cn_curve_key *secret
                         char err[CN_ERR_LEN])
 {
     struct cn_curve_key pub;
+    if (cfg->auth == SN_AUTH_NONE && strncmp(cfg->listen, "ipc://", 6) == 0 &&
+        cfg->listen[6] != '@') {
+        cn_info("auth = none on a Unix socket: %s is mode 0600, so only this user's "
+                "processes may connect (docs/security.md)", cfg->listen);
+        return CN_OK;
+    }
     if (cfg->auth == SN_AUTH_NONE) {
         cn_warn("auth = none: any process that reaches %s may read, write and delete every "
                 "object; set auth = curve (docs/security.md)", cfg->listen);
