@@ -31,6 +31,8 @@ void sn_store_opts_default(struct sn_store_opts *o)
     o->max_batch = 512;
     o->max_batch_bytes = 256ull << 20;
     o->read_mmap = 1;
+    o->compact_min_dead_bytes = 1u << 20;
+    o->compact_max_rate = 32u << 20;
 }
 
 void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outlen)
@@ -437,6 +439,8 @@ void sn_store_stats(struct sn_store *s, struct sn_store_stats *st)
     st->compactions = atomic_load(&s->compactions);
     st->containers_reclaimed = atomic_load(&s->containers_reclaimed);
     st->bytes_reclaimed = atomic_load(&s->bytes_reclaimed);
+    st->auto_compactions = atomic_load(&s->auto_compactions);
+    st->compact_throttle_us = atomic_load(&s->compact_throttle_us);
     st->recovered_records = s->recovered_records;
     st->torn_tails = s->torn_tails;
 }

@@ -25,6 +25,10 @@ struct sn_store_opts {
     uint32_t max_batch;          /* group commit: most writes per batch */
     uint64_t max_batch_bytes;    /* group commit: most bytes per batch */
     int read_mmap;               /* serve record data from a mapping of the container */
+    uint64_t compact_min_dead_bytes; /* automatic compaction: a container needs at least
+                                      * this many dead bytes (and dead_ratio_pct) */
+    uint64_t compact_max_rate;   /* automatic compaction: most record bytes copied per
+                                  * second; 0: no limit */
     struct sn_metrics *metrics;  /* group commits, syncs, scrub and compaction
                                   * progress are counted here; NULL: not counted */
 };
@@ -167,6 +171,8 @@ struct sn_store_stats {
     uint64_t reads, corrupt_reads;
     uint64_t scrubs, scrub_corrupt;
     uint64_t compactions, containers_reclaimed, bytes_reclaimed;
+    uint64_t auto_compactions;  /* runs started by sn_compact_run_auto */
+    uint64_t compact_throttle_us; /* time compaction waited for compact_max_rate */
     uint64_t recovered_records, torn_tails;
 };
 void sn_store_stats(struct sn_store *s, struct sn_store_stats *st);
@@ -181,6 +187,8 @@ struct sn_compact_result {
     uint32_t containers_scanned, containers_reclaimed, containers_failed;
     uint64_t records_moved, bytes_moved, bytes_reclaimed;
     uint64_t tombstones_purged;
+    uint64_t throttle_us;       /* time spent waiting for the rate limit */
+    int aborted;                /* stopped early by sn_compact_abort */
 };
 
 /* Compacts every container (not the active one) whose dead share is at or
@@ -191,6 +199,26 @@ struct sn_compact_result {
  * index instead of copied. One compaction or scrub at a time (others wait). */
 int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compact_result *res,
                    char err[CN_ERR_LEN]);
+
+/* Automatic compaction, in two steps. sn_compact_auto_claim() is cheap (the
+ * containers' counters under the lock, no I/O) and is called periodically:
+ * it returns 1 when some container other than the active one has a dead
+ * share of at least opts.dead_ratio_pct AND at least
+ * opts.compact_min_dead_bytes dead bytes, and no automatic run is claimed
+ * already; the claim then holds until sn_compact_run_auto() (which the
+ * caller must then call, on any thread) returns. sn_compact_run_auto()
+ * compacts those containers like sn_compact_run, paced to
+ * opts.compact_max_rate bytes copied per second (it sleeps between batches
+ * of at most an eighth of a second's worth), and stops early, leaving the
+ * rest for a later run, when sn_compact_abort() is called. A container left
+ * half-moved is consistent: moved records were re-pointed one by one. */
+int sn_compact_auto_claim(struct sn_store *s);
+int sn_compact_run_auto(struct sn_store *s, struct sn_compact_result *res,
+                        char err[CN_ERR_LEN]);
+
+/* Async-signal-safe: makes a running automatic compaction stop at its next
+ * batch (shutdown). Runs started afterwards stop at once. */
+void sn_compact_abort(struct sn_store *s);
 
 /* ---- scrub (scrub.c) ---- */
 
