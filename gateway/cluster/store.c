@@ -10,6 +10,7 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
 #include "cn/time.h"
 #include "cn/version.h"
@@ -653,6 +654,8 @@ static int gw_store_seen(struct gw_store_op *op, const struct gw_storage_reply *
     op->seen_state[i] = state;
     op->seen_ts[i] = state != 0 ? r->m.ts : 0;
     op->seen_ver[i] = state != 0 ? r->m.ver : 0;
+    if (state != 0)   /* later writes of this gateway come after what it read */
+        cn_hlc_observe(cn_hlc_default(), op->seen_ts[i]);
     int newer = cn_version_newer(op->seen_ts[i], op->seen_ver[i], op->best_ts, op->best_ver);
     /* after the decision a late answer only feeds the repair */
     if (!op->decided && state != 0 && (op->best_state == 0 || newer)) {
@@ -884,6 +887,7 @@ static void gw_store_list_absorb(struct gw_store_op *op, const struct msg *m)
         memcpy(d->etag, e->etag.ptr, el);
         d->etag[el] = '\0';
         d->ts = e->ts;
+        cn_hlc_observe(cn_hlc_default(), e->ts);
         d->ver = e->ver;
         d->flags = e->flags;
     }
