@@ -281,6 +281,8 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "bytes_reclaimed", s.bytes_reclaimed);
     sn_handler_stat(&st, "auto_compactions", s.auto_compactions);
     sn_handler_stat(&st, "compaction_throttled_us", s.compact_throttle_us);
+    sn_handler_stat(&st, "corrupt_marked", s.corrupt_marked);
+    sn_handler_stat(&st, "corrupt_repaired", s.corrupt_repaired);
     sn_handler_stat(&st, "recovered_records", s.recovered_records);
     sn_handler_stat(&st, "torn_tails", s.torn_tails);
     sn_handler_stat(&st, "mem_used", cn_alloc_used());

@@ -66,7 +66,16 @@ size_t sn_store_notes(const struct sn_store *s, const char *const **notes);
  * the record's (ver, ts). PURGE (compaction, tombstone GC): remove the key
  * from the index, only if it still points at that same tombstone. DROP: forget
  * an empty container (old_cid) and unlink its file. */
-enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_PURGE, SN_WOP_DROP };
+enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_PURGE, SN_WOP_DROP,
+              SN_WOP_MARK };
+
+/* An index entry flag (next to SN_RECORD_FLAG_TOMBSTONE, never in a record):
+ * the record failed a checksum on a read or in a scrub and waits for a good
+ * copy. A HEAD of the key answers CORRUPT (a GET verifies the blocks it
+ * reads, as for any record); a PUT or DELETE with the same
+ * (ts, ver) as the marked record is applied (it is the repair), and any
+ * applied write clears the mark. LIST entries carry it (flags bit 1). */
+#define SN_IVAL_FLAG_CORRUPT 0x02u
 
 struct sn_wreq;
 typedef void (*sn_wreq_done_cb)(struct sn_wreq *w, void *arg);
@@ -107,6 +116,13 @@ void sn_store_submit(struct sn_store *s, struct sn_wreq *w);
 
 /* Submits w and waits for it (tests, compaction). Returns w->rc. */
 int sn_store_submit_wait(struct sn_store *s, struct sn_wreq *w);
+
+/* MARK: sets SN_IVAL_FLAG_CORRUPT on key's index entry (durably), if the
+ * key still holds the live record (ver, ts); waits for the writer. Returns
+ * 1 when it marked, 0 when not (gone, newer, a tombstone, already marked or
+ * an error). Called by reads and scrubs that find the record corrupt. */
+int sn_store_mark_corrupt(struct sn_store *s, const uint8_t *key, uint32_t klen, uint64_t ver,
+                          uint64_t ts);
 
 /* ---- reads ---- */
 
@@ -172,6 +188,8 @@ struct sn_store_stats {
     uint64_t scrubs, scrub_corrupt;
     uint64_t compactions, containers_reclaimed, bytes_reclaimed;
     uint64_t auto_compactions;  /* runs started by sn_compact_run_auto */
+    uint64_t corrupt_marked;    /* records marked SN_IVAL_FLAG_CORRUPT */
+    uint64_t corrupt_repaired;  /* marked records replaced by a write */
     uint64_t compact_throttle_us; /* time compaction waited for compact_max_rate */
     uint64_t recovered_records, torn_tails;
 };

@@ -524,7 +524,7 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
         return;
     }
     op->not_found += rc == CN_NOTFOUND;
-    op->missed += rc == CN_NOTFOUND;
+    op->missed += rc == CN_NOTFOUND || rc == CN_CORRUPT;   /* repaired once served */
     op->corrupt += rc == CN_CORRUPT;
     if (rc != CN_NOTFOUND)
         op->last_rc = rc;
@@ -761,6 +761,8 @@ static void gw_store_on_version(struct gw_storage_reply *r, void *arg)
         fresh = serves && state == 1 && !op->decided && gw_store_is_best(op, r->m.ts, r->m.ver);
     } else {
         op->last_rc = rc;
+        if (rc == CN_CORRUPT)
+            op->any_stale = 1;   /* its copy is rewritten by the read repair */
         if (!op->decided)
             gw_store_quorum_widen(op, 1); /* a replica not asked yet answers instead */
     }
