@@ -481,6 +481,7 @@ int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
 void sn_server_stop(struct sn_server *srv)
 {
     atomic_store(&srv->stop, 1);
+    sn_compact_abort(srv->store);
     sn_server_wake(srv);
 }
 
@@ -507,12 +508,16 @@ static void sn_server_do_reload(struct sn_server *srv)
                 srv->o.curve_allowed_clients_file);
 }
 
-/* Queues an internal COMPACT when compaction.interval has passed. */
+/* Every compaction check period, queues an internal automatic COMPACT when
+ * a container is worth compacting and none is queued or running already
+ * (sn_compact_auto_claim). */
 static void sn_server_auto_compact(struct sn_server *srv)
 {
     if (srv->next_compact_us == 0 || cn_time_mono_us() < srv->next_compact_us)
         return;
     srv->next_compact_us = cn_time_mono_us() + srv->o.compaction_interval_ms * 1000;
+    if (!sn_compact_auto_claim(srv->store))
+        return;
     /* the work is the admin thread's: hand it a job without a peer (an
      * empty routing id), whose reply is dropped */
     struct sn_job *j = cn_calloc(1, sizeof(*j));
@@ -520,6 +525,7 @@ static void sn_server_auto_compact(struct sn_server *srv)
     zmq_msg_init(&j->rid);
     zmq_msg_init(&j->hdr);
     msg_init_request(&j->req, MSG_OP_COMPACT, 0);
+    j->auto_compact = 1;
     atomic_fetch_add(&srv->inflight, 1);
     sn_server_queue_push(&srv->admin, j);
 }

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cn/alloc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 #define GW_LO_RECLAIM_INFLIGHT 16
 
@@ -95,7 +95,7 @@ static void gw_lo_reclaim_pump(struct gw_lo_reclaim_job *j)
         size_t klen = gw_lo_map_chunk_key(key, j->okey, j->okey_len, j->segs[j->seg].ver,
                                           j->chunk++);
         j->inflight++;
-        gw_store_delete(j->rc->store, key, klen, j->reqid, cn_time_now_us(),
+        gw_store_delete(j->rc->store, key, klen, j->reqid, cn_hlc_now(cn_hlc_default()),
                         gw_lo_reclaim_on_delete, j);
     }
     int stopped = j->rc == NULL || j->rc->closed;
@@ -198,7 +198,7 @@ static void gw_lo_reclaim_del_on_tomb(struct gw_store_result *res, void *arg)
 static void gw_lo_reclaim_del_tomb(struct gw_lo_reclaim_del *d)
 {
     gw_store_delete(d->rc->store, d->okey, d->okey_len, d->ver,
-                    CN_MAX(cn_time_now_us(), d->old_ts + 1), gw_lo_reclaim_del_on_tomb, d);
+                    cn_hlc_after(cn_hlc_default(), d->old_ts), gw_lo_reclaim_del_on_tomb, d);
 }
 
 static void gw_lo_reclaim_del_on_get(struct gw_store_result *res, void *arg)

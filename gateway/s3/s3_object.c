@@ -36,8 +36,8 @@
 #include "xml.h"
 
 #include "cn/alloc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 #define GW_S3_OBJECT_MAX_USER_META 2048 /* bytes of x-amz-meta-* names+values, as S3 */
 
@@ -258,7 +258,7 @@ static void gw_s3_object_put_small_write(struct gw_req *r)
         .meta = o->meta,
         .meta_len = o->meta_len,
         .ver = r->id,
-        .ts = CN_MAX(cn_time_now_us(), o->old_ts + 1),
+        .ts = cn_hlc_after(cn_hlc_default(), o->old_ts),
     };
     gw_req_hold(r);
     gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_on_put, r);
@@ -320,7 +320,7 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
     const char *md5 = gw_s3_body_md5_hex(r);
     size_t elen;
     o->blob = gw_lo_map_parent(&seg, 1, 0, md5, strlen(md5), o->etag_field, &elen);
-    o->ts = CN_MAX(cn_time_now_us(), o->old_ts + 1);
+    o->ts = cn_hlc_after(cn_hlc_default(), o->old_ts);
     struct gw_store_record rec = {
         .key = o->skey, .key_len = o->skey_len,
         .etag = o->etag_field, .etag_len = elen,
@@ -839,7 +839,7 @@ static void gw_s3_object_delete_write(struct gw_req *r)
     struct gw_s3_object *o = r->h;
     gw_req_hold(r);
     gw_store_delete(r->s3->store, o->skey, o->skey_len, r->id,
-                    CN_MAX(cn_time_now_us(), o->old_ts + 1), gw_s3_object_on_delete, r);
+                    cn_hlc_after(cn_hlc_default(), o->old_ts), gw_s3_object_on_delete, r);
 }
 
 static void gw_s3_object_delete_bucket_ok(struct gw_req *r)
@@ -935,7 +935,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
 static void gw_s3_copy_write(struct gw_req *r)
 {
     struct gw_s3_copy *c = r->h;
-    c->ts = CN_MAX(cn_time_now_us(), c->o.old_ts + 1);
+    c->ts = cn_hlc_after(cn_hlc_default(), c->o.old_ts);
     struct gw_store_record rec = {
         .key = c->o.skey, .key_len = c->o.skey_len,
         .etag = c->etag, .etag_len = strlen(c->etag),
