@@ -9,6 +9,7 @@
 #include "http_parser.h"
 #include "multipart.h"
 #include "s3_bucket.h"
+#include "s3_bucket_tagging.h"
 #include "s3_cors.h"
 #include "s3_list.h"
 #include "s3_multidelete.h"
@@ -33,7 +34,7 @@ static void gw_s3_ops_reply_method_not_allowed(struct gw_req *r)
 /* Every sub-resource a NotImplemented row names: with any other method or
  * target than those rows give, the request is NotImplemented all the same. */
 static const char *const gw_s3_ops_unsupported_subs[] = {
-    "policy", "lifecycle", "versioning", "tagging", "website",
+    "policy", "lifecycle", "versioning", "website",
     "logging", "notification", "replication", "encryption",
     "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
     "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
@@ -71,8 +72,8 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION,
                      "GetBucketLifecycleConfiguration", "lifecycle",
                      "404 NoSuchLifecycleConfiguration"),
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_TAGGING, "GetBucketTagging", "tagging",
-                     "404 NoSuchTagSet"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_TAGGING, "GetBucketTagging", "GET", GW_S3_OPS_B, "tagging",
+                 gw_s3_bucket_tagging_get, 0, "404 NoSuchTagSet when none is set"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_ENCRYPTION, "GetBucketEncryption", "encryption",
                      "404 ServerSideEncryptionConfigurationNotFoundError"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_WEBSITE, "GetBucketWebsite", "website",
@@ -143,10 +144,11 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  GW_S3_OPS_B, "lifecycle", ""),
     GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_VERSIONING, "PutBucketVersioning", "PUT", GW_S3_OPS_B,
                  "versioning", "buckets are never versioned"),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_TAGGING, "PutBucketTagging", "PUT", GW_S3_OPS_B, "tagging",
-                 ""),
-    GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_TAGGING, "DeleteBucketTagging", "DELETE", GW_S3_OPS_B,
-                 "tagging", ""),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_TAGGING, "PutBucketTagging", "PUT", GW_S3_OPS_B, "tagging",
+                 gw_s3_bucket_tagging_put, 0,
+                 "up to 50 tags; Content-MD5 or x-amz-checksum-* required; 204"),
+    GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_TAGGING, "DeleteBucketTagging", "DELETE", GW_S3_OPS_B,
+                 "tagging", gw_s3_bucket_tagging_delete, 0, "204"),
     GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_WEBSITE, "PutBucketWebsite", "PUT", GW_S3_OPS_B, "website",
                  ""),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_WEBSITE, "DeleteBucketWebsite", "DELETE", GW_S3_OPS_B,
