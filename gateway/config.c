@@ -132,6 +132,21 @@ const struct cn_config_desc gw_config_table[] = {
     {"large_object.reclaim_delay", CN_CONF_MSEC, GW_OFF(lo_reclaim_delay_ms), "60s", 0, 86400000,
      NULL, "chunks of an overwritten or deleted large object are deleted this long after the "
      "overwrite, so GETs that began before it can finish"},
+    {"lifecycle.enabled", CN_CONF_BOOL, GW_OFF(lifecycle_enabled), "true", 0, 0, NULL,
+     "run the lifecycle worker (expiration, abort of incomplete multipart uploads); every "
+     "gateway may, one at a time holds the lease in the cluster (docs/operations.md)"},
+    {"lifecycle.day_length", CN_CONF_MSEC, GW_OFF(lifecycle_day_length_ms), "24h", 1000,
+     315360000000, NULL,
+     "the length of a lifecycle \"day\": Days count in it and due times round up to its "
+     "boundaries (midnight UTC for 24h); shorter only for tests"},
+    {"lifecycle.interval", CN_CONF_MSEC, GW_OFF(lifecycle_interval_ms), "1h", 100, 86400000,
+     NULL, "a lifecycle scan of every bucket starts this long after the last one began"},
+    {"lifecycle.lease_time", CN_CONF_MSEC, GW_OFF(lifecycle_lease_time_ms), "60s", 300,
+     3600000, NULL, "how long the lifecycle lease holds without renewal (renewed every third "
+     "of it); a stopped holder's lease is taken over after it"},
+    {"lifecycle.max_deletes_per_sec", CN_CONF_INT, GW_OFF(lifecycle_max_deletes_per_sec), "100",
+     1, 1000000, NULL, "the most object, part and upload deletes the lifecycle worker starts "
+     "per second (one at a time), so foreground requests keep the nodes"},
     {"metrics.listen", CN_CONF_STRING, GW_OFF(metrics_listen), "127.0.0.1", 0, 0, NULL,
      "address the metrics endpoint (GET /metrics, Prometheus text) binds; its own listener, "
      "never the S3 port"},
