@@ -198,6 +198,14 @@ static int gw_lc_run_decode(const void *data, size_t len, struct gw_lc_status *s
     return rc;
 }
 
+int gw_lc_run_record_parses(const void *data, size_t len)
+{
+    struct gw_lc_status s;
+    int ok = gw_lc_run_decode(data, len, &s) == CN_OK;
+    CN_ASSERT(memchr(s.holder, '\0', sizeof(s.holder)) != NULL);
+    return ok;
+}
+
 /* ---- plumbing ---------------------------------------------------------- */
 
 static void gw_lc_run_on_timer(evutil_socket_t fd, short what, void *arg)

@@ -14,6 +14,7 @@
 #ifndef GW_LIFECYCLE_RUN_H
 #define GW_LIFECYCLE_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <event2/event.h>
@@ -47,6 +48,11 @@ struct gw_lc_run *gw_lc_run_new(struct event_base *base, struct gw_store *store,
 /* Stops: no new operation starts; callbacks still due only return. Call
  * before the store's client is freed. */
 void gw_lc_run_close(struct gw_lc_run *run);
+
+/* 1 when data[len] reads as the record GW_LC_RUN_KEY holds (a msgpack map
+ * whose known keys have their types; others are skipped), else 0: the
+ * worker then takes the record as empty. For the fuzz target. */
+int gw_lc_run_record_parses(const void *data, size_t len);
 
 /* Frees run, after gw_lc_run_close() and the client's free. NULL: no-op. */
 void gw_lc_run_free(struct gw_lc_run *run);

@@ -11,6 +11,7 @@
 #include "cn/rc.h"
 #include "cn/test.h"
 #include "lifecycle.h"
+#include "lifecycle_run.h"
 
 CN_TEST_GLOBALS;
 
@@ -234,7 +235,23 @@ static void test_due(void)
     CN_CHECK(gw_lc_rule_expire_at(&r, created, UINT64_MAX / 4) == UINT64_MAX);
 }
 
+/* The lease record's reader: types checked, unknown keys skipped. */
+static void test_record(void)
+{
+    static const unsigned char ok[] = {0x82, 0xa5, 's', 'c', 'a', 'n', 's', 0x04,
+                                       0xa3, 'n', 'e', 'w', 0xc0};
+    static const unsigned char bad_type[] = {0x81, 0xa5, 's', 'c', 'a', 'n', 's', 0xa1, 'x'};
+    static const unsigned char not_map[] = {0x93, 1, 2, 3};
+    static const unsigned char trailing[] = {0x80, 0x00};
+    CN_CHECK_EQ_INT(gw_lc_run_record_parses(ok, sizeof(ok)), 1);
+    CN_CHECK_EQ_INT(gw_lc_run_record_parses(bad_type, sizeof(bad_type)), 0);
+    CN_CHECK_EQ_INT(gw_lc_run_record_parses(not_map, sizeof(not_map)), 0);
+    CN_CHECK_EQ_INT(gw_lc_run_record_parses(trailing, sizeof(trailing)), 0);
+    CN_CHECK_EQ_INT(gw_lc_run_record_parses("", 0), 0);
+}
+
 static const struct cn_test_case cases[] = {
+    {"record", test_record},
     {"errors", test_errors},
     {"rule_limit", test_rule_limit},
     {"round_trip", test_round_trip},
