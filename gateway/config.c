@@ -192,6 +192,13 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
                  (long long)cfg->http_port);
         return CN_INVAL;
     }
+    if (cfg->lifecycle_enabled &&
+        cfg->lifecycle_lease_time_ms <= cfg->storage_request_timeout_ms + 500) {
+        snprintf(err, CN_ERR_LEN, "lifecycle.lease_time (%lld ms) must be above "
+                 "storage.request_timeout + 500 ms: a claim of the lease is read back after that",
+                 (long long)cfg->lifecycle_lease_time_ms);
+        return CN_INVAL;
+    }
     if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {
         snprintf(err, CN_ERR_LEN, "s3.credentials_file is required (anonymous access is refused)");
         return CN_INVAL;
