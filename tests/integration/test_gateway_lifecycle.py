@@ -5,8 +5,8 @@ prefix expire and others do not; a tag filter; a Disabled rule does
 nothing; a large object expires and its chunks are gone from the nodes; an
 incomplete multipart upload is aborted and its part's chunks are gone; two
 gateways on one cluster take turns through the lease (one holder at a time,
-only the holder scans, a frozen holder's lease is taken over); and
-`cairn-admin lifecycle status` prints what ran."""
+only the holder scans, a frozen holder's lease is taken over); `cairn-admin lifecycle status` prints what ran; and expiry
+goes on with a node stopped."""
 import json
 import os
 import re
@@ -338,7 +338,32 @@ def test_admin_status(c):
     check(p.returncode == 2, "lifecycle without status is a usage error")
 
 
+def test_node_down(c):
+    """With a node stopped, expiry goes on at the quorums (2 of 3) and the
+    chunks of a large object still go from the nodes that are up."""
+    s3 = c.boto(signature_version="s3v4")
+    b = "lc-down"
+    s3.create_bucket(Bucket=b)
+    c.nodes[2].stop()
+    for i in range(5):
+        s3.put_object(Bucket=b, Key="gone/%d" % i, Body=b"x")
+    s3.put_object(Bucket=b, Key="gone/big", Body=os.urandom(400 * K))
+    s3.put_object(Bucket=b, Key="stays", Body=b"x")
+    up = [n for n in c.nodes if n.proc is not None]
+    prefix = b"c/" + b.encode() + b"/gone/big\x00"
+    saved, c.nodes = c.nodes, up
+    try:
+        check(len(live_keys(c, prefix)) >= 4, "chunks stored on the up nodes")
+        s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+            rule("gone", {"Prefix": "gone/"})]})
+        wait_for("expiry with a node down", lambda: keys_of(s3, b) == ["stays"], 40)
+        wait_for("the big object's chunks to go from the up nodes",
+                 lambda: live_keys(c, prefix) == [], 20)
+    finally:
+        c.nodes = saved
+
+
 if __name__ == "__main__":
     run_tests([test_configuration, test_expire_prefix_tags_disabled, test_large_object,
-               test_multipart_abort, test_two_gateways, test_admin_status],
+               test_multipart_abort, test_two_gateways, test_admin_status, test_node_down],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
