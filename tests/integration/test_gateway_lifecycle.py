@@ -93,7 +93,7 @@ def live_keys(c, prefix):
 
 
 def test_configuration(c):
-    s3, other, _ = accounts(c)
+    s3, other, anon = accounts(c)
     b = "lc-config"
     s3.create_bucket(Bucket=b)
     check(error_code(s3.get_bucket_lifecycle_configuration, Bucket=b) ==
@@ -143,6 +143,12 @@ def test_configuration(c):
           ("AccessDenied", 403), "other account")
     check(error_code(other.delete_bucket_lifecycle, Bucket=b) == ("AccessDenied", 403),
           "other account delete")
+    for who, cl in [("other account", other), ("anonymous", anon)]:
+        got = error_code(cl.put_bucket_lifecycle_configuration, Bucket=b,
+                         LifecycleConfiguration={"Rules": [rule("evil", {}, days=1)]})
+        check(got == ("AccessDenied", 403), "%s put: %r" % (who, got))
+    check([g["ID"] for g in s3.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]] ==
+          ["logs", "tmp", "dated", "nc"], "refused puts changed nothing")
     # the aws cli, with the legacy rule-level Prefix of PutBucketLifecycle
     cfg = {"Rules": [{"ID": "cli", "Prefix": "never-cli/", "Status": "Enabled",
                       "Expiration": {"Days": 365}}]}
