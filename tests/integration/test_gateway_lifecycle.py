@@ -28,7 +28,7 @@ METRICS_PORT = free_port()
 SETTINGS = {
     "lifecycle.day_length": "2s",
     "lifecycle.interval": "1s",
-    "lifecycle.lease_time": "3s",
+    "lifecycle.lease_time": "6s",   # renewed every second (the interval): slack for a loaded CI
     "storage.request_timeout": "2s",   # the lease's settle wait is this + 0.5 s
     "large_object.threshold_of_chunk_len": 256 * K,
     "large_object.chunked_obj_len": 128 * K,
