@@ -61,6 +61,12 @@ struct gw_config {
     int64_t lo_max_chunks;
     int64_t lo_write_inflight;
     int64_t lo_reclaim_delay_ms;
+    /* the lifecycle worker (s3/lifecycle_run.h) */
+    int lifecycle_enabled;
+    int64_t lifecycle_day_length_ms;
+    int64_t lifecycle_interval_ms;
+    int64_t lifecycle_lease_time_ms;
+    int64_t lifecycle_max_deletes_per_sec;
     /* logging */
     int log_level;
 };

@@ -14,7 +14,7 @@ static const char *const sn_config_auths[] = {"none", "curve", NULL};
 
 const struct cn_config_desc sn_config_table[] = {
     {"listen", CN_CONF_STRING, SN_OFF(listen), "tcp://127.0.0.1:7001", 0, 0, NULL,
-     "ZeroMQ endpoint the ROUTER socket binds"},
+     "ZeroMQ endpoint the ROUTER socket binds: tcp://HOST:PORT, or ipc://PATH for gateways on this host (made mode 0600: only this user may connect)"},
     {"data_dir", CN_CONF_STRING, SN_OFF(data_dir), "./data", 0, 0, NULL,
      "directory of the containers/ and index/ of this node"},
     {"node_id", CN_CONF_STRING, SN_OFF(node_id), "storage_0", 0, 0, NULL,

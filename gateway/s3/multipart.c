@@ -1355,3 +1355,12 @@ void gw_multipart_list_uploads(struct gw_req *r)
     }
     gw_s3_bucket_require(r, gw_multipart_list_uploads_bucket_ok);
 }
+
+int gw_multipart_part_seg(const char *etag, struct gw_lo_seg *seg)
+{
+    struct gw_mp_part p;
+    if (gw_multipart_part_parse(etag, &p) != CN_OK)
+        return CN_INVAL;
+    *seg = p.seg;
+    return CN_OK;
+}

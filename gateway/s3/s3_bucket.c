@@ -294,8 +294,6 @@ static const struct {
 } gw_s3_bucket_configs[] = {
     {"versioning", GW_S3_OK, gw_s3_bucket_doc_versioning},
     {"policy", GW_S3_NO_SUCH_BUCKET_POLICY, NULL},
-    {"lifecycle", GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION, NULL},
-    {"tagging", GW_S3_NO_SUCH_TAG_SET, NULL},
     {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND, NULL},
     {"website", GW_S3_NO_SUCH_WEBSITE_CONFIGURATION, NULL},
     {"replication", GW_S3_REPLICATION_CONFIGURATION_NOT_FOUND, NULL},
