@@ -16,6 +16,7 @@ struct gw_store;
 struct gw_lo_reclaim;
 struct gw_bucket_owner_cache;
 struct gw_sigv4;
+struct gw_sigv2;
 struct gw_s3_metrics;
 struct gw_cluster;
 
@@ -33,6 +34,7 @@ struct gw_s3_ctx {
     struct gw_lo_reclaim *reclaim;
     struct gw_bucket_owner_cache *owners;   /* bucket -> owner (bucket_owner.c) */
     struct gw_sigv4 *sigv4;
+    struct gw_sigv2 *sigv2;                 /* NULL: s3.sigv2 = false */
     struct gw_s3_metrics *metrics;          /* NULL: not counted */
     const struct gw_cluster *cluster;       /* readiness (GET /_cairn/ready) */
     const int *draining;                    /* this thread's HTTP loop is stopping */
