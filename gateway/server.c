@@ -139,6 +139,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
         snprintf(err, CN_ERR_LEN, "cannot set up the SigV4 verifier");
         return CN_ERR;
     }
+    x->creds = s->creds;
     if (s->cfg->s3_sigv2) {   /* NULL: SigV2 is refused as an unsupported mechanism */
         struct gw_sigv2_config v2 = {.creds = s->creds, .max_skew_s = sc.max_skew_s};
         x->sigv2 = gw_sigv2_new(&v2);

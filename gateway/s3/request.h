@@ -28,6 +28,7 @@
 struct gw_req;
 struct gw_s3_op;
 struct gw_s3_cors_headers;
+struct gw_s3_post;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
 
@@ -72,6 +73,12 @@ struct gw_req {
      * looked up once (cors_checked) when r has an Origin; NULL: none */
     struct gw_s3_cors_headers *cors;
     int cors_checked;
+
+    /* POST object (s3_post.h): its form once the fields before the file
+     * passed their checks; the body reader decodes the body through it and
+     * PutObject takes the object's headers and its answer from it. NULL for
+     * every other request; freed with the request. */
+    struct gw_s3_post *post;
 
     /* callbacks of the body and of the output's drain (gw_req_body_read,
      * gw_req_on_drain), called through the HTTP layer's */
