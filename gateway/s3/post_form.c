@@ -260,7 +260,9 @@ static int gw_post_form_param(const char **p, const char *end, char *out, size_t
     if (s < end && *s == '"') {
         s++;
         while (s < end && *s != '"') {
-            if (*s == '\\' && s + 1 < end)
+            /* curl escapes '"' and '\\' so; browsers send a Windows path's
+             * backslashes as they are */
+            if (*s == '\\' && s + 1 < end && (s[1] == '"' || s[1] == '\\'))
                 s++;
             if (n + 1 >= cap)
                 return CN_INVAL;

@@ -135,7 +135,7 @@ size_t gw_req_log_target(const struct gw_http_parser *h, char *out, size_t cap);
 
 /* Starts (or keeps) reading the body: sends 100 Continue when the client
  * waits for it, then calls on_body (from the loop) whenever bytes were added
- * to r->hr.body or hr.body_done / hr.body_failed became true. Reading pauses
+ * to r->hr.body, when it starts (or is kicked) with bytes waiting there, or hr.body_done / hr.body_failed became true. Reading pauses
  * while r->hr.body holds http.body_buffer bytes: drain it, then call
  * gw_req_body_consumed(). */
 void gw_req_body_read(struct gw_req *r, gw_req_cb on_body);

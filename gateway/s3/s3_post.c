@@ -210,7 +210,12 @@ static enum gw_s3_err gw_s3_post_key(struct gw_req *r, const char **why)
         }
     }
     static const char var[] = "${filename}";
-    size_t cap = klen + 1 + 8 * fnlen, n = 0;
+    size_t uses = 0, n = 0;
+    for (const char *q = k;
+         (q = memmem(q, klen - (size_t)(q - k), var, sizeof(var) - 1)) != NULL;
+         q += sizeof(var) - 1)
+        uses++;
+    size_t cap = klen + uses * fnlen + 1;
     char *key = cn_malloc(cap);
     for (size_t i = 0; i < klen;) {
         if (klen - i >= sizeof(var) - 1 && memcmp(k + i, var, sizeof(var) - 1) == 0) {
@@ -303,6 +308,13 @@ static enum gw_s3_err gw_s3_post_answer_fields(struct gw_s3_post *p, const char 
         p->redirect = gw_s3_post_field(p, "redirect", &p->redirect_len);
     if (p->redirect != NULL && p->redirect_len == 0)
         p->redirect = NULL;
+    for (size_t i = 0; p->redirect != NULL && i < p->redirect_len; i++) {
+        unsigned char c = (unsigned char)p->redirect[i];
+        if (c <= 0x20 || c == 0x7f) {
+            *why = "success_action_redirect is not a valid URL.";
+            return GW_S3_INVALID_ARGUMENT;
+        }
+    }
     const char *acl = gw_s3_post_field(p, "acl", &len);
     if (acl != NULL && !(len == 7 && memcmp(acl, "private", 7) == 0) &&
         !(len == 25 && memcmp(acl, "bucket-owner-full-control", 25) == 0)) {
@@ -322,6 +334,8 @@ static void gw_s3_post_owned(struct gw_req *r)
         gw_s3_cors_lookup(r, gw_s3_post_owned);
         return;
     }
+    CN_LOGR(CN_LOG_DEBUG, r->id, "POST object: access granted, %zu bytes buffered",
+            evbuffer_get_length(r->hr.body));
     gw_s3_object_put_form(r);
 }
 
@@ -355,6 +369,8 @@ static void gw_s3_post_fields_ready(struct gw_req *r)
         gw_req_error(r, err, why);
         return;
     }
+    CN_LOGR(CN_LOG_DEBUG, r->id, "POST object: fields checked (%zu), key %s",
+            gw_post_form_field_count(p->form), r->key);
     gw_bucket_owner_check(r, r->bucket, r->bucket_len, gw_s3_post_owned);
 }
 

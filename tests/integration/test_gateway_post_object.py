@@ -84,6 +84,11 @@ def test_sigv4_form_requests(c):
     check(got["ContentType"] == "text/x-form", "content type %r" % got["ContentType"])
     check(got["Metadata"] == {"who": "form v4"}, "metadata %r" % got["Metadata"])
     check(got["ETag"] == '"%s"' % etag, "stored etag")
+    # a browser on Windows may send the file's path: its last segment is the name
+    r = post(c, f, b"from windows", filename="C:\\Users\\me\\report (2).pdf")
+    check(r.status_code == 204, "windows path %d %r" % (r.status_code, r.content))
+    check(s3.get_object(Bucket=BUCKET, Key="v4/report (2).pdf")["Body"].read() ==
+          b"from windows", "the path's last segment")
 
 
 def test_sigv2_form_201_and_redirect(c):
@@ -233,15 +238,20 @@ def test_large_file_streams(c):
     post(c, f, b"warm-up" * 1000, filename="warm")   # the first request's buffers
     data = os.urandom(20 * MIB)
     before = vm_hwm_kib(c.proc.pid)
-    r = post(c, f, data, filename="twenty.bin")
+    # twice: the second finds the bucket's owner cached, so its fields are
+    # checked while the connection's body buffer is still full (a stall
+    # there once hung the upload)
+    for name in ("twenty.bin", "twenty-again.bin"):
+        r = post(c, f, data, filename=name)
+        check(r.status_code == 204, "big post %d %r" % (r.status_code, r.content[:300]))
+        check(r.headers["ETag"] == '"%s"' % hashlib.md5(data).hexdigest(), "big etag")
+        got = s3.get_object(Bucket=BUCKET, Key="big/" + name)["Body"].read()
+        check(hashlib.sha256(got).digest() == hashlib.sha256(data).digest(), "big bytes")
+        del got
     after = vm_hwm_kib(c.proc.pid)
-    check(r.status_code == 204, "big post %d %r" % (r.status_code, r.content[:300]))
-    check(r.headers["ETag"] == '"%s"' % hashlib.md5(data).hexdigest(), "big etag")
-    got = s3.get_object(Bucket=BUCKET, Key="big/twenty.bin")["Body"].read()
-    check(hashlib.sha256(got).digest() == hashlib.sha256(data).digest(), "big bytes")
     grew = (after - before) / 1024.0
     print("     VmHWM %d KiB -> %d KiB (+%.1f MiB for a 20 MiB file)" % (before, after, grew))
-    check(grew < 10, "the gateway's peak memory grew %.1f MiB for a 20 MiB file" % grew)
+    check(grew < 12, "the gateway's peak memory grew %.1f MiB for a 20 MiB file" % grew)
 
 
 def test_sigv2_off():
