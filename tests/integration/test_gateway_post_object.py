@@ -29,6 +29,7 @@ OTHER_ACCESS_KEY = "AKIAOTHERUSER0000000"
 OTHER_SECRET_KEY = "other-secret-key-0000000000000000000000"
 BUCKET = "post-b"
 MIB = 1024 * 1024
+SANITIZED = bool(os.environ.get("CAIRN_SANITIZE"))
 SETTINGS = {
     # small chunks, so a large file's memory in flight is small next to it
     "large_object.threshold_of_chunk_len": "1M",
@@ -251,7 +252,8 @@ def test_large_file_streams(c):
     after = vm_hwm_kib(c.proc.pid)
     grew = (after - before) / 1024.0
     print("     VmHWM %d KiB -> %d KiB (+%.1f MiB for a 20 MiB file)" % (before, after, grew))
-    check(grew < 12, "the gateway's peak memory grew %.1f MiB for a 20 MiB file" % grew)
+    # ASan keeps freed memory in quarantine: the peak says nothing there
+    check(SANITIZED or grew < 12, "the gateway's peak memory grew %.1f MiB for a 20 MiB file" % grew)
 
 
 def test_sigv2_off():
