@@ -111,6 +111,10 @@ const struct cn_config_desc gw_config_table[] = {
      "0 = look it up on every request"},
     {"s3.clock_skew", CN_CONF_MSEC, GW_OFF(s3_clock_skew_ms), "15m", 1000, 86400000, NULL,
      "signed requests further than this from the gateway's clock get RequestTimeTooSkewed"},
+    {"s3.sigv2", CN_CONF_BOOL, GW_OFF(s3_sigv2), "true", 0, 0, NULL,
+     "accept AWS Signature Version 2 (\"AWS AKID:signature\" headers, AWSAccessKeyId "
+     "presigned URLs, V2-signed POST forms); false: refused as S3 refuses an unsupported "
+     "mechanism (InvalidRequest, use AWS4-HMAC-SHA256)"},
     {"large_object.threshold_of_chunk_len", CN_CONF_SIZE, GW_OFF(lo_threshold), "5M", 64 * GW_KIB,
      1024 * GW_MIB, NULL,
      "objects smaller than this are one record; a PUT body at or above it is cut into chunks"},

@@ -22,6 +22,7 @@
 #include "lifecycle_run.h"
 #include "request.h"
 #include "s3_metrics.h"
+#include "sigv2.h"
 #include "lo_reclaim.h"
 #include "worker.h"
 
@@ -139,6 +140,11 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     if (x->sigv4 == NULL) {
         snprintf(err, CN_ERR_LEN, "cannot set up the SigV4 verifier");
         return CN_ERR;
+    }
+    x->creds = s->creds;
+    if (s->cfg->s3_sigv2) {   /* NULL: SigV2 is refused as an unsupported mechanism */
+        struct gw_sigv2_config v2 = {.creds = s->creds, .max_skew_s = sc.max_skew_s};
+        x->sigv2 = gw_sigv2_new(&v2);
     }
     if (gw_http_loop_listen(&w->http, s->cfg->http_listen, &s->port, err) != CN_OK)
         return CN_ERR;
@@ -399,6 +405,7 @@ void gw_server_free(struct gw_server *s)
         gw_lo_reclaim_free(w->s3.reclaim);
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
+        gw_sigv2_free(w->s3.sigv2);
         gw_bucket_owner_cache_free(w->s3.owners);
         if (w->base != NULL)
             event_base_free(w->base);

@@ -28,6 +28,7 @@
 #include "s3_bucket.h"
 #include "s3_error.h"
 #include "s3_names.h"
+#include "s3_post.h"
 #include "s3_range.h"
 #include "s3_reply.h"
 #include "s3_tagging.h"
@@ -139,11 +140,14 @@ static const char *gw_s3_object_lower(struct gw_s3_object *o, const char *name, 
 static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_object *o)
 {
     struct gw_objmeta m = {.n = 0};
-    const struct gw_http_parser *h = r->http;
+    const struct gw_http_header *hdrs = r->http->headers;
+    uint32_t n_hdrs = r->http->n_headers;
     size_t user_bytes = 0;
     int have_ct = 0;
-    for (uint32_t i = 0; i < h->n_headers; i++) {
-        const struct gw_http_header *hd = &h->headers[i];
+    if (r->post != NULL) /* POST object: the form's fields are the headers */
+        hdrs = gw_s3_post_headers(r->post, &n_hdrs);
+    for (uint32_t i = 0; i < n_hdrs; i++) {
+        const struct gw_http_header *hd = &hdrs[i];
         int keep = hd->name_len > 11 && strncasecmp(hd->name, "x-amz-meta-", 11) == 0;
         if (keep)
             user_bytes += hd->name_len - 11 + hd->value_len;
@@ -222,6 +226,10 @@ static void gw_s3_object_put_done(struct gw_req *r, const struct gw_store_result
         return;
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
+        return;
+    }
+    if (r->post != NULL) { /* POST object answers its own way */
+        gw_s3_post_reply(r, gw_s3_body_md5_hex(r));
         return;
     }
     gw_req_reply_start(r, 200);
@@ -499,6 +507,12 @@ void gw_s3_object_put(struct gw_req *r)
         gw_s3_bucket_require(r, gw_s3_object_put_bucket_ok);
     else
         gw_s3_bucket_require(r, gw_s3_object_put_large_bucket_ok);
+}
+
+void gw_s3_object_put_form(struct gw_req *r)
+{
+    gw_s3_object_state(r);
+    gw_s3_bucket_require(r, gw_s3_object_put_large_bucket_ok);
 }
 
 /* ---- conditionals ---------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include "s3_list.h"
 #include "s3_multidelete.h"
 #include "s3_object.h"
+#include "s3_post.h"
 #include "s3_subres.h"
 #include "s3_tagging.h"
 
@@ -257,6 +258,9 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  gw_s3_list_objects, 0, "v1"),
     GW_S3_OPS_OP(GW_S3_OP_DELETE_OBJECTS, "DeleteObjects", "POST", GW_S3_OPS_B, "delete",
                  gw_s3_multidelete, GW_S3_OP_CHECK_ACL, "up to 1000 keys"),
+    GW_S3_OPS_OP(GW_S3_OP_POST_OBJECT, "PostObject", "POST", GW_S3_OPS_B, NULL,
+                 gw_s3_post_object, GW_S3_OP_NO_AUTH,
+                 "browser form upload (multipart/form-data), SigV4 or SigV2 policy"),
 
     GW_S3_OPS_OP(GW_S3_OP_CREATE_MULTIPART_UPLOAD, "CreateMultipartUpload", "POST", GW_S3_OPS_O,
                  "uploads", gw_multipart_create, GW_S3_OPS_WRITE, ""),
@@ -290,8 +294,7 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                                      .name = "MethodNotAllowed", .targets = GW_S3_OP_ANY,
                                      .handler = gw_s3_ops_reply_method_not_allowed,
                                      .kind = GW_S3_OP_REFUSED, .checks = GW_S3_OPS_WRITE,
-                                     .doc = "any other request (POST object, browser form "
-                                            "uploads, among them)"},
+                                     .doc = "any other request"},
 };
 
 /* Does in name one of the parameters of the NULL-terminated list? */

@@ -142,7 +142,7 @@ static void test_match(void)
         {"GET", "b", NULL, "uploads&location", "", "ListMultipartUploads"},
         {"GET", "b", NULL, "location", "", "GetBucketLocation"},
         {"POST", "b", NULL, "delete", "", "DeleteObjects"},
-        {"POST", "b", NULL, "", "", "MethodNotAllowed"},
+        {"POST", "b", NULL, "", "", "PostObject"},
         {"PATCH", "b", NULL, "", "", "MethodNotAllowed"},
         /* bucket sub-resources: configuration reads before ACLs before
          * NotImplemented */
