@@ -25,6 +25,7 @@
 #include "s3_range.h"
 #include "s3_reply.h"
 #include "s3_tagging.h"
+#include "s3_versions.h"
 #include "store.h"
 #include "xml.h"
 
@@ -821,7 +822,7 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
     struct gw_multipart *m = r->h;
     if (res->rc == CN_OK) {
         int64_t delay_ms = r->s3->lo.reclaim_delay_ms;
-        if (m->have_old)
+        if (m->have_old && !gw_s3_versions_keeps_chunks(r))
             gw_lo_reclaim_segs(r->s3->reclaim, m->okey, m->okey_len, m->old_map.segs,
                                m->old_map.n_segs, delay_ms, r->id);
         /* parts uploaded but not named in the list */
@@ -897,7 +898,7 @@ static void gw_multipart_write_parent(struct gw_req *r)
         .ver = r->id, .ts = cn_hlc_after(cn_hlc_default(), m->old_ts),
     };
     gw_req_hold(r);
-    gw_store_put(r->s3->store, &rec, m->blob, gw_multipart_on_completed, r);
+    gw_s3_versions_put(r, &rec, m->blob, gw_multipart_on_completed, r);
 }
 
 /* The object Complete replaces: its chunks (if large) and timestamp. */

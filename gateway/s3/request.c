@@ -133,6 +133,11 @@ void gw_req_reply_start(struct gw_req *r, int status)
     gw_http_req_reply_header(&r->hr, "x-amz-id-2", r->hr.id_str, 16);
     if (r->cors != NULL)
         gw_s3_cors_reply_headers(r);
+    if (r->version_id[0] != '\0')
+        gw_http_req_reply_header(&r->hr, "x-amz-version-id", r->version_id,
+                                 strlen(r->version_id));
+    if (r->delete_marker)
+        gw_http_req_reply_header(&r->hr, "x-amz-delete-marker", "true", 4);
 }
 
 void gw_req_reply_header(struct gw_req *r, const char *name, const char *value, size_t len)
@@ -278,6 +283,13 @@ static void gw_req_app_clear(struct gw_http_req *x)
         r->bs_free(r->bs);
     r->bs = NULL;
     r->bs_free = NULL;
+    if (r->vs_free != NULL && r->vs != NULL)
+        r->vs_free(r->vs);
+    r->vs = NULL;
+    r->vs_free = NULL;
+    r->versioning = 0;
+    r->version_id[0] = '\0';
+    r->delete_marker = 0;
     gw_s3_post_free(r->post);
     r->post = NULL;
     r->then = NULL;

@@ -91,6 +91,17 @@ struct gw_req {
     gw_req_cb then;            /* a continuation parked across one call */
     void *bs;                  /* the body reader's state (s3_body.c) */
     void (*bs_free)(void *bs);
+
+    /* versioning (s3_versions.h): the bucket's state as
+     * gw_s3_bucket_require() last read it (versioning.h), the headers every
+     * response of r carries from the moment they are set (x-amz-version-id
+     * when version_id[0], x-amz-delete-marker: true), and the versioning
+     * steps' own state, freed with vs_free when the request ends */
+    int versioning;
+    char version_id[33];
+    int delete_marker;
+    void *vs;
+    void (*vs_free)(void *vs);
 };
 
 /* The S3 request an HTTP exchange belongs to. */

@@ -15,6 +15,7 @@
 #include "s3_reply.h"
 #include "s3_ops.h"
 #include "store.h"
+#include "versioning.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -22,6 +23,19 @@
 #include "cn/log.h"
 
 /* ---- existence ------------------------------------------------------- */
+
+/* The versioning state (versioning.h) the bucket record m holds; OFF when
+ * its meta does not decode (the request then goes on as before
+ * versioning). */
+static int gw_s3_bucket_versioning_of(const struct msg *m)
+{
+    struct gw_bucket_meta bm;
+    if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
+                              m->etag.len) != CN_OK)
+        return GW_VERSIONING_OFF;
+    const struct gw_bucket_meta_config *c = gw_bucket_meta_config(&bm, GW_VERSIONING_CFG);
+    return c != NULL ? (int)gw_versioning_state_of(c->value, c->value_len) : GW_VERSIONING_OFF;
+}
 
 static void gw_s3_bucket_on_require(struct gw_store_result *res, void *arg)
 {
@@ -38,8 +52,10 @@ static void gw_s3_bucket_on_require(struct gw_store_result *res, void *arg)
                                      (const char *)res->reply->m.etag.ptr,
                                      res->reply->m.etag.len))
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* re-created by another account */
-    else
+    else {
+        r->versioning = gw_s3_bucket_versioning_of(&res->reply->m);
         next(r);
+    }
 }
 
 void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next)

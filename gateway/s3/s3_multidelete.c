@@ -99,7 +99,13 @@ static void gw_s3_md_bucket_ok(struct gw_req *r)
             md->items[i].err = err;
             continue;
         }
-        /* buckets are never versioned: "null" is the object itself */
+        /* versioned buckets: not through DeleteObjects yet (a plain delete
+         * here would drop versions' chunks); DeleteObject does them */
+        if (r->versioning != 0) {
+            md->items[i].err = GW_S3_NOT_IMPLEMENTED;
+            continue;
+        }
+        /* a never versioned bucket: "null" is the object itself */
         if (o->version_id != NULL &&
             (o->version_id_len != 4 || memcmp(o->version_id, "null", 4) != 0)) {
             md->items[i].err = GW_S3_NO_SUCH_VERSION;

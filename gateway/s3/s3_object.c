@@ -32,6 +32,7 @@
 #include "s3_range.h"
 #include "s3_reply.h"
 #include "s3_tagging.h"
+#include "s3_versions.h"
 #include "tagset.h"
 #include "store.h"
 #include "xml.h"
@@ -246,7 +247,8 @@ static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     struct gw_s3_object *o = r->h;
-    if (res->rc == CN_OK && o->have_old) /* a small object replaced a large one */
+    if (res->rc == CN_OK && o->have_old && !gw_s3_versions_keeps_chunks(r))
+        /* a small object replaced a large one */
         gw_lo_reclaim_segs(r->s3->reclaim, o->skey, o->skey_len, o->old_map.segs,
                            o->old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     gw_s3_object_put_done(r, res);
@@ -269,7 +271,7 @@ static void gw_s3_object_put_small_write(struct gw_req *r)
         .ts = cn_hlc_after(cn_hlc_default(), o->old_ts),
     };
     gw_req_hold(r);
-    gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_on_put, r);
+    gw_s3_versions_put(r, &rec, o->blob, gw_s3_object_on_put, r);
 }
 
 static void gw_s3_object_put_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
@@ -307,7 +309,7 @@ static void gw_s3_object_lo_on_parent(struct gw_store_result *res, void *arg)
      * reached fewer than W nodes leaves chunks behind rather than a
      * visible object without them) */
     gw_lo_put_commit(o->lp);
-    if (res->rc == CN_OK && o->have_old)
+    if (res->rc == CN_OK && o->have_old && !gw_s3_versions_keeps_chunks(r))
         gw_lo_reclaim_segs(r->s3->reclaim, o->skey, o->skey_len, o->old_map.segs,
                            o->old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     gw_s3_object_put_done(r, res);
@@ -336,7 +338,7 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
         .ver = r->id, .ts = o->ts,
     };
     gw_req_hold(r);
-    gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_lo_on_parent, r);
+    gw_s3_versions_put(r, &rec, o->blob, gw_s3_object_lo_on_parent, r);
 }
 
 /* Reads the chunk map of the record an overwrite or delete replaces (a
@@ -575,6 +577,8 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
 
 static void gw_s3_object_not_found_bucket_ok(struct gw_req *r)
 {
+    if (gw_s3_versions_not_found(r))
+        return;   /* answered: NoSuchVersion, or a delete marker on top */
     gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
 }
 
@@ -764,6 +768,8 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_object_get))
         return;   /* the object is newer than the cached owner: asked again */
+    if (gw_s3_versions_on_record(r, m))
+        return;   /* a delete marker or a version that is not the one asked for */
     struct gw_objmeta om;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) != CN_OK)
         CN_LOGR(CN_LOG_WARN, r->id, "object meta does not decode; answering without it");
@@ -817,15 +823,27 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     gw_req_reply_end(r);
 }
 
-void gw_s3_object_get(struct gw_req *r)
+/* Reads the record at key (the object's, or one of its versions':
+ * s3_versions.h; a large one's chunks are named after the object's key
+ * either way) and answers from it. */
+static void gw_s3_object_get_from(struct gw_req *r, const char *key, size_t key_len)
 {
-    struct gw_s3_object *o = gw_s3_object_state(r);
     gw_req_hold(r);
     /* HEAD with partNumber needs the chunk map, which is the record's data */
     if (r->hr.head_only && gw_req_param(r, "partNumber") == NULL)
-        gw_store_head(r->s3->store, o->skey, o->skey_len, gw_s3_object_on_get, r);
+        gw_store_head(r->s3->store, key, key_len, gw_s3_object_on_get, r);
     else
-        gw_store_get(r->s3->store, o->skey, o->skey_len, 1, 0, 0, gw_s3_object_on_get, r);
+        gw_store_get(r->s3->store, key, key_len, 1, 0, 0, gw_s3_object_on_get, r);
+}
+
+void gw_s3_object_get(struct gw_req *r)
+{
+    struct gw_s3_object *o = gw_s3_object_state(r);
+    if (gw_req_param(r, "versionId") != NULL) {
+        gw_s3_versions_get(r, gw_s3_object_get_from);
+        return;
+    }
+    gw_s3_object_get_from(r, o->skey, o->skey_len);
 }
 
 /* ---- DeleteObject ---------------------------------------------------- */
@@ -858,6 +876,10 @@ static void gw_s3_object_delete_write(struct gw_req *r)
 
 static void gw_s3_object_delete_bucket_ok(struct gw_req *r)
 {
+    if (gw_s3_versions_keeps_chunks(r) || gw_req_param(r, "versionId") != NULL) {
+        gw_s3_versions_delete(r);   /* a delete marker, or one version removed */
+        return;
+    }
     gw_s3_object_read_old(r, gw_s3_object_delete_write);
 }
 
@@ -887,7 +909,7 @@ static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
     /* before the release, which may end the request (as for PUT) */
     if (c->copy != NULL)
         gw_lo_copy_commit(c->copy);
-    if (res->rc == CN_OK && c->o.have_old)
+    if (res->rc == CN_OK && c->o.have_old && !gw_s3_versions_keeps_chunks(r))
         gw_lo_reclaim_segs(r->s3->reclaim, c->o.skey, c->o.skey_len, c->o.old_map.segs,
                            c->o.old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
@@ -964,7 +986,7 @@ static void gw_s3_copy_write(struct gw_req *r)
         rec.etag = c->o.etag_field;
     }
     gw_req_hold(r);
-    gw_store_put(r->s3->store, &rec, c->o.blob, gw_s3_copy_on_put, r);
+    gw_s3_versions_put(r, &rec, c->o.blob, gw_s3_copy_on_put, r);
 }
 
 static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)

@@ -18,6 +18,7 @@
 #include "s3_post.h"
 #include "s3_subres.h"
 #include "s3_tagging.h"
+#include "s3_versions.h"
 
 #include "cn/rc.h"
 
@@ -36,7 +37,7 @@ static void gw_s3_ops_reply_method_not_allowed(struct gw_req *r)
 /* Every sub-resource a NotImplemented row names: with any other method or
  * target than those rows give, the request is NotImplemented all the same. */
 static const char *const gw_s3_ops_unsupported_subs[] = {
-    "policy", "versioning", "website",
+    "policy", "website",
     "logging", "notification", "replication", "encryption",
     "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
     "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
@@ -67,8 +68,9 @@ static const char *const gw_s3_ops_unsupported_subs[] = {
 
 const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
     /* same order as gw_s3_bucket_configs[], which picks the answer */
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_VERSIONING, "GetBucketVersioning", "versioning",
-                     "an empty VersioningConfiguration: buckets are never versioned"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_VERSIONING, "GetBucketVersioning", "GET", GW_S3_OPS_B,
+                 "versioning", gw_s3_versions_config_get, 0,
+                 "Status Enabled or Suspended; empty VersioningConfiguration when never set"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_POLICY, "GetBucketPolicy", "policy",
                      "404 NoSuchBucketPolicy"),
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION, "GetBucketLifecycleConfiguration",
@@ -147,8 +149,9 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  "Content-MD5 or x-amz-checksum-* required"),
     GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_LIFECYCLE, "DeleteBucketLifecycle", "DELETE",
                  GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_delete, 0, "204"),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_VERSIONING, "PutBucketVersioning", "PUT", GW_S3_OPS_B,
-                 "versioning", "buckets are never versioned"),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_VERSIONING, "PutBucketVersioning", "PUT", GW_S3_OPS_B,
+                 "versioning", gw_s3_versions_config_put, 0,
+                 "Enabled or Suspended; MfaDelete Enabled is NotImplemented"),
     GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_TAGGING, "PutBucketTagging", "PUT", GW_S3_OPS_B, "tagging",
                  gw_s3_bucket_tagging_put, 0,
                  "up to 50 tags; Content-MD5 or x-amz-checksum-* required; 204"),
@@ -249,7 +252,8 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_LOCATION, "GetBucketLocation", "GET", GW_S3_OPS_B,
                  "location", gw_s3_bucket_location, 0, ""),
     GW_S3_OPS_OP(GW_S3_OP_LIST_OBJECT_VERSIONS, "ListObjectVersions", "GET", GW_S3_OPS_B,
-                 "versions", gw_s3_list_objects, 0, "each object is its only version, null"),
+                 "versions", gw_s3_versions_list, 0,
+                 "prefix, delimiter, key-marker/version-id-marker, delete markers, IsLatest"),
     [GW_S3_OP_LIST_OBJECTS_V2] = {.id = GW_S3_OP_LIST_OBJECTS_V2, .name = "ListObjectsV2",
                                   .method = "GET", .targets = GW_S3_OPS_B, .param = "list-type",
                                   .param_value = "2", .handler = gw_s3_list_objects,

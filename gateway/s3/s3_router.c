@@ -16,6 +16,7 @@
 #include "s3_names.h"
 #include "s3_ops.h"
 #include "sigv2.h"
+#include "versioning.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -342,11 +343,20 @@ static void gw_s3_router_route_owned(struct gw_req *r)
                      NULL);
         return;
     }
-    /* buckets are never versioned: an object's only version is "null" */
+    /* a versionId is "null" or an id this gateway writes (versioning.h);
+     * the handlers that take one look it up */
     const struct gw_req_param *vid = gw_req_param(r, "versionId");
     if ((op->checks & GW_S3_OP_CHECK_VERSION) && r->key != NULL && vid != NULL &&
-        strcmp(vid->value, "null") != 0) {
+        gw_versioning_id_check(vid->value, vid->value_len) == 0) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
+        return;
+    }
+    if ((op->checks & GW_S3_OP_CHECK_VERSION) && r->key != NULL && vid != NULL &&
+        gw_versioning_id_check(vid->value, vid->value_len) == 2 &&
+        op->id != GW_S3_OP_GET_OBJECT && op->id != GW_S3_OP_HEAD_OBJECT &&
+        op->id != GW_S3_OP_DELETE_OBJECT) {
+        gw_req_error(r, GW_S3_NOT_IMPLEMENTED,
+                     "This operation does not take a version id other than null yet.");
         return;
     }
     op->handler(r);

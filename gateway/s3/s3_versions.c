@@ -1,0 +1,1162 @@
+/* Versioning's requests (s3_versions.h). Layout: the latest version of a
+ * key is its "o/" record, as without versioning; in a bucket that has a
+ * versioning configuration every version (objects, delete markers) is also
+ * a record under its version key (versioning.h), whose data and etag are
+ * the object's (a large object's parent: its chunk map, so its chunks
+ * belong to both records). The object meta of a versioned record carries
+ * its id as the gateway's own entry ":vid" (objmeta.h); a record without it
+ * is a null version that was written before versioning and is kept only as
+ * "o/" until a versioned write or delete copies it under its version key.
+ * Delete markers are version records with an empty etag; the "o/" record
+ * of a key whose latest is a delete marker is a tombstone. */
+#include "s3_versions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_date.h"
+#include "keys.h"
+#include "lo_map.h"
+#include "lo_reclaim.h"
+#include "msg/msg.h"
+#include "objmeta.h"
+#include "s3_body.h"
+#include "s3_bucket.h"
+#include "s3_error.h"
+#include "s3_list.h"
+#include "s3_names.h"
+#include "s3_reply.h"
+#include "versioning.h"
+#include "xml.h"
+
+#include "cn/alloc.h"
+#include "cn/hlc.h"
+#include "cn/log.h"
+
+#define GW_S3_VERSIONS_META ":vid"
+#define GW_S3_VERSIONS_SCAN_PAGE 256
+
+/* The versioning steps of one request (r->vs). */
+struct gw_s3_versions {
+    char okey[GW_KEYS_MAX];                 /* the object's "o/" key */
+    size_t okey_len;
+    char vprefix[GW_VERSIONING_KEY_MAX];    /* "v/" bucket "/" key NUL */
+    size_t vprefix_len;
+    char vkey[GW_VERSIONING_KEY_MAX];       /* the version record at hand */
+    size_t vkey_len;
+    char id[GW_VERSIONING_ID_MAX];          /* the version written, read or removed */
+    /* a versioned write: the caller's record and continuation */
+    gw_store_cb cb;
+    void *arg;
+    char *etag;
+    size_t etag_len;
+    char *meta;                             /* with ":vid" */
+    size_t meta_len;
+    uint64_t ver, ts;
+    struct gw_blob *blob;
+    int is_marker;                          /* a delete marker: no data, "o/" deleted */
+    /* the null-version scan */
+    char after[GW_VERSIONING_KEY_MAX];
+    size_t after_len;
+    void (*scan_done)(struct gw_req *r, int rc, const char *err);
+    int found;
+    uint64_t found_ts;
+    /* the removal of one version */
+    int target_is_latest_record;            /* the target was the "o/" record itself */
+    int removed_marker;
+    uint64_t o_ts;
+    struct gw_lo_map map;
+    int have_map;
+    int want_null;                          /* GET ?versionId=null read from "o/" */
+    gw_s3_versions_read_cb read;
+};
+
+static void gw_s3_versions_free(void *p)
+{
+    struct gw_s3_versions *vs = p;
+    cn_free(vs->etag);
+    cn_free(vs->meta);
+    gw_blob_unref(vs->blob);
+    if (vs->have_map)
+        gw_lo_map_fini(&vs->map);
+    cn_free(vs);
+}
+
+static struct gw_s3_versions *gw_s3_versions_state(struct gw_req *r)
+{
+    if (r->vs == NULL) {
+        struct gw_s3_versions *vs = cn_calloc(1, sizeof(*vs));
+        vs->okey_len = gw_keys_object(vs->okey, r->bucket, r->bucket_len, r->key, r->key_len);
+        vs->vprefix_len = gw_versioning_key_prefix(vs->vprefix, r->bucket, r->bucket_len,
+                                                   r->key, r->key_len);
+        r->vs = vs;
+        r->vs_free = gw_s3_versions_free;
+    }
+    return r->vs;
+}
+
+/* The ":vid" of a record's meta into id (NUL-terminated); 0 when it has
+ * none (a null version written before versioning). */
+static int gw_s3_versions_meta_id(const struct msg *m, char id[GW_VERSIONING_ID_MAX])
+{
+    struct gw_objmeta om;
+    id[0] = '\0';
+    if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) != CN_OK)
+        return 0;
+    const struct gw_objmeta_header *h = gw_objmeta_find(&om, GW_S3_VERSIONS_META);
+    if (h == NULL || gw_versioning_id_check(h->value, h->value_len) == 0)
+        return 0;
+    memcpy(id, h->value, h->value_len);
+    id[h->value_len] = '\0';
+    return 1;
+}
+
+/* ---- Put/GetBucketVersioning ----------------------------------------- */
+
+static void gw_s3_versions_config_done(struct gw_req *r)
+{
+    gw_req_reply_empty(r, 200);
+}
+
+static void gw_s3_versions_config_put_body(struct gw_req *r, enum gw_s3_err err,
+                                           struct evbuffer *data)
+{
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    size_t len = evbuffer_get_length(data);
+    const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
+    enum gw_versioning_state st;
+    err = gw_versioning_parse_xml(body, len, &st);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, err == GW_S3_NOT_IMPLEMENTED ? "MFA Delete is not supported."
+                                                          : NULL);
+        return;
+    }
+    if (st == GW_VERSIONING_OFF) {   /* no Status: nothing changes, as S3 */
+        gw_req_reply_empty(r, 200);
+        return;
+    }
+    /* once set, a bucket's versioning is never removed, only suspended */
+    const char *s = gw_versioning_state_str(st);
+    gw_s3_bucket_cfg_write(r, cn_memdup(s, strlen(s)), strlen(s), gw_s3_versions_config_done);
+}
+
+static void gw_s3_versions_config_put_owned(struct gw_req *r)
+{
+    if (gw_req_header(r, "x-amz-mfa", NULL) != NULL) {
+        gw_req_error(r, GW_S3_NOT_IMPLEMENTED, "MFA Delete is not supported.");
+        return;
+    }
+    gw_s3_body_read(r, GW_VERSIONING_XML_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                    gw_s3_versions_config_put_body);
+}
+
+void gw_s3_versions_config_put(struct gw_req *r)
+{
+    gw_s3_bucket_cfg_read(r, GW_VERSIONING_CFG, gw_s3_versions_config_put_owned);
+}
+
+static void gw_s3_versions_config_get_found(struct gw_req *r)
+{
+    const struct gw_s3_bucket_cfg *c = r->h;
+    enum gw_versioning_state st = gw_versioning_state_of(c->value, c->value_len);
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "VersioningConfiguration", GW_XML_S3_NS);
+    if (st != GW_VERSIONING_OFF)
+        gw_xml_elem_str(&w, "Status", gw_versioning_state_str(st));
+    gw_xml_close(&w);
+    gw_xml_writer_finish(&w);
+    gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+void gw_s3_versions_config_get(struct gw_req *r)
+{
+    gw_s3_bucket_cfg_read(r, GW_VERSIONING_CFG, gw_s3_versions_config_get_found);
+}
+
+/* ---- the null version's record --------------------------------------- */
+
+static void gw_s3_versions_scan_page(struct gw_req *r);
+
+/* A page of the key's versions: the first null one ends the scan. */
+static void gw_s3_versions_on_scan(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    /* no hold of its own: every caller holds r across the whole scan */
+    if (res->rc != CN_OK) {
+        vs->scan_done(r, res->rc, res->err);
+        return;
+    }
+    for (uint32_t i = 0; i < res->n_ents; i++) {
+        const struct gw_store_entry *e = &res->ents[i];
+        const char *key;
+        size_t key_len;
+        char id[GW_VERSIONING_ID_MAX];
+        uint64_t ts;
+        if (gw_versioning_key_split(e->key, e->key_len, vs->vprefix_len - r->key_len - 1, &key,
+                                    &key_len, id, &ts) != 0 || strcmp(id, "null") != 0)
+            continue;
+        vs->found = 1;
+        vs->found_ts = ts;
+        vs->scan_done(r, CN_OK, "");
+        return;
+    }
+    if (!res->more || res->n_ents == 0) {
+        vs->scan_done(r, CN_OK, "");
+        return;
+    }
+    const struct gw_store_entry *last = &res->ents[res->n_ents - 1];
+    vs->after_len = CN_MIN(last->key_len, sizeof(vs->after));
+    memcpy(vs->after, last->key, vs->after_len);
+    gw_s3_versions_scan_page(r);
+}
+
+static void gw_s3_versions_scan_page(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    gw_store_list(r->s3->store, vs->vprefix, vs->vprefix_len, vs->after_len ? vs->after : NULL,
+                  vs->after_len, GW_S3_VERSIONS_SCAN_PAGE, gw_s3_versions_on_scan, r);
+}
+
+/* Looks for the key's null version among its version records (a page at a
+ * time: they are few but for keys with many versions): vs->found and
+ * vs->found_ts, then done(r, rc, err). */
+static void gw_s3_versions_find_null(struct gw_req *r,
+                                     void (*done)(struct gw_req *r, int rc, const char *err))
+{
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    vs->found = 0;
+    vs->after_len = 0;
+    vs->scan_done = done;
+    gw_s3_versions_scan_page(r);
+}
+
+/* ---- the versioned write --------------------------------------------- */
+
+static int gw_s3_versions_name(struct gw_req *r);
+
+/* Hands a failure of a step to the caller's callback. */
+static void gw_s3_versions_fail(struct gw_req *r, int rc, const char *err)
+{
+    struct gw_s3_versions *vs = r->vs;
+    struct gw_store_result res = {.rc = rc};
+    snprintf(res.err, sizeof(res.err), "%s", err != NULL ? err : "");
+    vs->cb(&res, vs->arg);
+}
+
+static void gw_s3_versions_on_latest(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc == CN_OK)
+        memcpy(r->version_id, vs->id, sizeof(vs->id));
+    vs->cb(res, vs->arg);
+}
+
+static void gw_s3_versions_on_version(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc != CN_OK) {
+        vs->cb(res, vs->arg);
+        return;
+    }
+    if (vs->is_marker) {
+        gw_store_delete(r->s3->store, vs->okey, vs->okey_len, vs->ver, vs->ts,
+                        gw_s3_versions_on_latest, r);
+        return;
+    }
+    struct gw_store_record rec = {
+        .key = vs->okey, .key_len = vs->okey_len,
+        .etag = vs->etag, .etag_len = vs->etag_len,
+        .meta = vs->meta, .meta_len = vs->meta_len,
+        .ver = vs->ver, .ts = vs->ts,
+    };
+    gw_store_put(r->s3->store, &rec, vs->blob, gw_s3_versions_on_latest, r);
+}
+
+/* The new version's own record, then the "o/" record. */
+static void gw_s3_versions_write_version(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key, r->key_len,
+                                     vs->id, vs->ts);
+    struct gw_store_record rec = {
+        .key = vs->vkey, .key_len = vs->vkey_len,
+        .etag = vs->etag, .etag_len = vs->etag_len,
+        .meta = vs->meta, .meta_len = vs->meta_len,
+        .ver = vs->ver, .ts = vs->ts,
+    };
+    gw_store_put(r->s3->store, &rec, vs->is_marker ? NULL : vs->blob, gw_s3_versions_on_version,
+                 r);
+}
+
+static void gw_s3_versions_on_null_dropped(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {
+        gw_s3_versions_fail(r, res->rc, res->err);
+        return;
+    }
+    gw_s3_versions_write_version(r);
+}
+
+/* Suspended: the new null version replaces the old one's record. Its
+ * chunks, if any, are left (docs/gateway.md: not reclaimed yet). */
+static void gw_s3_versions_on_old_null(struct gw_req *r, int rc, const char *err)
+{
+    struct gw_s3_versions *vs = r->vs;
+    if (rc != CN_OK) {
+        gw_s3_versions_fail(r, rc, err);
+        return;
+    }
+    if (!vs->found) {
+        gw_s3_versions_write_version(r);
+        return;
+    }
+    char key[GW_VERSIONING_KEY_MAX];
+    size_t n = gw_versioning_key(key, r->bucket, r->bucket_len, r->key, r->key_len, "null",
+                                 vs->found_ts);
+    gw_store_delete(r->s3->store, key, n, vs->ver,
+                    cn_hlc_after(cn_hlc_default(), vs->found_ts),
+                    gw_s3_versions_on_null_dropped, r);
+}
+
+/* The latest is settled as a version: on to the new one. */
+static void gw_s3_versions_prepared(struct gw_req *r)
+{
+    if (r->versioning == GW_VERSIONING_SUSPENDED)
+        gw_s3_versions_find_null(r, gw_s3_versions_on_old_null);
+    else
+        gw_s3_versions_write_version(r);
+}
+
+static void gw_s3_versions_on_kept(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (res->rc != CN_OK) {
+        gw_s3_versions_fail(r, res->rc, res->err);
+        return;
+    }
+    gw_s3_versions_prepared(r);
+}
+
+/* The never-versioned latest, read whole: kept as the null version under
+ * its version key, with its own time and ver. */
+static void gw_s3_versions_on_old_whole(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (res->rc == CN_NOTFOUND) {
+        gw_s3_versions_prepared(r);
+        return;
+    }
+    if (res->rc != CN_OK) {
+        gw_s3_versions_fail(r, res->rc, res->err);
+        return;
+    }
+    const struct msg *m = &res->reply->m;
+    char *meta = NULL;
+    size_t meta_len = 0;
+    if (gw_objmeta_replace(m->meta.ptr, m->meta.len, GW_S3_VERSIONS_META, "null", 4, &meta,
+                           &meta_len) != CN_OK) {
+        gw_s3_versions_fail(r, CN_ERR, "the null version's meta is full");
+        return;
+    }
+    char key[GW_VERSIONING_KEY_MAX];
+    size_t n = gw_versioning_key(key, r->bucket, r->bucket_len, r->key, r->key_len, "null",
+                                 m->ts);
+    struct evbuffer *data = evbuffer_new();
+    gw_storage_reply_move_payload(res->reply, data);
+    struct gw_blob *blob = gw_blob_from_evbuffer(data);
+    struct gw_store_record rec = {
+        .key = key, .key_len = n,
+        .etag = m->etag.ptr, .etag_len = m->etag.len,
+        .meta = meta, .meta_len = meta_len,
+        .ver = m->ver, .ts = m->ts,
+    };
+    gw_store_put(r->s3->store, &rec, blob, gw_s3_versions_on_kept, r);
+    gw_blob_unref(blob);
+    cn_free(meta);
+}
+
+/* The current latest: a record without ":vid" was never kept as a version. */
+static void gw_s3_versions_on_old_head(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    char id[GW_VERSIONING_ID_MAX];
+    if (vs->is_marker && res->reply != NULL) /* newer than what it hides */
+        vs->ts = cn_hlc_after(cn_hlc_default(), CN_MAX(vs->ts, res->reply->m.ts));
+    if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {
+        gw_s3_versions_fail(r, res->rc, res->err);
+        return;
+    }
+    if (gw_s3_versions_name(r) != 0)
+        return;
+    if (res->rc == CN_OK && !gw_s3_versions_meta_id(&res->reply->m, id) &&
+        r->versioning == GW_VERSIONING_ENABLED) {
+        gw_store_get(r->s3->store, vs->okey, vs->okey_len, 1, 0, 0, gw_s3_versions_on_old_whole,
+                     r);
+        return;
+    }
+    if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {
+        gw_s3_versions_fail(r, res->rc, res->err);
+        return;
+    }
+    gw_s3_versions_prepared(r);
+}
+
+/* Names the new version (its time decided) and puts its id in its meta.
+ * Returns 0, or -1 when the meta has no room (answered through vs->cb). */
+static int gw_s3_versions_name(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    if (r->versioning == GW_VERSIONING_ENABLED)
+        gw_versioning_id_new(vs->ts, vs->id);
+    else
+        memcpy(vs->id, "null", 5);
+    char *meta = NULL;
+    size_t meta_len = 0;
+    if (gw_objmeta_replace(vs->meta, vs->meta_len, GW_S3_VERSIONS_META, vs->id, strlen(vs->id),
+                           &meta, &meta_len) != CN_OK) {
+        gw_s3_versions_fail(r, CN_ERR, "the object's meta is full");
+        return -1;
+    }
+    cn_free(vs->meta);
+    vs->meta = meta;
+    vs->meta_len = meta_len;
+    return 0;
+}
+
+/* Starts a versioned write (or delete marker) of vs's fields. */
+static void gw_s3_versions_begin(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    gw_store_head(r->s3->store, vs->okey, vs->okey_len, gw_s3_versions_on_old_head, r);
+}
+
+void gw_s3_versions_put(struct gw_req *r, const struct gw_store_record *rec,
+                        struct gw_blob *data, gw_store_cb cb, void *arg)
+{
+    if (r->versioning == GW_VERSIONING_OFF || r->key == NULL) {
+        gw_store_put(r->s3->store, rec, data, cb, arg);
+        return;
+    }
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    CN_ASSERT(rec->key_len == vs->okey_len && memcmp(rec->key, vs->okey, vs->okey_len) == 0);
+    vs->cb = cb;
+    vs->arg = arg;
+    vs->etag = cn_memdup(rec->etag, rec->etag_len > 0 ? rec->etag_len : 1);
+    vs->etag_len = rec->etag_len;
+    vs->meta = cn_memdup(rec->meta, rec->meta_len > 0 ? rec->meta_len : 1);
+    vs->meta_len = rec->meta_len;
+    vs->ver = rec->ver;
+    vs->ts = rec->ts;
+    if (data != NULL)
+        gw_blob_ref(data);
+    vs->blob = data;
+    gw_s3_versions_begin(r);
+}
+
+int gw_s3_versions_keeps_chunks(const struct gw_req *r)
+{
+    return r->versioning != GW_VERSIONING_OFF;
+}
+
+/* ---- DeleteObject ---------------------------------------------------- */
+
+static void gw_s3_versions_reply_deleted(struct gw_req *r)
+{
+    gw_req_reply_empty(r, 204);
+}
+
+/* The delete marker is written: 204 with its id. */
+static void gw_s3_versions_on_marker(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        r->version_id[0] = '\0';
+        gw_s3_reply_store_error(r, res->rc, res->err);
+        return;
+    }
+    r->delete_marker = 1;
+    gw_s3_versions_reply_deleted(r);
+}
+
+/* DELETE without a versionId in a versioned bucket: a delete marker. */
+static void gw_s3_versions_delete_marker(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    vs->cb = gw_s3_versions_on_marker;
+    vs->arg = r;
+    vs->is_marker = 1;
+    vs->etag = cn_memdup("", 1);
+    vs->etag_len = 0;
+    vs->ver = r->id;
+    vs->ts = cn_hlc_now(cn_hlc_default());
+    gw_req_hold(r);
+    gw_s3_versions_begin(r);
+}
+
+/* The version is gone and the latest settled: its chunks go after the
+ * reclaim delay (readers that began before still finish), then 204. */
+static void gw_s3_versions_removed(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    if (vs->have_map)
+        gw_lo_reclaim_segs(r->s3->reclaim, vs->okey, vs->okey_len, vs->map.segs,
+                           vs->map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
+    if (!gw_req_release(r))
+        return;
+    r->delete_marker = vs->removed_marker;
+    gw_s3_versions_reply_deleted(r);
+}
+
+static void gw_s3_versions_remove_fail(struct gw_req *r, int rc, const char *err)
+{
+    if (!gw_req_release(r))
+        return;
+    gw_s3_reply_store_error(r, rc, err);
+}
+
+static void gw_s3_versions_on_promoted(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {
+        /* the version is removed; "o/" still shows it until the next write */
+        CN_LOGR(CN_LOG_WARN, r->id, "latest of a removed version not updated: %s", res->err);
+    }
+    gw_s3_versions_removed(r);
+}
+
+/* The previous version read whole: it becomes the "o/" record. */
+static void gw_s3_versions_on_prev(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc != CN_OK) {
+        gw_s3_versions_on_promoted(res, r);
+        return;
+    }
+    const struct msg *m = &res->reply->m;
+    struct evbuffer *data = evbuffer_new();
+    gw_storage_reply_move_payload(res->reply, data);
+    struct gw_blob *blob = gw_blob_from_evbuffer(data);
+    struct gw_store_record rec = {
+        .key = vs->okey, .key_len = vs->okey_len,
+        .etag = m->etag.ptr, .etag_len = m->etag.len,
+        .meta = m->meta.ptr, .meta_len = m->meta.len,
+        .ver = m->ver, .ts = cn_hlc_after(cn_hlc_default(), vs->o_ts),
+    };
+    gw_store_put(r->s3->store, &rec, blob, gw_s3_versions_on_promoted, r);
+    gw_blob_unref(blob);
+}
+
+/* The newest remaining version: an object becomes the latest ("o/"), a
+ * delete marker or nothing leaves "o/" deleted. */
+static void gw_s3_versions_on_newest(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc != CN_OK) {
+        CN_LOGR(CN_LOG_WARN, r->id, "cannot list the remaining versions: %s", res->err);
+        gw_s3_versions_removed(r);
+        return;
+    }
+    if (res->n_ents > 0 && res->ents[0].etag[0] != '\0') {
+        gw_store_get(r->s3->store, res->ents[0].key, res->ents[0].key_len, 1, 0, 0,
+                     gw_s3_versions_on_prev, r);
+        return;
+    }
+    if (vs->target_is_latest_record) {   /* "o/" was the target: already deleted */
+        gw_s3_versions_removed(r);
+        return;
+    }
+    gw_store_delete(r->s3->store, vs->okey, vs->okey_len, r->id,
+                    cn_hlc_after(cn_hlc_default(), vs->o_ts), gw_s3_versions_on_promoted, r);
+}
+
+static void gw_s3_versions_promote(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    gw_store_list(r->s3->store, vs->vprefix, vs->vprefix_len, NULL, 0, 1,
+                  gw_s3_versions_on_newest, r);
+}
+
+/* "o/" after a version record was removed: if it held that version (or is
+ * deleted: the removed one may have been the delete marker on top), the
+ * newest remaining version takes its place. */
+static void gw_s3_versions_on_latest_head(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    char id[GW_VERSIONING_ID_MAX];
+    if (res->rc == CN_OK) {
+        vs->o_ts = res->reply->m.ts;
+        if (gw_s3_versions_meta_id(&res->reply->m, id) && strcmp(id, vs->id) == 0) {
+            gw_s3_versions_promote(r);
+            return;
+        }
+        gw_s3_versions_removed(r);
+        return;
+    }
+    if (res->rc == CN_NOTFOUND) {
+        if (res->reply != NULL)
+            vs->o_ts = CN_MAX(vs->o_ts, res->reply->m.ts);
+        gw_s3_versions_promote(r);
+        return;
+    }
+    CN_LOGR(CN_LOG_WARN, r->id, "cannot read the latest after a version removal: %s", res->err);
+    gw_s3_versions_removed(r);
+}
+
+static void gw_s3_versions_on_target_deleted(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc != CN_OK) {
+        if (vs->have_map) {   /* the chunks stay: the version may still be there */
+            gw_lo_map_fini(&vs->map);
+            vs->have_map = 0;
+        }
+        gw_s3_versions_remove_fail(r, res->rc, res->err);
+        return;
+    }
+    if (vs->target_is_latest_record) {
+        gw_s3_versions_promote(r);
+        return;
+    }
+    gw_store_head(r->s3->store, vs->okey, vs->okey_len, gw_s3_versions_on_latest_head, r);
+}
+
+/* The version's record read whole (its chunk map, if large): deleted. */
+static void gw_s3_versions_on_target(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc == CN_NOTFOUND) {   /* no such version: nothing to do, as S3 */
+        gw_s3_versions_removed(r);
+        return;
+    }
+    if (res->rc != CN_OK) {
+        gw_s3_versions_remove_fail(r, res->rc, res->err);
+        return;
+    }
+    const struct msg *m = &res->reply->m;
+    char id[GW_VERSIONING_ID_MAX];
+    int has_id = gw_s3_versions_meta_id(m, id);
+    if (vs->target_is_latest_record && has_id && strcmp(id, "null") != 0) {
+        gw_s3_versions_removed(r);   /* "o/" is another version: no null one */
+        return;
+    }
+    vs->removed_marker = m->etag.len == 0;
+    size_t tl;
+    uint64_t size;
+    if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size)) {
+        if (gw_lo_map_decode(&vs->map, m->payload.ptr, m->payload.len) == CN_OK)
+            vs->have_map = 1;
+        else
+            gw_lo_map_fini(&vs->map);
+    }
+    vs->o_ts = m->ts;
+    const char *key = vs->target_is_latest_record ? vs->okey : vs->vkey;
+    size_t n = vs->target_is_latest_record ? vs->okey_len : vs->vkey_len;
+    vs->o_ts = cn_hlc_after(cn_hlc_default(), m->ts);
+    gw_store_delete(r->s3->store, key, n, r->id, vs->o_ts, gw_s3_versions_on_target_deleted, r);
+}
+
+static void gw_s3_versions_read_target(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    const char *key = vs->target_is_latest_record ? vs->okey : vs->vkey;
+    size_t n = vs->target_is_latest_record ? vs->okey_len : vs->vkey_len;
+    gw_store_get(r->s3->store, key, n, 1, 0, 0, gw_s3_versions_on_target, r);
+}
+
+static void gw_s3_versions_delete_on_null(struct gw_req *r, int rc, const char *err)
+{
+    struct gw_s3_versions *vs = r->vs;
+    if (rc != CN_OK) {
+        gw_s3_versions_remove_fail(r, rc, err);
+        return;
+    }
+    if (vs->found)
+        vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key,
+                                         r->key_len, "null", vs->found_ts);
+    else
+        vs->target_is_latest_record = 1;   /* a null version only "o/" holds */
+    gw_s3_versions_read_target(r);
+}
+
+void gw_s3_versions_delete(struct gw_req *r)
+{
+    const struct gw_req_param *p = gw_req_param(r, "versionId");
+    if (p == NULL) {
+        gw_s3_versions_delete_marker(r);
+        return;
+    }
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    memcpy(vs->id, p->value, p->value_len);   /* checked by the router: 4 or 32 bytes */
+    vs->id[p->value_len] = '\0';
+    memcpy(r->version_id, vs->id, sizeof(vs->id));
+    gw_req_hold(r);
+    if (strcmp(vs->id, "null") == 0) {
+        gw_s3_versions_find_null(r, gw_s3_versions_delete_on_null);
+        return;
+    }
+    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key, r->key_len,
+                                     vs->id, 0);
+    gw_s3_versions_read_target(r);
+}
+
+/* ---- GetObject / HeadObject ------------------------------------------ */
+
+static void gw_s3_versions_get_on_null(struct gw_req *r, int rc, const char *err)
+{
+    struct gw_s3_versions *vs = r->vs;
+    if (!gw_req_release(r))
+        return;
+    if (rc != CN_OK) {
+        gw_s3_reply_store_error(r, rc, err);
+        return;
+    }
+    if (vs->found) {
+        vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key,
+                                         r->key_len, "null", vs->found_ts);
+        vs->read(r, vs->vkey, vs->vkey_len);
+        return;
+    }
+    vs->want_null = 1;
+    vs->read(r, vs->okey, vs->okey_len);
+}
+
+void gw_s3_versions_get(struct gw_req *r, gw_s3_versions_read_cb read)
+{
+    const struct gw_req_param *p = gw_req_param(r, "versionId");
+    CN_ASSERT(p != NULL);
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    vs->read = read;
+    memcpy(vs->id, p->value, p->value_len);   /* checked by the router */
+    vs->id[p->value_len] = '\0';
+    if (strcmp(vs->id, "null") == 0) {
+        gw_req_hold(r);
+        gw_s3_versions_find_null(r, gw_s3_versions_get_on_null);
+        return;
+    }
+    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key, r->key_len,
+                                     vs->id, 0);
+    read(r, vs->vkey, vs->vkey_len);
+}
+
+int gw_s3_versions_on_record(struct gw_req *r, const struct msg *m)
+{
+    char id[GW_VERSIONING_ID_MAX];
+    int has_id = gw_s3_versions_meta_id(m, id);
+    if (has_id)
+        memcpy(r->version_id, id, sizeof(id));
+    if (gw_req_param(r, "versionId") == NULL)
+        return 0;
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    if (vs->want_null && has_id && strcmp(id, "null") != 0) {
+        r->version_id[0] = '\0';
+        gw_req_error(r, GW_S3_NO_SUCH_VERSION, NULL);
+        return 1;
+    }
+    if (!has_id)
+        memcpy(r->version_id, "null", 5);
+    if (m->etag.len == 0) {   /* a delete marker: 405, as S3 */
+        r->delete_marker = 1;
+        char date[GW_HTTP_DATE_LEN];
+        gw_http_date_format((time_t)(m->ts / 1000000), date);
+        gw_req_error_header(r, GW_S3_METHOD_NOT_ALLOWED,
+                            "The specified method is not allowed against this resource.",
+                            "Last-Modified", date, strlen(date));
+        return 1;
+    }
+    return 0;
+}
+
+static void gw_s3_versions_on_top(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc == CN_OK && res->n_ents > 0 && res->ents[0].etag[0] == '\0') {
+        const char *key;
+        size_t key_len;
+        uint64_t ts;
+        char id[GW_VERSIONING_ID_MAX];
+        if (gw_versioning_key_split(res->ents[0].key, res->ents[0].key_len,
+                                    vs->vprefix_len - r->key_len - 1, &key, &key_len, id,
+                                    &ts) == 0) {
+            r->delete_marker = 1;
+            memcpy(r->version_id, id, sizeof(id));
+        }
+    }
+    gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+}
+
+int gw_s3_versions_not_found(struct gw_req *r)
+{
+    if (gw_req_param(r, "versionId") != NULL) {
+        r->version_id[0] = '\0';
+        gw_req_error(r, GW_S3_NO_SUCH_VERSION, NULL);
+        return 1;
+    }
+    if (r->versioning == GW_VERSIONING_OFF)
+        return 0;
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    gw_req_hold(r);
+    gw_store_list(r->s3->store, vs->vprefix, vs->vprefix_len, NULL, 0, 1, gw_s3_versions_on_top,
+                  r);
+    return 1;
+}
+
+/* ---- ListObjectVersions ---------------------------------------------- */
+
+/* One entry of the answer: a version, a delete marker or a common prefix.
+ * At most max-keys (≤ s3.max_keys, 1000) are kept, each with its key
+ * copied: about 1.1 KiB each, so a listing holds ≤ ~1.2 MiB. */
+struct gw_s3_versions_item {
+    char *key;
+    size_t key_len;
+    char id[GW_VERSIONING_ID_MAX];
+    char etag[129];
+    uint64_t ts, size;
+    int latest, marker, is_prefix;
+};
+
+struct gw_s3_versions_list {
+    char sprefix[GW_VERSIONING_KEY_MAX];   /* "v/" bucket "/" prefix */
+    size_t sprefix_len, base_len;
+    char after[GW_VERSIONING_KEY_MAX + 1];
+    size_t after_len;
+    const struct gw_req_param *prefix, *delim, *key_marker, *vid_marker;
+    uint32_t max_keys, n;
+    int url, truncated, skip_to_null;
+    char last_key[1025];                   /* the key of the last version seen */
+    size_t last_key_len;
+    int have_last;
+    struct gw_s3_versions_item *items;
+};
+
+static void gw_s3_versions_list_free(void *p)
+{
+    struct gw_s3_versions_list *l = p;
+    for (uint32_t i = 0; i < l->n; i++)
+        cn_free(l->items[i].key);
+    cn_free(l->items);
+    cn_free(l);
+}
+
+static void gw_s3_versions_list_text(struct gw_s3_versions_list *l, struct gw_xml_writer *w,
+                                     const char *name, const char *s, size_t len)
+{
+    if (!l->url) {
+        gw_xml_elem(w, name, s, len);
+        return;
+    }
+    char *enc = cn_malloc(3 * len + 1);
+    size_t n = gw_s3_names_uri_encode(s, len, enc, 3 * len, 1);
+    gw_xml_elem(w, name, enc, n);
+    cn_free(enc);
+}
+
+static void gw_s3_versions_list_param(struct gw_s3_versions_list *l, struct gw_xml_writer *w,
+                                      const char *name, const struct gw_req_param *p,
+                                      int always)
+{
+    if (p != NULL)
+        gw_s3_versions_list_text(l, w, name, p->value, p->value_len);
+    else if (always)
+        gw_xml_elem(w, name, "", 0);
+}
+
+static void gw_s3_versions_list_entry(struct gw_req *r, struct gw_s3_versions_list *l,
+                                      struct gw_xml_writer *w,
+                                      const struct gw_s3_versions_item *it)
+{
+    gw_xml_open(w, it->marker ? "DeleteMarker" : "Version");
+    gw_s3_versions_list_text(l, w, "Key", it->key, it->key_len);
+    gw_xml_elem_str(w, "VersionId", it->id);
+    gw_xml_elem_bool(w, "IsLatest", it->latest);
+    gw_xml_elem_time_ms(w, "LastModified", (int64_t)(it->ts / 1000));
+    if (!it->marker) {
+        char q[140];
+        snprintf(q, sizeof(q), "\"%s\"", it->etag);
+        gw_xml_elem_str(w, "ETag", q);
+        gw_xml_elem_u64(w, "Size", it->size);
+        gw_xml_elem_str(w, "StorageClass", "STANDARD");
+    }
+    gw_xml_open(w, "Owner");
+    gw_xml_elem_str(w, "ID", r->auth.cred->owner_id);
+    gw_xml_elem_str(w, "DisplayName", r->auth.cred->display_name);
+    gw_xml_close(w);
+    gw_xml_close(w);
+}
+
+static void gw_s3_versions_list_reply(struct gw_req *r)
+{
+    struct gw_s3_versions_list *l = r->h;
+    struct evbuffer *doc = evbuffer_new();
+    struct gw_xml_writer w;
+    gw_xml_writer_init(&w, doc);
+    gw_xml_open_ns(&w, "ListVersionsResult", GW_XML_S3_NS);
+    gw_xml_elem(&w, "Name", r->bucket, r->bucket_len);
+    gw_s3_versions_list_param(l, &w, "Prefix", l->prefix, 1);
+    gw_s3_versions_list_param(l, &w, "KeyMarker", l->key_marker, 1);
+    gw_s3_versions_list_param(l, &w, "VersionIdMarker", l->vid_marker, 1);
+    gw_xml_elem_u64(&w, "MaxKeys", l->max_keys);
+    gw_s3_versions_list_param(l, &w, "Delimiter", l->delim, 0);
+    if (l->url)
+        gw_xml_elem_str(&w, "EncodingType", "url");
+    gw_xml_elem_bool(&w, "IsTruncated", l->truncated);
+    if (l->truncated && l->n > 0) {
+        const struct gw_s3_versions_item *last = &l->items[l->n - 1];
+        gw_s3_versions_list_text(l, &w, "NextKeyMarker", last->key, last->key_len);
+        if (!last->is_prefix)
+            gw_xml_elem_str(&w, "NextVersionIdMarker", last->id);
+    }
+    for (uint32_t i = 0; i < l->n; i++)
+        if (!l->items[i].is_prefix)
+            gw_s3_versions_list_entry(r, l, &w, &l->items[i]);
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (!l->items[i].is_prefix)
+            continue;
+        gw_xml_open(&w, "CommonPrefixes");
+        gw_s3_versions_list_text(l, &w, "Prefix", l->items[i].key, l->items[i].key_len);
+        gw_xml_close(&w);
+    }
+    gw_xml_close(&w);
+    if (gw_xml_writer_finish(&w) != CN_OK || (w.replaced && !l->url))
+        gw_req_error(r, w.replaced ? GW_S3_INVALID_ARGUMENT : GW_S3_INTERNAL_ERROR,
+                     w.replaced ? "A key cannot be listed in XML 1.0; use encoding-type=url."
+                                : NULL);
+    else
+        gw_req_reply_xml(r, 200, doc);
+    evbuffer_free(doc);
+}
+
+static void gw_s3_versions_list_page(struct gw_req *r);
+
+/* The first occurrence of needle[nlen] (nlen > 0) in hay[hlen], or NULL. */
+static const char *gw_s3_versions_find(const char *hay, size_t hlen, const char *needle,
+                                       size_t nlen)
+{
+    for (size_t i = 0; i + nlen <= hlen; i++)
+        if (memcmp(hay + i, needle, nlen) == 0)
+            return hay + i;
+    return NULL;
+}
+
+/* Adds one version entry (or its common prefix). Returns 1 to go on, 0
+ * when the answer is full (truncated), 2 when a common prefix was added and
+ * the listing jumps past it (l->after set). */
+static int gw_s3_versions_list_add(struct gw_s3_versions_list *l,
+                                   const struct gw_store_entry *e, const char *key,
+                                   size_t key_len, const char *id, uint64_t ts)
+{
+    int latest = !(l->have_last && l->last_key_len == key_len &&
+                   memcmp(l->last_key, key, key_len) == 0);
+    memcpy(l->last_key, key, key_len);
+    l->last_key_len = key_len;
+    l->have_last = 1;
+    size_t plen = l->sprefix_len - l->base_len;
+    size_t cut = 0;
+    if (l->delim != NULL && l->delim->value_len > 0 && key_len > plen) {
+        const char *d = gw_s3_versions_find(key + plen, key_len - plen, l->delim->value,
+                                  l->delim->value_len);
+        if (d != NULL)
+            cut = (size_t)(d - key) + l->delim->value_len;
+    }
+    if (l->n == l->max_keys) {
+        l->truncated = 1;
+        return 0;
+    }
+    struct gw_s3_versions_item *it = &l->items[l->n++];
+    it->key_len = cut > 0 ? cut : key_len;
+    it->key = cn_memdup(key, it->key_len);
+    if (cut > 0) {
+        it->is_prefix = 1;
+        l->after_len = l->base_len + cut;
+        memcpy(l->after, l->sprefix, l->base_len);
+        memcpy(l->after + l->base_len, key, cut);
+        l->after[l->after_len++] = (char)0xff;
+        return 2;
+    }
+    memcpy(it->id, id, GW_VERSIONING_ID_MAX);
+    it->ts = ts;
+    it->latest = latest;
+    it->marker = e->etag[0] == '\0';
+    size_t tl;
+    uint64_t size;
+    if (gw_lo_map_etag_split(e->etag, strlen(e->etag), &tl, &size)) {
+        it->size = size;
+        snprintf(it->etag, sizeof(it->etag), "%.*s", (int)tl, e->etag);
+    } else {
+        it->size = e->size;
+        snprintf(it->etag, sizeof(it->etag), "%s", e->etag);
+    }
+    return 1;
+}
+
+static void gw_s3_versions_on_list(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    struct gw_s3_versions_list *l = r->h;
+    if (res->rc != CN_OK) {
+        gw_s3_reply_store_error(r, res->rc, res->err);
+        return;
+    }
+    for (uint32_t i = 0; i < res->n_ents; i++) {
+        const struct gw_store_entry *e = &res->ents[i];
+        const char *key;
+        size_t key_len;
+        char id[GW_VERSIONING_ID_MAX];
+        uint64_t ts;
+        if (gw_versioning_key_split(e->key, e->key_len, l->base_len, &key, &key_len, id, &ts) !=
+            0)
+            continue;
+        if (l->skip_to_null) {   /* version-id-marker null: resume after it */
+            const struct gw_req_param *km = l->key_marker;
+            if (key_len == km->value_len && memcmp(key, km->value, key_len) == 0) {
+                l->skip_to_null = strcmp(id, "null") != 0;
+                continue;
+            }
+            l->skip_to_null = 0;
+        }
+        int go = gw_s3_versions_list_add(l, e, key, key_len, id, ts);
+        if (go == 0) {
+            gw_s3_versions_list_reply(r);
+            return;
+        }
+        if (go == 2) {
+            gw_s3_versions_list_page(r);
+            return;
+        }
+    }
+    if (!res->more || res->n_ents == 0) {
+        gw_s3_versions_list_reply(r);
+        return;
+    }
+    const struct gw_store_entry *last = &res->ents[res->n_ents - 1];
+    l->after_len = CN_MIN((size_t)last->key_len, sizeof(l->after));
+    memcpy(l->after, last->key, l->after_len);
+    gw_s3_versions_list_page(r);
+}
+
+static void gw_s3_versions_list_page(struct gw_req *r)
+{
+    struct gw_s3_versions_list *l = r->h;
+    gw_req_hold(r);
+    gw_store_list(r->s3->store, l->sprefix, l->sprefix_len, l->after_len ? l->after : NULL,
+                  l->after_len, CN_MIN(l->max_keys - l->n + 1, 1000u), gw_s3_versions_on_list,
+                  r);
+}
+
+static void gw_s3_versions_list_bucket_ok(struct gw_req *r)
+{
+    if (r->versioning == GW_VERSIONING_OFF) {   /* never versioned: ListObjects' answer */
+        gw_s3_versions_list_free(r->h);
+        r->h = NULL;
+        r->h_free = NULL;
+        gw_s3_list_objects(r);
+        return;
+    }
+    struct gw_s3_versions_list *l = r->h;
+    if (l->max_keys == 0) {
+        gw_s3_versions_list_reply(r);
+        return;
+    }
+    gw_s3_versions_list_page(r);
+}
+
+/* Reads the query; GW_S3_OK or the error to answer. */
+static enum gw_s3_err gw_s3_versions_list_parse(struct gw_req *r, struct gw_s3_versions_list *l)
+{
+    const struct gw_req_param *enc = gw_req_param(r, "encoding-type");
+    if (enc != NULL && strcmp(enc->value, "url") != 0)
+        return GW_S3_INVALID_ARGUMENT;
+    l->url = enc != NULL;
+    l->prefix = gw_req_param(r, "prefix");
+    l->delim = gw_req_param(r, "delimiter");
+    l->key_marker = gw_req_param(r, "key-marker");
+    l->vid_marker = gw_req_param(r, "version-id-marker");
+    l->max_keys = (uint32_t)r->s3->opts.max_keys;
+    const struct gw_req_param *mk = gw_req_param(r, "max-keys");
+    if (mk != NULL) {
+        char *end;
+        long v = strtol(mk->value, &end, 10);
+        if (mk->value_len == 0 || *end != '\0' || v < 0)
+            return GW_S3_INVALID_ARGUMENT;
+        l->max_keys = (uint32_t)CN_MIN(v, r->s3->opts.max_keys);
+    }
+    if (l->prefix != NULL && l->prefix->value_len > 1024)
+        return GW_S3_KEY_TOO_LONG;
+    if (l->key_marker != NULL && l->key_marker->value_len > 1024)
+        return GW_S3_KEY_TOO_LONG;
+    int has_km = l->key_marker != NULL && l->key_marker->value_len > 0;
+    int has_vm = l->vid_marker != NULL && l->vid_marker->value_len > 0;
+    if (has_vm && (!has_km || gw_versioning_id_check(l->vid_marker->value,
+                                                     l->vid_marker->value_len) == 0))
+        return GW_S3_INVALID_ARGUMENT;
+    l->base_len = gw_versioning_bucket_prefix(l->sprefix, r->bucket, r->bucket_len);
+    l->sprefix_len = l->base_len;
+    if (l->prefix != NULL) {
+        memcpy(l->sprefix + l->base_len, l->prefix->value, l->prefix->value_len);
+        l->sprefix_len += l->prefix->value_len;
+    }
+    if (has_km) {
+        const struct gw_req_param *km = l->key_marker;
+        memcpy(l->after, l->sprefix, l->base_len);
+        memcpy(l->after + l->base_len, km->value, km->value_len);
+        l->after_len = l->base_len + km->value_len;
+        const struct gw_req_param *d = l->delim;
+        int is_cp = d != NULL && d->value_len > 0 && km->value_len >= d->value_len &&
+                    memcmp(km->value + km->value_len - d->value_len, d->value, d->value_len) == 0;
+        if (is_cp) {
+            l->after[l->after_len++] = (char)0xff;
+        } else if (!has_vm) {   /* past every version of the marker's key */
+            l->after[l->after_len++] = '\0';
+            l->after[l->after_len++] = (char)0xff;
+        } else {
+            l->after[l->after_len++] = '\0';
+            memcpy(l->last_key, km->value, km->value_len);
+            l->last_key_len = km->value_len;
+            l->have_last = 1;
+            if (strcmp(l->vid_marker->value, "null") == 0) {
+                l->skip_to_null = 1;   /* its key is not known: read from the key's first */
+            } else {
+                memcpy(l->after + l->after_len, l->vid_marker->value, GW_VERSIONING_ID_LEN);
+                l->after_len += GW_VERSIONING_ID_LEN;
+            }
+        }
+    }
+    l->items = cn_calloc(l->max_keys + 1, sizeof(*l->items));
+    return GW_S3_OK;
+}
+
+void gw_s3_versions_list(struct gw_req *r)
+{
+    struct gw_s3_versions_list *l = cn_calloc(1, sizeof(*l));
+    r->h = l;
+    r->h_free = gw_s3_versions_list_free;
+    enum gw_s3_err err = gw_s3_versions_list_parse(r, l);
+    if (err != GW_S3_OK) {
+        gw_req_error(r, err, NULL);
+        return;
+    }
+    gw_s3_bucket_require(r, gw_s3_versions_list_bucket_ok);
+}

@@ -1,0 +1,62 @@
+/* S3 object versioning over the store (docs/gateway.md, "Versioning"):
+ * Put/GetBucketVersioning, the versioned write (every version also kept
+ * under its version key, versioning.h), delete markers, version-specific
+ * GET/HEAD/DELETE and ListObjectVersions. The latest version stays the
+ * "o/" record, so a GET of the latest and plain listings cost what they
+ * did. s3_object.c and multipart.c call in at their few decision points. */
+#ifndef GW_S3_VERSIONS_H
+#define GW_S3_VERSIONS_H
+
+#include "request.h"
+#include "store.h"
+
+struct msg;
+
+/* PutBucketVersioning / GetBucketVersioning (s3_ops.c). */
+void gw_s3_versions_config_put(struct gw_req *r);
+void gw_s3_versions_config_get(struct gw_req *r);
+
+/* ListObjectVersions: for a bucket never versioned, ListObjects' own
+ * listing (each object its null version); else the version keys. */
+void gw_s3_versions_list(struct gw_req *r);
+
+/* Writes rec (the object's "o/" record, rec->key; data borrowed, rec's
+ * bytes copied) the way r's bucket asks (r->versioning, read by
+ * gw_s3_bucket_require()): unversioned, just that write; else first keeps a
+ * never-versioned latest as the null version (Enabled) or drops the old null
+ * version (Suspended), then writes the new version's version record and the
+ * "o/" record, and sets r->version_id. cb(res, arg) gets the "o/" write's
+ * result (or the first failure's, with reply NULL), exactly once. The
+ * caller holds r across the call, as for gw_store_put(). */
+void gw_s3_versions_put(struct gw_req *r, const struct gw_store_record *rec,
+                        struct gw_blob *data, gw_store_cb cb, void *arg);
+
+/* Whether an overwrite or delete in r's bucket must leave the replaced
+ * record's chunks alone (they belong to a version that stays). */
+int gw_s3_versions_keeps_chunks(const struct gw_req *r);
+
+/* DeleteObject once the bucket is known (r->versioning set) when it has a
+ * versionId or the bucket has versioning: a delete marker, or the removal
+ * of one version (the previous one becoming the latest). Answers r. */
+void gw_s3_versions_delete(struct gw_req *r);
+
+/* GetObject/HeadObject with a versionId: finds the record of that version
+ * and calls read(r, key, key_len) to read it (s3_object.c's path, which
+ * calls gw_s3_versions_on_record() and gw_s3_versions_not_found()), or
+ * answers r. */
+typedef void (*gw_s3_versions_read_cb)(struct gw_req *r, const char *key, size_t key_len);
+void gw_s3_versions_get(struct gw_req *r, gw_s3_versions_read_cb read);
+
+/* Called by GET/HEAD with the record read (latest or a version): sets
+ * x-amz-version-id from it; answers a delete marker asked for by version
+ * (405) or a null version that is not (404 NoSuchVersion) and returns 1;
+ * else 0 and the caller answers. */
+int gw_s3_versions_on_record(struct gw_req *r, const struct msg *m);
+
+/* Called by GET/HEAD when the record is missing and the bucket exists
+ * (r->versioning set): answers NoSuchVersion for a versionId, NoSuchKey
+ * with x-amz-delete-marker when the latest version is a delete marker, and
+ * returns 1; 0 when the caller answers NoSuchKey itself. */
+int gw_s3_versions_not_found(struct gw_req *r);
+
+#endif
