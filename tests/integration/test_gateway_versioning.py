@@ -1,0 +1,249 @@
+"""S3 object versioning through cairn-gateway over 3 storage nodes, with
+boto3 and the aws cli: Put/GetBucketVersioning, several versions of a key
+read back by id, delete markers (404 with x-amz-delete-marker, 405 when
+asked by id), removal of one version (the previous one becomes the latest),
+Suspended buckets writing the null version, an object written before
+versioning kept as the null version, ListObjectVersions paged with a small
+max-keys, a chunked large object read back byte for byte per version after
+an overwrite (its chunks are not reclaimed while the version exists), a
+multipart upload completed in a versioned bucket, bad version ids, and a
+second account refused."""
+import hashlib
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from s3util import check, error_code, run_tests  # noqa: E402
+
+K = 1024
+SETTINGS = {
+    "large_object.threshold_of_chunk_len": 256 * K,
+    "large_object.chunked_obj_len": 128 * K,
+    "large_object.reading_chunked_obj_len": 32 * K,
+    "large_object.reclaim_delay": "1s",
+}
+OTHER = ("AKIAOTHERUSER0000000", "other-secret-key-0000000000000000000000")
+
+
+def enable(s3, bucket, status="Enabled"):
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": status})
+
+
+def body(s3, bucket, key, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    return s3.get_object(Bucket=bucket, Key=key, **kw)["Body"].read()
+
+
+def test_config(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vcfg")
+    r = s3.get_bucket_versioning(Bucket="vcfg")
+    check("Status" not in r, "never enabled: no Status %r" % r)
+    enable(s3, "vcfg")
+    check(s3.get_bucket_versioning(Bucket="vcfg")["Status"] == "Enabled", "enabled")
+    c.aws("s3api", "put-bucket-versioning", "--bucket", "vcfg",
+          "--versioning-configuration", "Status=Suspended")
+    out = c.aws("s3api", "get-bucket-versioning", "--bucket", "vcfg").stdout.decode()
+    check('"Suspended"' in out, "cli suspended: %s" % out)
+    code = error_code(s3.put_bucket_versioning, Bucket="vcfg",
+                      VersioningConfiguration={"Status": "Enabled", "MFADelete": "Enabled"},
+                      MFA="123 456")
+    check(code[0] == "NotImplemented", "MFA delete refused %r" % (code,))
+    check(s3.get_bucket_versioning(Bucket="vcfg")["Status"] == "Suspended", "unchanged")
+
+
+def test_versions_round_trip(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vrt")
+    s3.put_object(Bucket="vrt", Key="k", Body=b"before versioning")
+    enable(s3, "vrt")
+    ids = []
+    for i in range(3):
+        r = s3.put_object(Bucket="vrt", Key="k", Body=b"version %d" % i)
+        ids.append(r["VersionId"])
+    check(len(set(ids)) == 3 and all(len(v) == 32 for v in ids), "ids %r" % ids)
+    check(body(s3, "vrt", "k") == b"version 2", "latest")
+    h = s3.head_object(Bucket="vrt", Key="k")
+    check(h["VersionId"] == ids[2], "latest's id on HEAD %r" % h.get("VersionId"))
+    for i, v in enumerate(ids):
+        check(body(s3, "vrt", "k", v) == b"version %d" % i, "version %d by id" % i)
+    check(body(s3, "vrt", "k", "null") == b"before versioning", "the null version kept")
+    # a delete marker hides the key
+    d = s3.delete_object(Bucket="vrt", Key="k")
+    check(d.get("DeleteMarker") is True and len(d["VersionId"]) == 32, "marker %r" % d)
+    code = error_code(s3.get_object, Bucket="vrt", Key="k")
+    check(code == ("NoSuchKey", 404), "hidden %r" % (code,))
+    raw = c.raw(b"GET /vrt/k HTTP/1.1\r\nHost: x\r\n\r\n")  # unsigned: 403, no leak
+    check(b"x-amz-delete-marker" not in raw.lower(), "anonymous sees no marker")
+    from botocore.exceptions import ClientError
+    try:
+        s3.get_object(Bucket="vrt", Key="k")
+    except ClientError as e:
+        hdrs = e.response["ResponseMetadata"]["HTTPHeaders"]
+        check(hdrs.get("x-amz-delete-marker") == "true", "404 says delete marker %r" % hdrs)
+        check(hdrs.get("x-amz-version-id") == d["VersionId"], "and its id")
+    code = error_code(s3.get_object, Bucket="vrt", Key="k", VersionId=d["VersionId"])
+    check(code == ("MethodNotAllowed", 405), "marker by id %r" % (code,))
+    check(body(s3, "vrt", "k", ids[1]) == b"version 1", "old versions still there")
+    # removing the marker brings version 2 back
+    r = s3.delete_object(Bucket="vrt", Key="k", VersionId=d["VersionId"])
+    check(r.get("DeleteMarker") is True, "removed a marker %r" % r)
+    check(body(s3, "vrt", "k") == b"version 2", "latest back")
+    # removing the latest version makes the previous one the latest
+    s3.delete_object(Bucket="vrt", Key="k", VersionId=ids[2])
+    check(body(s3, "vrt", "k") == b"version 1", "previous is latest")
+    code = error_code(s3.get_object, Bucket="vrt", Key="k", VersionId=ids[2])
+    check(code == ("NoSuchVersion", 404), "removed version %r" % (code,))
+    # removing a version in the middle leaves the rest
+    s3.delete_object(Bucket="vrt", Key="k", VersionId=ids[0])
+    check(body(s3, "vrt", "k") == b"version 1", "latest unchanged")
+    check(body(s3, "vrt", "k", "null") == b"before versioning", "null unchanged")
+    lv = s3.list_object_versions(Bucket="vrt")
+    got = [(v["VersionId"], v["IsLatest"]) for v in lv.get("Versions", [])]
+    check(got == [(ids[1], True), ("null", False)], "listing %r" % got)
+    check(not lv.get("DeleteMarkers"), "no markers left %r" % lv.get("DeleteMarkers"))
+
+
+def test_bad_ids(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vbad")
+    enable(s3, "vbad")
+    v = s3.put_object(Bucket="vbad", Key="k", Body=b"x")["VersionId"]
+    for bad in (v.upper(), v[:-1], v + "0", "nul", "../" + v[3:], v[:31] + "g"):
+        code = error_code(s3.get_object, Bucket="vbad", Key="k", VersionId=bad)
+        check(code == ("InvalidArgument", 400), "%r: %r" % (bad, code))
+    missing = "f" * 32
+    code = error_code(s3.get_object, Bucket="vbad", Key="k", VersionId=missing)
+    check(code == ("NoSuchVersion", 404), "unknown id %r" % (code,))
+    check(body(s3, "vbad", "k") == b"x", "object untouched")
+
+
+def test_suspended(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vsus")
+    enable(s3, "vsus")
+    v1 = s3.put_object(Bucket="vsus", Key="k", Body=b"one")["VersionId"]
+    enable(s3, "vsus", "Suspended")
+    r = s3.put_object(Bucket="vsus", Key="k", Body=b"null a")
+    check(r.get("VersionId") == "null", "suspended writes null %r" % r.get("VersionId"))
+    s3.put_object(Bucket="vsus", Key="k", Body=b"null b")
+    lv = s3.list_object_versions(Bucket="vsus")["Versions"]
+    got = [(v["VersionId"], v["IsLatest"]) for v in lv]
+    check(got == [("null", True), (v1, False)], "null replaced %r" % got)
+    check(body(s3, "vsus", "k", "null") == b"null b", "the new null")
+    check(body(s3, "vsus", "k", v1) == b"one", "enabled-era version kept")
+    d = s3.delete_object(Bucket="vsus", Key="k")
+    check(d.get("DeleteMarker") is True and d.get("VersionId") == "null", "null marker %r" % d)
+    lv = s3.list_object_versions(Bucket="vsus")
+    check([m["VersionId"] for m in lv.get("DeleteMarkers", [])] == ["null"], "marker listed")
+    check([v["VersionId"] for v in lv.get("Versions", [])] == [v1], "null object replaced")
+
+
+def test_list_paging(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vlist")
+    enable(s3, "vlist")
+    want = []
+    for key in ("a", "d/x", "d/y", "z"):
+        vs = [s3.put_object(Bucket="vlist", Key=key, Body=key.encode() * (i + 1))["VersionId"]
+              for i in range(3)]
+        want += [(key, v) for v in reversed(vs)]
+    dm = s3.delete_object(Bucket="vlist", Key="z")["VersionId"]
+    want.insert(want.index(("z", want[-3][1])), ("z", dm))
+    seen, kw = [], {}
+    while True:
+        r = s3.list_object_versions(Bucket="vlist", MaxKeys=2, **kw)
+        page = r.get("Versions", []) + r.get("DeleteMarkers", [])
+        check(len(page) <= 2, "page of %d" % len(page))
+        page.sort(key=lambda v: (v["Key"], -v["LastModified"].timestamp(), v["VersionId"]))
+        seen += [(v["Key"], v["VersionId"], v["IsLatest"]) for v in page]
+        if not r["IsTruncated"]:
+            break
+        kw = {"KeyMarker": r["NextKeyMarker"], "VersionIdMarker": r["NextVersionIdMarker"]}
+    check([(k, v) for k, v, _ in seen] == want, "all versions once, in order:\n%r\n%r"
+          % (seen, want))
+    latest = [(k, v) for k, v, lt in seen if lt]
+    check(latest == [("a", want[0][1]), ("d/x", want[3][1]), ("d/y", want[6][1]),
+                     ("z", dm)], "IsLatest %r" % latest)
+    r = s3.list_object_versions(Bucket="vlist", Delimiter="/")
+    check([p["Prefix"] for p in r.get("CommonPrefixes", [])] == ["d/"], "common prefix")
+    check({v["Key"] for v in r["Versions"]} == {"a", "z"}, "top level")
+    r = s3.list_object_versions(Bucket="vlist", Prefix="d/", MaxKeys=1000)
+    check(len(r["Versions"]) == 6, "prefix")
+    out = c.aws("s3api", "list-object-versions", "--bucket", "vlist", "--prefix", "a").stdout
+    check(out.count(b'"VersionId"') == 3, "cli listing: %s" % out[:400])
+    # plain listing shows latest objects only, without the key under a marker
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="vlist")["Contents"]]
+    check(keys == ["a", "d/x", "d/y"], "plain listing %r" % keys)
+
+
+def test_large_versions(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vlarge")
+    enable(s3, "vlarge")
+    rnd = random.Random(7)
+    datas = [bytes(rnd.getrandbits(8) for _ in range(700 * K + i)) for i in range(2)]
+    ids = [s3.put_object(Bucket="vlarge", Key="big", Body=d)["VersionId"] for d in datas]
+    time.sleep(2.5)   # past reclaim_delay: an overwrite must not have dropped v0's chunks
+    for v, d in zip(ids, datas):
+        got = body(s3, "vlarge", "big", v)
+        check(hashlib.md5(got).digest() == hashlib.md5(d).digest(), "version byte for byte")
+    r = s3.get_object(Bucket="vlarge", Key="big", VersionId=ids[0], Range="bytes=131000-263000")
+    check(r["Body"].read() == datas[0][131000:263001], "range of an old version")
+    # multipart completed in a versioned bucket is a version too
+    up = s3.create_multipart_upload(Bucket="vlarge", Key="big")["UploadId"]
+    p1 = os.urandom(5 * 1024 * K)
+    p2 = os.urandom(100 * K)
+    parts = []
+    for n, p in ((1, p1), (2, p2)):
+        e = s3.upload_part(Bucket="vlarge", Key="big", UploadId=up, PartNumber=n, Body=p)["ETag"]
+        parts.append({"PartNumber": n, "ETag": e})
+    r = s3.complete_multipart_upload(Bucket="vlarge", Key="big", UploadId=up,
+                                     MultipartUpload={"Parts": parts})
+    check(len(r.get("VersionId", "")) == 32, "complete answers a version id %r" % r)
+    check(body(s3, "vlarge", "big") == p1 + p2, "multipart is the latest")
+    time.sleep(2.5)
+    check(body(s3, "vlarge", "big", ids[1]) == datas[1], "overwritten version still whole")
+    # removing a version reclaims its chunks; the others stay readable
+    s3.delete_object(Bucket="vlarge", Key="big", VersionId=ids[1])
+    time.sleep(2.5)
+    check(body(s3, "vlarge", "big", ids[0]) == datas[0], "v0 after v1 removed")
+    check(body(s3, "vlarge", "big") == p1 + p2, "latest after v1 removed")
+
+
+def test_copy_version(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vcopy")
+    enable(s3, "vcopy")
+    v1 = s3.put_object(Bucket="vcopy", Key="k", Body=b"old")["VersionId"]
+    s3.put_object(Bucket="vcopy", Key="k", Body=b"new")
+    r = s3.copy_object(Bucket="vcopy", Key="k2", CopySource={"Bucket": "vcopy", "Key": "k"})
+    check(len(r.get("VersionId", "")) == 32, "copy answers a version id %r" % r)
+    check(body(s3, "vcopy", "k2") == b"new", "copy of the latest")
+
+
+def test_other_account(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vmine")
+    enable(s3, "vmine")
+    v = s3.put_object(Bucket="vmine", Key="k", Body=b"secret")["VersionId"]
+    o = c.boto(*OTHER)
+    for fn, kw in ((o.get_bucket_versioning, {}),
+                   (o.put_bucket_versioning, {"VersioningConfiguration": {"Status": "Suspended"}}),
+                   (o.list_object_versions, {}),
+                   (o.get_object, {"Key": "k", "VersionId": v}),
+                   (o.delete_object, {"Key": "k", "VersionId": v}),
+                   (o.delete_object, {"Key": "k"})):
+        code = error_code(fn, Bucket="vmine", **kw)
+        check(code == ("AccessDenied", 403), "%s: %r" % (fn.__name__, code))
+    check(s3.get_bucket_versioning(Bucket="vmine")["Status"] == "Enabled", "unchanged")
+    check(body(s3, "vmine", "k", v) == b"secret", "version intact")
+    check(len(s3.list_object_versions(Bucket="vmine")["Versions"]) == 1, "no marker added")
+
+
+if __name__ == "__main__":
+    run_tests([test_config, test_versions_round_trip, test_bad_ids, test_suspended,
+               test_list_paging, test_large_versions, test_copy_version, test_other_account],
+              {"settings": SETTINGS})
