@@ -136,6 +136,10 @@ void gw_req_reply_start(struct gw_req *r, int status)
     if (r->version_id[0] != '\0')
         gw_http_req_reply_header(&r->hr, "x-amz-version-id", r->version_id,
                                  strlen(r->version_id));
+    if (r->copy_source_version_id[0] != '\0')
+        gw_http_req_reply_header(&r->hr, "x-amz-copy-source-version-id",
+                                 r->copy_source_version_id,
+                                 strlen(r->copy_source_version_id));
     if (r->delete_marker)
         gw_http_req_reply_header(&r->hr, "x-amz-delete-marker", "true", 4);
 }
@@ -289,6 +293,7 @@ static void gw_req_app_clear(struct gw_http_req *x)
     r->vs_free = NULL;
     r->versioning = 0;
     r->version_id[0] = '\0';
+    r->copy_source_version_id[0] = '\0';
     r->delete_marker = 0;
     gw_s3_post_free(r->post);
     r->post = NULL;

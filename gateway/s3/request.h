@@ -99,6 +99,7 @@ struct gw_req {
      * steps' own state, freed with vs_free when the request ends */
     int versioning;
     char version_id[33];
+    char copy_source_version_id[33];   /* x-amz-copy-source-version-id when set */
     int delete_marker;
     void *vs;
     void (*vs_free)(void *vs);

@@ -35,6 +35,7 @@
 #include "s3_versions.h"
 #include "tagset.h"
 #include "store.h"
+#include "versioning.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -895,8 +896,10 @@ struct gw_s3_copy {
     struct gw_s3_object o;     /* first: the destination */
     char src_bucket[64];
     size_t src_bucket_len;
-    char src_skey[GW_KEYS_MAX];
+    char src_skey[GW_KEYS_MAX];        /* the source's "o/" key: names its chunks */
     size_t src_skey_len;
+    char src_rkey[GW_VERSIONING_KEY_MAX]; /* the record read: src_skey or a version's */
+    size_t src_rkey_len;
     char etag[129];
     uint64_t ts;
     struct gw_lo_copy *copy;   /* a chunked source's bytes, copied */
@@ -932,6 +935,12 @@ static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
     evbuffer_free(doc);
 }
 
+/* What a missing source is: NoSuchVersion when a version was named. */
+static enum gw_s3_err gw_s3_copy_src_missing_err(const struct gw_req *r)
+{
+    return r->copy_src.version_id != NULL ? GW_S3_NO_SUCH_VERSION : GW_S3_NO_SUCH_KEY;
+}
+
 /* The source bucket's record was looked up after its key was not found. */
 static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
 {
@@ -948,7 +957,7 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
                                      res->reply->m.etag.len))
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
     else
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_s3_copy_src_missing_err(r), NULL);
 }
 
 /* The source is missing: S3 answers NoSuchBucket when its bucket does not
@@ -957,7 +966,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
 {
     if (c->src_bucket_len == r->bucket_len &&
         memcmp(c->src_bucket, r->bucket, r->bucket_len) == 0) {
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_s3_copy_src_missing_err(r), NULL);
         return;
     }
     char key[GW_KEYS_MAX];
@@ -1042,6 +1051,8 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     if (gw_bucket_owner_recheck(r, c->src_bucket, c->src_bucket_len, m->ts,
                                 gw_s3_copy_bucket_ok))
         return;   /* the source is newer than its bucket's cached owner */
+    if (gw_s3_versions_on_copy_record(r, m))
+        return;   /* a delete marker named by id, or no such null version */
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);
@@ -1059,7 +1070,7 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Unknown metadata directive.");
         return;
     }
-    if (!replace && c->src_skey_len == c->o.skey_len &&
+    if (!replace && r->copy_src.version_id == NULL && c->src_skey_len == c->o.skey_len &&
         memcmp(c->src_skey, c->o.skey, c->o.skey_len) == 0) {
         gw_req_error(r, GW_S3_INVALID_REQUEST,
                      "This copy request is illegal because it is trying to copy an object to "
@@ -1097,11 +1108,25 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     gw_s3_object_read_old(r, gw_s3_copy_write);
 }
 
+/* Reads the source record at key: the source object's, or the version
+ * x-amz-copy-source names (s3_versions.h). */
+static void gw_s3_copy_read_src(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_s3_copy *c = r->h;
+    memcpy(c->src_rkey, key, key_len);
+    c->src_rkey_len = key_len;
+    gw_req_hold(r);
+    gw_store_get(r->s3->store, c->src_rkey, c->src_rkey_len, 1, 0, 0, gw_s3_copy_on_get, r);
+}
+
 static void gw_s3_copy_bucket_ok(struct gw_req *r)
 {
     struct gw_s3_copy *c = r->h;
-    gw_req_hold(r);
-    gw_store_get(r->s3->store, c->src_skey, c->src_skey_len, 1, 0, 0, gw_s3_copy_on_get, r);
+    if (r->copy_src.version_id != NULL) {
+        gw_s3_versions_copy_source(r, gw_s3_copy_read_src);
+        return;
+    }
+    gw_s3_copy_read_src(r, c->src_skey, c->src_skey_len);
 }
 
 static void gw_s3_copy_free(void *p)
@@ -1127,7 +1152,8 @@ void gw_s3_object_copy(struct gw_req *r)
     c->src_bucket_len = cs->bucket_len;
     c->src_skey_len = gw_keys_object(c->src_skey, cs->bucket, cs->bucket_len, cs->key,
                                      cs->key_len);
-    if (!gw_copy_source_version_is_null(cs)) {
+    if (cs->version_id != NULL &&
+        gw_versioning_id_check(cs->version_id, cs->version_id_len) == 0) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
     }

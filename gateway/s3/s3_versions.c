@@ -56,7 +56,10 @@ struct gw_s3_versions {
     uint64_t ver, ts;
     struct gw_blob *blob;
     int is_marker;                          /* a delete marker: no data, "o/" deleted */
-    /* the null-version scan */
+    /* the null-version scan: of the versions under scan_prefix (vprefix,
+     * or a copy source's), whose bucket part is scan_base_len bytes */
+    char scan_prefix[GW_VERSIONING_KEY_MAX];
+    size_t scan_prefix_len, scan_base_len;
     char after[GW_VERSIONING_KEY_MAX];
     size_t after_len;
     void (*scan_done)(struct gw_req *r, int rc, const char *err);
@@ -200,8 +203,8 @@ static void gw_s3_versions_on_scan(struct gw_store_list_result *res, void *arg)
         size_t key_len;
         char id[GW_VERSIONING_ID_MAX];
         uint64_t ts;
-        if (gw_versioning_key_split(e->key, e->key_len, vs->vprefix_len - r->key_len - 1, &key,
-                                    &key_len, id, &ts) != 0 || strcmp(id, "null") != 0)
+        if (gw_versioning_key_split(e->key, e->key_len, vs->scan_base_len, &key, &key_len, id,
+                                    &ts) != 0 || strcmp(id, "null") != 0)
             continue;
         vs->found = 1;
         vs->found_ts = ts;
@@ -221,8 +224,9 @@ static void gw_s3_versions_on_scan(struct gw_store_list_result *res, void *arg)
 static void gw_s3_versions_scan_page(struct gw_req *r)
 {
     struct gw_s3_versions *vs = r->vs;
-    gw_store_list(r->s3->store, vs->vprefix, vs->vprefix_len, vs->after_len ? vs->after : NULL,
-                  vs->after_len, GW_S3_VERSIONS_SCAN_PAGE, gw_s3_versions_on_scan, r);
+    gw_store_list(r->s3->store, vs->scan_prefix, vs->scan_prefix_len,
+                  vs->after_len ? vs->after : NULL, vs->after_len, GW_S3_VERSIONS_SCAN_PAGE,
+                  gw_s3_versions_on_scan, r);
 }
 
 /* Looks for the key's null version among its version records (a page at a
@@ -232,6 +236,9 @@ static void gw_s3_versions_find_null(struct gw_req *r,
                                      void (*done)(struct gw_req *r, int rc, const char *err))
 {
     struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    memcpy(vs->scan_prefix, vs->vprefix, vs->vprefix_len);
+    vs->scan_prefix_len = vs->vprefix_len;
+    vs->scan_base_len = vs->vprefix_len - r->key_len - 1;
     vs->found = 0;
     vs->after_len = 0;
     vs->scan_done = done;
@@ -1159,4 +1166,76 @@ void gw_s3_versions_list(struct gw_req *r)
         return;
     }
     gw_s3_bucket_require(r, gw_s3_versions_list_bucket_ok);
+}
+
+/* ---- CopyObject's source version ------------------------------------- */
+
+static void gw_s3_versions_src_on_null(struct gw_req *r, int rc, const char *err)
+{
+    struct gw_s3_versions *vs = r->vs;
+    if (!gw_req_release(r))
+        return;
+    if (rc != CN_OK) {
+        gw_s3_reply_store_error(r, rc, err);
+        return;
+    }
+    const struct gw_copy_source *cs = &r->copy_src;
+    char key[GW_VERSIONING_KEY_MAX];
+    size_t n;
+    if (vs->found) {
+        n = gw_versioning_key(key, cs->bucket, cs->bucket_len, cs->key, cs->key_len, "null",
+                              vs->found_ts);
+    } else {
+        vs->want_null = 1;
+        n = gw_keys_object(key, cs->bucket, cs->bucket_len, cs->key, cs->key_len);
+    }
+    vs->read(r, key, n);
+}
+
+void gw_s3_versions_copy_source(struct gw_req *r, gw_s3_versions_read_cb read)
+{
+    const struct gw_copy_source *cs = &r->copy_src;
+    CN_ASSERT(r->has_copy_src && cs->version_id != NULL);
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    vs->read = read;
+    vs->want_null = 0;
+    char key[GW_VERSIONING_KEY_MAX];
+    if (strcmp(cs->version_id, "null") != 0) {
+        size_t n = gw_versioning_key(key, cs->bucket, cs->bucket_len, cs->key, cs->key_len,
+                                     cs->version_id, 0);
+        read(r, key, n);
+        return;
+    }
+    vs->scan_prefix_len = gw_versioning_key_prefix(vs->scan_prefix, cs->bucket, cs->bucket_len,
+                                                   cs->key, cs->key_len);
+    vs->scan_base_len = vs->scan_prefix_len - cs->key_len - 1;
+    vs->found = 0;
+    vs->after_len = 0;
+    vs->scan_done = gw_s3_versions_src_on_null;
+    gw_req_hold(r);
+    gw_s3_versions_scan_page(r);
+}
+
+int gw_s3_versions_on_copy_record(struct gw_req *r, const struct msg *m)
+{
+    char id[GW_VERSIONING_ID_MAX];
+    int has_id = gw_s3_versions_meta_id(m, id);
+    const struct gw_copy_source *cs = &r->copy_src;
+    if (cs->version_id == NULL) {
+        if (has_id)
+            memcpy(r->copy_source_version_id, id, sizeof(id));
+        return 0;
+    }
+    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    if (vs->want_null && has_id && strcmp(id, "null") != 0) {
+        gw_req_error(r, GW_S3_NO_SUCH_VERSION, NULL);
+        return 1;
+    }
+    if (m->etag.len == 0) {
+        gw_req_error(r, GW_S3_INVALID_REQUEST, "The source of a copy request may not "
+                     "specifically refer to a delete marker by version id.");
+        return 1;
+    }
+    memcpy(r->copy_source_version_id, has_id ? id : "null", has_id ? sizeof(id) : 5);
+    return 0;
 }

@@ -59,4 +59,15 @@ int gw_s3_versions_on_record(struct gw_req *r, const struct msg *m);
  * returns 1; 0 when the caller answers NoSuchKey itself. */
 int gw_s3_versions_not_found(struct gw_req *r);
 
+/* CopyObject with x-amz-copy-source ...?versionId= (r->copy_src, checked
+ * by the handler): finds the source version's record and calls read(r,
+ * key, key_len), or answers r. */
+void gw_s3_versions_copy_source(struct gw_req *r, gw_s3_versions_read_cb read);
+
+/* Called by CopyObject with the source record read: sets
+ * x-amz-copy-source-version-id; answers a delete marker named by version
+ * (400 InvalidRequest, as S3) or a null version that is not (404
+ * NoSuchVersion) and returns 1; else 0. */
+int gw_s3_versions_on_copy_record(struct gw_req *r, const struct msg *m);
+
 #endif

@@ -222,6 +222,32 @@ def test_copy_version(c):
     r = s3.copy_object(Bucket="vcopy", Key="k2", CopySource={"Bucket": "vcopy", "Key": "k"})
     check(len(r.get("VersionId", "")) == 32, "copy answers a version id %r" % r)
     check(body(s3, "vcopy", "k2") == b"new", "copy of the latest")
+    r = s3.copy_object(Bucket="vcopy", Key="k3",
+                       CopySource={"Bucket": "vcopy", "Key": "k", "VersionId": v1})
+    check(r.get("CopySourceVersionId") == v1, "source version echoed %r" % r)
+    check(body(s3, "vcopy", "k3") == b"old", "copy of an old version")
+    # restoring an old version: copied onto its own key, it is the latest
+    r = s3.copy_object(Bucket="vcopy", Key="k",
+                       CopySource={"Bucket": "vcopy", "Key": "k", "VersionId": v1})
+    check(body(s3, "vcopy", "k") == b"old", "restored")
+    check(len(s3.list_object_versions(Bucket="vcopy", Prefix="k")["Versions"]) >= 3,
+          "restoring adds a version")
+    dm = s3.delete_object(Bucket="vcopy", Key="k2")["VersionId"]
+    code = error_code(s3.copy_object, Bucket="vcopy", Key="k4",
+                      CopySource={"Bucket": "vcopy", "Key": "k2", "VersionId": dm})
+    check(code == ("InvalidRequest", 400), "copy of a delete marker %r" % (code,))
+    code = error_code(s3.copy_object, Bucket="vcopy", Key="k4",
+                      CopySource={"Bucket": "vcopy", "Key": "k", "VersionId": "0" * 32})
+    check(code == ("NoSuchVersion", 404), "copy of a missing version %r" % (code,))
+    code = error_code(s3.copy_object, Bucket="vcopy", Key="k4",
+                      CopySource={"Bucket": "vcopy", "Key": "k", "VersionId": "V" * 32})
+    check(code == ("InvalidArgument", 400), "bad version id %r" % (code,))
+    # a chunked old version copied byte for byte
+    big = [os.urandom(600 * K), os.urandom(400 * K)]
+    bv = [s3.put_object(Bucket="vcopy", Key="big", Body=d)["VersionId"] for d in big]
+    s3.copy_object(Bucket="vcopy", Key="big-copy",
+                   CopySource={"Bucket": "vcopy", "Key": "big", "VersionId": bv[0]})
+    check(body(s3, "vcopy", "big-copy") == big[0], "large old version copied")
 
 
 def test_other_account(c):
