@@ -23,6 +23,11 @@ SETTINGS = {
     "large_object.chunked_obj_len": 128 * K,
     "large_object.reading_chunked_obj_len": 32 * K,
     "large_object.reclaim_delay": "1s",
+    # lifecycle runs quickly, to show it leaves versioned buckets alone
+    "lifecycle.day_length": "2s",
+    "lifecycle.interval": "1s",
+    "lifecycle.lease_time": "6s",
+    "storage.request_timeout": "2s",
 }
 OTHER = ("AKIAOTHERUSER0000000", "other-secret-key-0000000000000000000000")
 
@@ -269,7 +274,33 @@ def test_other_account(c):
     check(len(s3.list_object_versions(Bucket="vmine")["Versions"]) == 1, "no marker added")
 
 
+def test_lifecycle_skips_versioned(c):
+    """Expiration in a versioned bucket would be delete markers; until the
+    worker does that, it must not delete the latest record and the chunks
+    its versions share. A never-versioned bucket with the same rule is
+    expired, which shows the worker ran."""
+    s3 = c.boto()
+    rules = {"Rules": [{"ID": "all", "Filter": {"Prefix": ""}, "Status": "Enabled",
+                        "Expiration": {"Days": 1}}]}
+    for b in ("vlc-plain", "vlc-versioned"):
+        s3.create_bucket(Bucket=b)
+        if b == "vlc-versioned":
+            enable(s3, b)
+        s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration=rules)
+    data = os.urandom(500 * K)   # chunked
+    s3.put_object(Bucket="vlc-plain", Key="k", Body=b"x")
+    v = s3.put_object(Bucket="vlc-versioned", Key="k", Body=data)["VersionId"]
+    deadline = time.monotonic() + 40
+    while s3.list_objects_v2(Bucket="vlc-plain").get("KeyCount", 0) > 0:
+        check(time.monotonic() < deadline, "the plain bucket's object was never expired")
+        time.sleep(0.5)
+    time.sleep(2)   # past reclaim_delay
+    check(body(s3, "vlc-versioned", "k") == data, "latest kept")
+    check(body(s3, "vlc-versioned", "k", v) == data, "version kept")
+
+
 if __name__ == "__main__":
     run_tests([test_config, test_versions_round_trip, test_bad_ids, test_suspended,
-               test_list_paging, test_large_versions, test_copy_version, test_other_account],
+               test_list_paging, test_large_versions, test_copy_version, test_other_account,
+               test_lifecycle_skips_versioned],
               {"settings": SETTINGS})
