@@ -831,9 +831,31 @@ int gw_s3_versions_not_found(struct gw_req *r)
 
 /* ---- ListObjectVersions ---------------------------------------------- */
 
+/* Two sorted streams are merged by key: the version records ("v/") and the
+ * latest records ("o/"). A key with version records has every version
+ * there (its "o/" record is one of them or a tombstone), so its "o/" entry
+ * is skipped; a key with none is an object written before versioning:
+ * its "o/" record is its null version, and the latest. */
+struct gw_s3_versions_ent {
+    char *key;                   /* the storage key */
+    uint32_t key_len;
+    char etag[129];
+    uint64_t size, ts;
+};
+
+struct gw_s3_versions_stream {
+    char prefix[GW_VERSIONING_KEY_MAX];    /* "v/" or "o/" bucket "/" prefix */
+    size_t prefix_len, base_len;           /* base: "v/" bucket "/" */
+    char after[GW_VERSIONING_KEY_MAX + 1];
+    size_t after_len;
+    struct gw_s3_versions_ent *ents;       /* the page at hand (≤ 1000, copied) */
+    uint32_t n, idx;
+    int more;
+};
+
 /* One entry of the answer: a version, a delete marker or a common prefix.
- * At most max-keys (≤ s3.max_keys, 1000) are kept, each with its key
- * copied: about 1.1 KiB each, so a listing holds ≤ ~1.2 MiB. */
+ * Memory: at most max-keys (≤ s3.max_keys, 1000) items of ≤ 1.2 KiB, plus
+ * one page of each stream (≤ 1000 entries of ≤ 1.2 KiB): ≤ ~3.6 MiB. */
 struct gw_s3_versions_item {
     char *key;
     size_t key_len;
@@ -844,10 +866,7 @@ struct gw_s3_versions_item {
 };
 
 struct gw_s3_versions_list {
-    char sprefix[GW_VERSIONING_KEY_MAX];   /* "v/" bucket "/" prefix */
-    size_t sprefix_len, base_len;
-    char after[GW_VERSIONING_KEY_MAX + 1];
-    size_t after_len;
+    struct gw_s3_versions_stream v, o;
     const struct gw_req_param *prefix, *delim, *key_marker, *vid_marker;
     uint32_t max_keys, n;
     int url, truncated, skip_to_null;
@@ -857,12 +876,23 @@ struct gw_s3_versions_list {
     struct gw_s3_versions_item *items;
 };
 
+static void gw_s3_versions_stream_clear(struct gw_s3_versions_stream *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        cn_free(s->ents[i].key);
+    cn_free(s->ents);
+    s->ents = NULL;
+    s->n = s->idx = 0;
+}
+
 static void gw_s3_versions_list_free(void *p)
 {
     struct gw_s3_versions_list *l = p;
     for (uint32_t i = 0; i < l->n; i++)
         cn_free(l->items[i].key);
     cn_free(l->items);
+    gw_s3_versions_stream_clear(&l->v);
+    gw_s3_versions_stream_clear(&l->o);
     cn_free(l);
 }
 
@@ -954,8 +984,6 @@ static void gw_s3_versions_list_reply(struct gw_req *r)
     evbuffer_free(doc);
 }
 
-static void gw_s3_versions_list_page(struct gw_req *r);
-
 /* The first occurrence of needle[nlen] (nlen > 0) in hay[hlen], or NULL. */
 static const char *gw_s3_versions_find(const char *hay, size_t hlen, const char *needle,
                                        size_t nlen)
@@ -966,23 +994,37 @@ static const char *gw_s3_versions_find(const char *hay, size_t hlen, const char 
     return NULL;
 }
 
-/* Adds one version entry (or its common prefix). Returns 1 to go on, 0
- * when the answer is full (truncated), 2 when a common prefix was added and
- * the listing jumps past it (l->after set). */
-static int gw_s3_versions_list_add(struct gw_s3_versions_list *l,
-                                   const struct gw_store_entry *e, const char *key,
-                                   size_t key_len, const char *id, uint64_t ts)
+/* Restarts a stream just past every key that begins with key[len] (a
+ * common prefix): after = base + key + 0xFF. */
+static void gw_s3_versions_stream_skip(struct gw_s3_versions_stream *s, const char *key,
+                                       size_t len)
+{
+    gw_s3_versions_stream_clear(s);
+    memcpy(s->after, s->prefix, s->base_len);
+    memcpy(s->after + s->base_len, key, len);
+    s->after_len = s->base_len + len;
+    s->after[s->after_len++] = (char)0xff;
+    s->more = 1;
+}
+
+/* Adds one version (or its common prefix) of key: id, ts, etag field and
+ * record size as stored. Returns 1 to go on, 0 when the answer is full
+ * (truncated), 2 when a common prefix was added (both streams then restart
+ * past it). */
+static int gw_s3_versions_list_add(struct gw_s3_versions_list *l, const char *key,
+                                   size_t key_len, const char *id, uint64_t ts,
+                                   const char *etag, uint64_t rec_size)
 {
     int latest = !(l->have_last && l->last_key_len == key_len &&
                    memcmp(l->last_key, key, key_len) == 0);
     memcpy(l->last_key, key, key_len);
     l->last_key_len = key_len;
     l->have_last = 1;
-    size_t plen = l->sprefix_len - l->base_len;
+    size_t plen = l->v.prefix_len - l->v.base_len;
     size_t cut = 0;
     if (l->delim != NULL && l->delim->value_len > 0 && key_len > plen) {
         const char *d = gw_s3_versions_find(key + plen, key_len - plen, l->delim->value,
-                                  l->delim->value_len);
+                                            l->delim->value_len);
         if (d != NULL)
             cut = (size_t)(d - key) + l->delim->value_len;
     }
@@ -995,82 +1037,146 @@ static int gw_s3_versions_list_add(struct gw_s3_versions_list *l,
     it->key = cn_memdup(key, it->key_len);
     if (cut > 0) {
         it->is_prefix = 1;
-        l->after_len = l->base_len + cut;
-        memcpy(l->after, l->sprefix, l->base_len);
-        memcpy(l->after + l->base_len, key, cut);
-        l->after[l->after_len++] = (char)0xff;
+        /* it->key: key may point into a stream page the skip frees */
+        gw_s3_versions_stream_skip(&l->v, it->key, cut);
+        gw_s3_versions_stream_skip(&l->o, it->key, cut);
         return 2;
     }
     memcpy(it->id, id, GW_VERSIONING_ID_MAX);
     it->ts = ts;
     it->latest = latest;
-    it->marker = e->etag[0] == '\0';
+    it->marker = etag[0] == '\0';
     size_t tl;
     uint64_t size;
-    if (gw_lo_map_etag_split(e->etag, strlen(e->etag), &tl, &size)) {
+    if (gw_lo_map_etag_split(etag, strlen(etag), &tl, &size)) {
         it->size = size;
-        snprintf(it->etag, sizeof(it->etag), "%.*s", (int)tl, e->etag);
+        snprintf(it->etag, sizeof(it->etag), "%.*s", (int)tl, etag);
     } else {
-        it->size = e->size;
-        snprintf(it->etag, sizeof(it->etag), "%s", e->etag);
+        it->size = rec_size;
+        snprintf(it->etag, sizeof(it->etag), "%s", etag);
     }
     return 1;
 }
 
-static void gw_s3_versions_on_list(struct gw_store_list_result *res, void *arg)
+static void gw_s3_versions_list_drive(struct gw_req *r);
+
+static void gw_s3_versions_on_stream(struct gw_store_list_result *res, void *arg,
+                                     struct gw_s3_versions_stream *s)
 {
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_versions_list *l = r->h;
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
+    gw_s3_versions_stream_clear(s);
+    s->ents = cn_calloc(res->n_ents > 0 ? res->n_ents : 1, sizeof(*s->ents));
     for (uint32_t i = 0; i < res->n_ents; i++) {
         const struct gw_store_entry *e = &res->ents[i];
-        const char *key;
-        size_t key_len;
-        char id[GW_VERSIONING_ID_MAX];
-        uint64_t ts;
-        if (gw_versioning_key_split(e->key, e->key_len, l->base_len, &key, &key_len, id, &ts) !=
-            0)
-            continue;
-        if (l->skip_to_null) {   /* version-id-marker null: resume after it */
-            const struct gw_req_param *km = l->key_marker;
-            if (key_len == km->value_len && memcmp(key, km->value, key_len) == 0) {
-                l->skip_to_null = strcmp(id, "null") != 0;
-                continue;
-            }
-            l->skip_to_null = 0;
+        struct gw_s3_versions_ent *d = &s->ents[i];
+        d->key = cn_memdup(e->key, e->key_len);
+        d->key_len = e->key_len;
+        memcpy(d->etag, e->etag, sizeof(d->etag));
+        d->size = e->size;
+        d->ts = e->ts;
+    }
+    s->n = res->n_ents;
+    s->more = res->more && res->n_ents > 0;
+    if (s->n > 0) {
+        const struct gw_s3_versions_ent *last = &s->ents[s->n - 1];
+        s->after_len = CN_MIN((size_t)last->key_len, sizeof(s->after));
+        memcpy(s->after, last->key, s->after_len);
+    }
+    gw_s3_versions_list_drive(r);
+}
+
+static void gw_s3_versions_on_v(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    gw_s3_versions_on_stream(res, arg, &((struct gw_s3_versions_list *)r->h)->v);
+}
+
+static void gw_s3_versions_on_o(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    gw_s3_versions_on_stream(res, arg, &((struct gw_s3_versions_list *)r->h)->o);
+}
+
+static void gw_s3_versions_stream_fetch(struct gw_req *r, struct gw_s3_versions_stream *s,
+                                        gw_store_list_cb cb)
+{
+    struct gw_s3_versions_list *l = r->h;
+    gw_req_hold(r);
+    gw_store_list(r->s3->store, s->prefix, s->prefix_len, s->after_len ? s->after : NULL,
+                  s->after_len, CN_MIN(l->max_keys - l->n + 1, 1000u), cb, r);
+}
+
+/* Emits entries from the two streams in key order until the answer is
+ * full or both ended; fetches a stream's next page when its buffer runs
+ * out (and comes back from the callback). */
+static void gw_s3_versions_list_drive(struct gw_req *r)
+{
+    struct gw_s3_versions_list *l = r->h;
+    for (;;) {
+        if (l->v.idx == l->v.n && l->v.more) {
+            gw_s3_versions_stream_fetch(r, &l->v, gw_s3_versions_on_v);
+            return;
         }
-        int go = gw_s3_versions_list_add(l, e, key, key_len, id, ts);
+        if (l->o.idx == l->o.n && l->o.more) {
+            gw_s3_versions_stream_fetch(r, &l->o, gw_s3_versions_on_o);
+            return;
+        }
+        const struct gw_s3_versions_ent *ve = l->v.idx < l->v.n ? &l->v.ents[l->v.idx] : NULL;
+        const struct gw_s3_versions_ent *oe = l->o.idx < l->o.n ? &l->o.ents[l->o.idx] : NULL;
+        if (ve == NULL && oe == NULL) {
+            gw_s3_versions_list_reply(r);
+            return;
+        }
+        const char *vk = NULL;
+        size_t vk_len = 0;
+        char id[GW_VERSIONING_ID_MAX];
+        uint64_t ts = 0;
+        if (ve != NULL && gw_versioning_key_split(ve->key, ve->key_len, l->v.base_len, &vk,
+                                                  &vk_len, id, &ts) != 0) {
+            l->v.idx++;   /* not a version key: never written by a gateway */
+            continue;
+        }
+        int cmp = 1;    /* > 0: the "o/" entry comes first */
+        if (ve != NULL && oe != NULL) {
+            const char *ok = oe->key + l->o.base_len;
+            size_t ok_len = oe->key_len - l->o.base_len;
+            int c = memcmp(ok, vk, CN_MIN(ok_len, vk_len));
+            cmp = c != 0 ? -c : (ok_len == vk_len ? 0 : (ok_len < vk_len ? 1 : -1));
+        } else if (oe == NULL) {
+            cmp = -1;
+        }
+        int go;
+        if (cmp == 0) {          /* the key's versions are all under "v/" */
+            l->o.idx++;
+            continue;
+        }
+        if (cmp < 0) {           /* a version record */
+            l->v.idx++;
+            if (l->skip_to_null) {   /* version-id-marker null: resume after it */
+                const struct gw_req_param *km = l->key_marker;
+                if (vk_len == km->value_len && memcmp(vk, km->value, vk_len) == 0) {
+                    l->skip_to_null = strcmp(id, "null") != 0;
+                    continue;
+                }
+                l->skip_to_null = 0;
+            }
+            go = gw_s3_versions_list_add(l, vk, vk_len, id, ts, ve->etag, ve->size);
+        } else {                 /* an object from before versioning: its null version */
+            l->o.idx++;
+            go = gw_s3_versions_list_add(l, oe->key + l->o.base_len, oe->key_len - l->o.base_len,
+                                         "null", oe->ts, oe->etag, oe->size);
+        }
         if (go == 0) {
             gw_s3_versions_list_reply(r);
             return;
         }
-        if (go == 2) {
-            gw_s3_versions_list_page(r);
-            return;
-        }
     }
-    if (!res->more || res->n_ents == 0) {
-        gw_s3_versions_list_reply(r);
-        return;
-    }
-    const struct gw_store_entry *last = &res->ents[res->n_ents - 1];
-    l->after_len = CN_MIN((size_t)last->key_len, sizeof(l->after));
-    memcpy(l->after, last->key, l->after_len);
-    gw_s3_versions_list_page(r);
-}
-
-static void gw_s3_versions_list_page(struct gw_req *r)
-{
-    struct gw_s3_versions_list *l = r->h;
-    gw_req_hold(r);
-    gw_store_list(r->s3->store, l->sprefix, l->sprefix_len, l->after_len ? l->after : NULL,
-                  l->after_len, CN_MIN(l->max_keys - l->n + 1, 1000u), gw_s3_versions_on_list,
-                  r);
 }
 
 static void gw_s3_versions_list_bucket_ok(struct gw_req *r)
@@ -1087,7 +1193,57 @@ static void gw_s3_versions_list_bucket_ok(struct gw_req *r)
         gw_s3_versions_list_reply(r);
         return;
     }
-    gw_s3_versions_list_page(r);
+    gw_s3_versions_list_drive(r);
+}
+
+/* A stream over "v/" or "o/" (ns) of r's bucket and the listing's prefix. */
+static void gw_s3_versions_stream_init(struct gw_req *r, struct gw_s3_versions_list *l,
+                                       struct gw_s3_versions_stream *s, char ns)
+{
+    s->base_len = ns == 'v' ? gw_versioning_bucket_prefix(s->prefix, r->bucket, r->bucket_len)
+                            : gw_keys_object_prefix(s->prefix, r->bucket, r->bucket_len);
+    s->prefix_len = s->base_len;
+    if (l->prefix != NULL) {
+        memcpy(s->prefix + s->base_len, l->prefix->value, l->prefix->value_len);
+        s->prefix_len += l->prefix->value_len;
+    }
+    s->more = 1;
+}
+
+/* The starting points of both streams after key-marker (and
+ * version-id-marker). */
+static void gw_s3_versions_list_markers(struct gw_s3_versions_list *l, int has_vm)
+{
+    const struct gw_req_param *km = l->key_marker;
+    const struct gw_req_param *d = l->delim;
+    int is_cp = d != NULL && d->value_len > 0 && km->value_len >= d->value_len &&
+                memcmp(km->value + km->value_len - d->value_len, d->value, d->value_len) == 0;
+    struct gw_s3_versions_stream *v = &l->v, *o = &l->o;
+    memcpy(v->after, v->prefix, v->base_len);
+    memcpy(v->after + v->base_len, km->value, km->value_len);
+    v->after_len = v->base_len + km->value_len;
+    memcpy(o->after, o->prefix, o->base_len);
+    memcpy(o->after + o->base_len, km->value, km->value_len);
+    o->after_len = o->base_len + km->value_len;   /* the marker's own "o/" entry is done */
+    if (is_cp) {
+        v->after[v->after_len++] = (char)0xff;
+        o->after[o->after_len++] = (char)0xff;
+        return;
+    }
+    v->after[v->after_len++] = '\0';
+    if (!has_vm) {   /* past every version of the marker's key */
+        v->after[v->after_len++] = (char)0xff;
+        return;
+    }
+    memcpy(l->last_key, km->value, km->value_len);
+    l->last_key_len = km->value_len;
+    l->have_last = 1;
+    if (strcmp(l->vid_marker->value, "null") == 0) {
+        l->skip_to_null = 1;   /* its key is not known: read from the key's first */
+    } else {
+        memcpy(v->after + v->after_len, l->vid_marker->value, GW_VERSIONING_ID_LEN);
+        v->after_len += GW_VERSIONING_ID_LEN;
+    }
 }
 
 /* Reads the query; GW_S3_OK or the error to answer. */
@@ -1119,38 +1275,10 @@ static enum gw_s3_err gw_s3_versions_list_parse(struct gw_req *r, struct gw_s3_v
     if (has_vm && (!has_km || gw_versioning_id_check(l->vid_marker->value,
                                                      l->vid_marker->value_len) == 0))
         return GW_S3_INVALID_ARGUMENT;
-    l->base_len = gw_versioning_bucket_prefix(l->sprefix, r->bucket, r->bucket_len);
-    l->sprefix_len = l->base_len;
-    if (l->prefix != NULL) {
-        memcpy(l->sprefix + l->base_len, l->prefix->value, l->prefix->value_len);
-        l->sprefix_len += l->prefix->value_len;
-    }
-    if (has_km) {
-        const struct gw_req_param *km = l->key_marker;
-        memcpy(l->after, l->sprefix, l->base_len);
-        memcpy(l->after + l->base_len, km->value, km->value_len);
-        l->after_len = l->base_len + km->value_len;
-        const struct gw_req_param *d = l->delim;
-        int is_cp = d != NULL && d->value_len > 0 && km->value_len >= d->value_len &&
-                    memcmp(km->value + km->value_len - d->value_len, d->value, d->value_len) == 0;
-        if (is_cp) {
-            l->after[l->after_len++] = (char)0xff;
-        } else if (!has_vm) {   /* past every version of the marker's key */
-            l->after[l->after_len++] = '\0';
-            l->after[l->after_len++] = (char)0xff;
-        } else {
-            l->after[l->after_len++] = '\0';
-            memcpy(l->last_key, km->value, km->value_len);
-            l->last_key_len = km->value_len;
-            l->have_last = 1;
-            if (strcmp(l->vid_marker->value, "null") == 0) {
-                l->skip_to_null = 1;   /* its key is not known: read from the key's first */
-            } else {
-                memcpy(l->after + l->after_len, l->vid_marker->value, GW_VERSIONING_ID_LEN);
-                l->after_len += GW_VERSIONING_ID_LEN;
-            }
-        }
-    }
+    gw_s3_versions_stream_init(r, l, &l->v, 'v');
+    gw_s3_versions_stream_init(r, l, &l->o, 'o');
+    if (has_km)
+        gw_s3_versions_list_markers(l, has_vm);
     l->items = cn_calloc(l->max_keys + 1, sizeof(*l->items));
     return GW_S3_OK;
 }

@@ -177,6 +177,26 @@ def test_list_paging(c):
     check({v["Key"] for v in r["Versions"]} == {"a", "z"}, "top level")
     r = s3.list_object_versions(Bucket="vlist", Prefix="d/", MaxKeys=1000)
     check(len(r["Versions"]) == 6, "prefix")
+    # objects written before versioning are listed as their null version,
+    # in key order among the others, paged like them
+    s3.create_bucket(Bucket="vmix")
+    for key in ("b", "ba", "c/1", "d"):
+        s3.put_object(Bucket="vmix", Key=key, Body=b"old " + key.encode())
+    enable(s3, "vmix")
+    nb = s3.put_object(Bucket="vmix", Key="b", Body=b"new b")["VersionId"]
+    na = s3.put_object(Bucket="vmix", Key="a", Body=b"a")["VersionId"]
+    seen, kw = [], {}
+    while True:
+        r = s3.list_object_versions(Bucket="vmix", MaxKeys=1, **kw)
+        seen += [(v["Key"], v["VersionId"], v["IsLatest"]) for v in r.get("Versions", [])]
+        if not r["IsTruncated"]:
+            break
+        kw = {"KeyMarker": r["NextKeyMarker"], "VersionIdMarker": r["NextVersionIdMarker"]}
+    check(seen == [("a", na, True), ("b", nb, True), ("b", "null", False), ("ba", "null", True),
+                   ("c/1", "null", True), ("d", "null", True)], "mixed listing %r" % seen)
+    r = s3.list_object_versions(Bucket="vmix", Delimiter="/")
+    check([p["Prefix"] for p in r.get("CommonPrefixes", [])] == ["c/"], "mixed prefixes")
+    check(len(r["Versions"]) == 5, "mixed top level %r" % r["Versions"])
     out = c.aws("s3api", "list-object-versions", "--bucket", "vlist", "--prefix", "a").stdout
     check(out.count(b'"VersionId"') == 3, "cli listing: %s" % out[:400])
     # plain listing shows latest objects only, without the key under a marker
