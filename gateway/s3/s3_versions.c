@@ -1042,7 +1042,7 @@ static int gw_s3_versions_list_add(struct gw_s3_versions_list *l, const char *ke
         gw_s3_versions_stream_skip(&l->o, it->key, cut);
         return 2;
     }
-    memcpy(it->id, id, GW_VERSIONING_ID_MAX);
+    snprintf(it->id, sizeof(it->id), "%s", id);
     it->ts = ts;
     it->latest = latest;
     it->marker = etag[0] == '\0';
