@@ -464,6 +464,30 @@ static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
     gw_req_reply_empty(r, 204);
 }
 
+/* The bucket's versions and delete markers (versioning.h), listed once it
+ * holds no object: as in S3 a bucket is empty only without them too, so a
+ * name used again never shows the old bucket's versions. */
+static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg);
+
+static void gw_s3_bucket_on_delete_objects(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK) {
+        gw_s3_reply_store_error(r, res->rc, res->err);
+        return;
+    }
+    if (res->n_ents > 0) {
+        gw_req_error(r, GW_S3_BUCKET_NOT_EMPTY, NULL);
+        return;
+    }
+    char prefix[GW_VERSIONING_KEY_MAX];
+    size_t n = gw_versioning_bucket_prefix(prefix, r->bucket, r->bucket_len);
+    gw_req_hold(r);
+    gw_store_list(r->s3->store, prefix, n, NULL, 0, 1, gw_s3_bucket_on_delete_list, r);
+}
+
 static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -489,7 +513,7 @@ static void gw_s3_bucket_delete_found(struct gw_req *r)
     char prefix[GW_KEYS_MAX];
     size_t n = gw_keys_object_prefix(prefix, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_list(r->s3->store, prefix, n, NULL, 0, 1, gw_s3_bucket_on_delete_list, r);
+    gw_store_list(r->s3->store, prefix, n, NULL, 0, 1, gw_s3_bucket_on_delete_objects, r);
 }
 
 void gw_s3_bucket_delete(struct gw_req *r)

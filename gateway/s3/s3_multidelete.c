@@ -3,6 +3,7 @@
  * an x-amz-checksum-*) on this request; s3_body.c verifies it. */
 #include "s3_multidelete.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "keys.h"
@@ -11,7 +12,9 @@
 #include "s3_bucket.h"
 #include "s3_error.h"
 #include "s3_names.h"
+#include "s3_versions.h"
 #include "store.h"
+#include "versioning.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -23,11 +26,14 @@ struct gw_s3_md {
     struct gw_xml_delete d;
     struct gw_s3_md_item *items;
     size_t pending;
+    size_t next;                  /* a versioned bucket's entries go one by one */
 };
 
 struct gw_s3_md_item {
     struct gw_s3_md *md;
     enum gw_s3_err err;
+    int marker;                   /* a delete marker was written or removed */
+    char marker_id[33];           /* its version id */
 };
 
 static void gw_s3_md_free(void *p)
@@ -55,6 +61,10 @@ static void gw_s3_md_reply(struct gw_req *r)
             gw_xml_elem(&w, "Key", o->key, o->key_len);
             if (o->version_id != NULL)
                 gw_xml_elem(&w, "VersionId", o->version_id, o->version_id_len);
+            if (md->items[i].marker) {
+                gw_xml_elem_bool(&w, "DeleteMarker", 1);
+                gw_xml_elem_str(&w, "DeleteMarkerVersionId", md->items[i].marker_id);
+            }
             gw_xml_close(&w);
             continue;
         }
@@ -88,21 +98,63 @@ static void gw_s3_md_on_delete(struct gw_store_result *res, void *arg)
         gw_s3_md_reply(r);
 }
 
+static void gw_s3_md_versioned_next(struct gw_req *r);
+
+/* A versioned entry is settled: recorded, then the next. */
+static void gw_s3_md_versioned_done(struct gw_req *r, int rc, const char *err,
+                                    const char *version_id, int delete_marker)
+{
+    (void)err;
+    struct gw_s3_md *md = r->h;
+    struct gw_s3_md_item *it = &md->items[md->next++];
+    if (rc != CN_OK) {
+        it->err = gw_s3_error_from_store(rc);
+    } else if (delete_marker) {
+        it->marker = 1;
+        snprintf(it->marker_id, sizeof(it->marker_id), "%s", version_id);
+    }
+    gw_s3_md_versioned_next(r);
+}
+
+/* The entries of a bucket with a versioning state, one at a time through
+ * s3_versions.c (each is DeleteObject's delete marker or version removal,
+ * several records and reads; one at a time keeps a 1000-key request from
+ * flooding the nodes), then the answer. */
+static void gw_s3_md_versioned_next(struct gw_req *r)
+{
+    struct gw_s3_md *md = r->h;
+    while (md->next < md->d.n_objects) {
+        const struct gw_xml_delete_obj *o = &md->d.objects[md->next];
+        enum gw_s3_err err = GW_S3_OK;
+        if (gw_s3_names_key_check(o->key, o->key_len, &err) != CN_OK) {
+            md->items[md->next++].err = err;
+            continue;
+        }
+        if (o->version_id != NULL &&
+            gw_versioning_id_check(o->version_id, o->version_id_len) == 0) {
+            md->items[md->next++].err = GW_S3_NO_SUCH_VERSION;
+            continue;
+        }
+        gw_s3_versions_delete_key(r, o->key, o->key_len, o->version_id, o->version_id_len,
+                                  gw_s3_md_versioned_done);
+        return;
+    }
+    gw_s3_md_reply(r);
+}
+
 static void gw_s3_md_bucket_ok(struct gw_req *r)
 {
     struct gw_s3_md *md = r->h;
+    if (r->versioning != 0) {
+        gw_s3_md_versioned_next(r);
+        return;
+    }
     md->pending = 1; /* until every send is issued */
     for (size_t i = 0; i < md->d.n_objects; i++) {
         const struct gw_xml_delete_obj *o = &md->d.objects[i];
         enum gw_s3_err err = GW_S3_OK;
         if (gw_s3_names_key_check(o->key, o->key_len, &err) != CN_OK) {
             md->items[i].err = err;
-            continue;
-        }
-        /* versioned buckets: not through DeleteObjects yet (a plain delete
-         * here would drop versions' chunks); DeleteObject does them */
-        if (r->versioning != 0) {
-            md->items[i].err = GW_S3_NOT_IMPLEMENTED;
             continue;
         }
         /* a never versioned bucket: "null" is the object itself */

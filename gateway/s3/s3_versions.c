@@ -39,6 +39,9 @@
 
 /* The versioning steps of one request (r->vs). */
 struct gw_s3_versions {
+    const char *key;                        /* the object's S3 key (r->key, or a
+                                               DeleteObjects entry's) */
+    size_t key_len;
     char okey[GW_KEYS_MAX];                 /* the object's "o/" key */
     size_t okey_len;
     char vprefix[GW_VERSIONING_KEY_MAX];    /* "v/" bucket "/" key NUL */
@@ -73,6 +76,7 @@ struct gw_s3_versions {
     int have_map;
     int want_null;                          /* GET ?versionId=null read from "o/" */
     gw_s3_versions_read_cb read;
+    gw_s3_versions_done_cb done;            /* a DeleteObjects entry's; NULL: answer r */
 };
 
 static void gw_s3_versions_free(void *p)
@@ -86,16 +90,29 @@ static void gw_s3_versions_free(void *p)
     cn_free(vs);
 }
 
+/* A fresh state for key (borrowed: it outlives the operation), replacing
+ * r's. */
+static struct gw_s3_versions *gw_s3_versions_state_for(struct gw_req *r, const char *key,
+                                                       size_t key_len)
+{
+    if (r->vs != NULL)
+        gw_s3_versions_free(r->vs);
+    struct gw_s3_versions *vs = cn_calloc(1, sizeof(*vs));
+    vs->key = key;
+    vs->key_len = key_len;
+    vs->okey_len = gw_keys_object(vs->okey, r->bucket, r->bucket_len, key, key_len);
+    vs->vprefix_len = gw_versioning_key_prefix(vs->vprefix, r->bucket, r->bucket_len, key,
+                                               key_len);
+    r->vs = vs;
+    r->vs_free = gw_s3_versions_free;
+    return vs;
+}
+
+/* r's state, for r->key (made on first use). */
 static struct gw_s3_versions *gw_s3_versions_state(struct gw_req *r)
 {
-    if (r->vs == NULL) {
-        struct gw_s3_versions *vs = cn_calloc(1, sizeof(*vs));
-        vs->okey_len = gw_keys_object(vs->okey, r->bucket, r->bucket_len, r->key, r->key_len);
-        vs->vprefix_len = gw_versioning_key_prefix(vs->vprefix, r->bucket, r->bucket_len,
-                                                   r->key, r->key_len);
-        r->vs = vs;
-        r->vs_free = gw_s3_versions_free;
-    }
+    if (r->vs == NULL)
+        return gw_s3_versions_state_for(r, r->key, r->key_len);
     return r->vs;
 }
 
@@ -238,7 +255,7 @@ static void gw_s3_versions_find_null(struct gw_req *r,
     struct gw_s3_versions *vs = gw_s3_versions_state(r);
     memcpy(vs->scan_prefix, vs->vprefix, vs->vprefix_len);
     vs->scan_prefix_len = vs->vprefix_len;
-    vs->scan_base_len = vs->vprefix_len - r->key_len - 1;
+    vs->scan_base_len = vs->vprefix_len - vs->key_len - 1;
     vs->found = 0;
     vs->after_len = 0;
     vs->scan_done = done;
@@ -262,7 +279,7 @@ static void gw_s3_versions_on_latest(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     struct gw_s3_versions *vs = r->vs;
-    if (res->rc == CN_OK)
+    if (res->rc == CN_OK && !vs->is_marker)   /* a delete's ending says its own */
         memcpy(r->version_id, vs->id, sizeof(vs->id));
     vs->cb(res, vs->arg);
 }
@@ -293,7 +310,7 @@ static void gw_s3_versions_on_version(struct gw_store_result *res, void *arg)
 static void gw_s3_versions_write_version(struct gw_req *r)
 {
     struct gw_s3_versions *vs = r->vs;
-    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key, r->key_len,
+    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key, vs->key_len,
                                      vs->id, vs->ts);
     struct gw_store_record rec = {
         .key = vs->vkey, .key_len = vs->vkey_len,
@@ -329,7 +346,7 @@ static void gw_s3_versions_on_old_null(struct gw_req *r, int rc, const char *err
         return;
     }
     char key[GW_VERSIONING_KEY_MAX];
-    size_t n = gw_versioning_key(key, r->bucket, r->bucket_len, r->key, r->key_len, "null",
+    size_t n = gw_versioning_key(key, r->bucket, r->bucket_len, vs->key, vs->key_len, "null",
                                  vs->found_ts);
     gw_store_delete(r->s3->store, key, n, vs->ver,
                     cn_hlc_after(cn_hlc_default(), vs->found_ts),
@@ -360,6 +377,7 @@ static void gw_s3_versions_on_kept(struct gw_store_result *res, void *arg)
 static void gw_s3_versions_on_old_whole(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
     if (res->rc == CN_NOTFOUND) {
         gw_s3_versions_prepared(r);
         return;
@@ -377,7 +395,7 @@ static void gw_s3_versions_on_old_whole(struct gw_store_result *res, void *arg)
         return;
     }
     char key[GW_VERSIONING_KEY_MAX];
-    size_t n = gw_versioning_key(key, r->bucket, r->bucket_len, r->key, r->key_len, "null",
+    size_t n = gw_versioning_key(key, r->bucket, r->bucket_len, vs->key, vs->key_len, "null",
                                  m->ts);
     struct evbuffer *data = evbuffer_new();
     gw_storage_reply_move_payload(res->reply, data);
@@ -479,30 +497,39 @@ int gw_s3_versions_keeps_chunks(const struct gw_req *r)
 
 /* ---- DeleteObject ---------------------------------------------------- */
 
-static void gw_s3_versions_reply_deleted(struct gw_req *r)
+/* The end of a delete (r's hold already dropped): DeleteObject's answer,
+ * 204 with the version's id and x-amz-delete-marker when it was (or wrote)
+ * one, or the store's error; for a DeleteObjects entry, its callback. */
+static void gw_s3_versions_delete_finish(struct gw_req *r, int rc, const char *err)
 {
+    struct gw_s3_versions *vs = r->vs;
+    int marker = vs->is_marker || vs->removed_marker;
+    if (vs->done != NULL) {
+        vs->done(r, rc, err, vs->id, marker);
+        return;
+    }
+    if (rc != CN_OK) {
+        gw_s3_reply_store_error(r, rc, err);
+        return;
+    }
+    memcpy(r->version_id, vs->id, sizeof(vs->id));
+    r->delete_marker = marker;
     gw_req_reply_empty(r, 204);
 }
 
-/* The delete marker is written: 204 with its id. */
+/* The delete marker is written (or failed). */
 static void gw_s3_versions_on_marker(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    if (res->rc != CN_OK) {
-        r->version_id[0] = '\0';
-        gw_s3_reply_store_error(r, res->rc, res->err);
-        return;
-    }
-    r->delete_marker = 1;
-    gw_s3_versions_reply_deleted(r);
+    gw_s3_versions_delete_finish(r, res->rc, res->err);
 }
 
 /* DELETE without a versionId in a versioned bucket: a delete marker. */
 static void gw_s3_versions_delete_marker(struct gw_req *r)
 {
-    struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    struct gw_s3_versions *vs = r->vs;
     vs->cb = gw_s3_versions_on_marker;
     vs->arg = r;
     vs->is_marker = 1;
@@ -524,15 +551,14 @@ static void gw_s3_versions_removed(struct gw_req *r)
                            vs->map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     if (!gw_req_release(r))
         return;
-    r->delete_marker = vs->removed_marker;
-    gw_s3_versions_reply_deleted(r);
+    gw_s3_versions_delete_finish(r, CN_OK, "");
 }
 
 static void gw_s3_versions_remove_fail(struct gw_req *r, int rc, const char *err)
 {
     if (!gw_req_release(r))
         return;
-    gw_s3_reply_store_error(r, rc, err);
+    gw_s3_versions_delete_finish(r, rc, err);
 }
 
 static void gw_s3_versions_on_promoted(struct gw_store_result *res, void *arg)
@@ -697,32 +723,48 @@ static void gw_s3_versions_delete_on_null(struct gw_req *r, int rc, const char *
         return;
     }
     if (vs->found)
-        vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key,
-                                         r->key_len, "null", vs->found_ts);
+        vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key,
+                                         vs->key_len, "null", vs->found_ts);
     else
         vs->target_is_latest_record = 1;   /* a null version only "o/" holds */
+    gw_s3_versions_read_target(r);
+}
+
+/* Deletes r->vs's key: a delete marker (id NULL: the bucket has a
+ * versioning state), or the version id[len] (checked: 4 or 32 bytes). */
+static void gw_s3_versions_delete_start(struct gw_req *r, const char *id, size_t len)
+{
+    struct gw_s3_versions *vs = r->vs;
+    if (id == NULL) {
+        gw_s3_versions_delete_marker(r);
+        return;
+    }
+    memcpy(vs->id, id, len);
+    vs->id[len] = '\0';
+    gw_req_hold(r);
+    if (strcmp(vs->id, "null") == 0) {
+        gw_s3_versions_find_null(r, gw_s3_versions_delete_on_null);
+        return;
+    }
+    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key, vs->key_len,
+                                     vs->id, 0);
     gw_s3_versions_read_target(r);
 }
 
 void gw_s3_versions_delete(struct gw_req *r)
 {
     const struct gw_req_param *p = gw_req_param(r, "versionId");
-    if (p == NULL) {
-        gw_s3_versions_delete_marker(r);
-        return;
-    }
-    struct gw_s3_versions *vs = gw_s3_versions_state(r);
-    memcpy(vs->id, p->value, p->value_len);   /* checked by the router: 4 or 32 bytes */
-    vs->id[p->value_len] = '\0';
-    memcpy(r->version_id, vs->id, sizeof(vs->id));
-    gw_req_hold(r);
-    if (strcmp(vs->id, "null") == 0) {
-        gw_s3_versions_find_null(r, gw_s3_versions_delete_on_null);
-        return;
-    }
-    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key, r->key_len,
-                                     vs->id, 0);
-    gw_s3_versions_read_target(r);
+    gw_s3_versions_state_for(r, r->key, r->key_len);
+    /* the router checked the id */
+    gw_s3_versions_delete_start(r, p != NULL ? p->value : NULL, p != NULL ? p->value_len : 0);
+}
+
+void gw_s3_versions_delete_key(struct gw_req *r, const char *key, size_t key_len,
+                               const char *id, size_t id_len, gw_s3_versions_done_cb done)
+{
+    struct gw_s3_versions *vs = gw_s3_versions_state_for(r, key, key_len);
+    vs->done = done;
+    gw_s3_versions_delete_start(r, id, id_len);
 }
 
 /* ---- GetObject / HeadObject ------------------------------------------ */
@@ -737,8 +779,8 @@ static void gw_s3_versions_get_on_null(struct gw_req *r, int rc, const char *err
         return;
     }
     if (vs->found) {
-        vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key,
-                                         r->key_len, "null", vs->found_ts);
+        vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key,
+                                         vs->key_len, "null", vs->found_ts);
         vs->read(r, vs->vkey, vs->vkey_len);
         return;
     }
@@ -759,7 +801,7 @@ void gw_s3_versions_get(struct gw_req *r, gw_s3_versions_read_cb read)
         gw_s3_versions_find_null(r, gw_s3_versions_get_on_null);
         return;
     }
-    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, r->key, r->key_len,
+    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key, vs->key_len,
                                      vs->id, 0);
     read(r, vs->vkey, vs->vkey_len);
 }
@@ -804,7 +846,7 @@ static void gw_s3_versions_on_top(struct gw_store_list_result *res, void *arg)
         uint64_t ts;
         char id[GW_VERSIONING_ID_MAX];
         if (gw_versioning_key_split(res->ents[0].key, res->ents[0].key_len,
-                                    vs->vprefix_len - r->key_len - 1, &key, &key_len, id,
+                                    vs->vprefix_len - vs->key_len - 1, &key, &key_len, id,
                                     &ts) == 0) {
             r->delete_marker = 1;
             memcpy(r->version_id, id, sizeof(id));
@@ -870,6 +912,7 @@ struct gw_s3_versions_list {
     const struct gw_req_param *prefix, *delim, *key_marker, *vid_marker;
     uint32_t max_keys, n;
     int url, truncated, skip_to_null;
+    int bad_marker;                        /* a version-id-marker that is no id */
     char last_key[1025];                   /* the key of the last version seen */
     size_t last_key_len;
     int have_last;
@@ -1189,6 +1232,10 @@ static void gw_s3_versions_list_bucket_ok(struct gw_req *r)
         return;
     }
     struct gw_s3_versions_list *l = r->h;
+    if (l->bad_marker) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
+        return;
+    }
     if (l->max_keys == 0) {
         gw_s3_versions_list_reply(r);
         return;
@@ -1272,12 +1319,15 @@ static enum gw_s3_err gw_s3_versions_list_parse(struct gw_req *r, struct gw_s3_v
         return GW_S3_KEY_TOO_LONG;
     int has_km = l->key_marker != NULL && l->key_marker->value_len > 0;
     int has_vm = l->vid_marker != NULL && l->vid_marker->value_len > 0;
-    if (has_vm && (!has_km || gw_versioning_id_check(l->vid_marker->value,
-                                                     l->vid_marker->value_len) == 0))
-        return GW_S3_INVALID_ARGUMENT;
+    if (has_vm && !has_km)
+        return GW_S3_INVALID_ARGUMENT;   /* S3: no version-id marker without a key marker */
+    /* a marker that is no id: refused once the bucket is known to be
+     * versioned (a never versioned one lists as ListObjects always did) */
+    l->bad_marker = has_vm && gw_versioning_id_check(l->vid_marker->value,
+                                                     l->vid_marker->value_len) == 0;
     gw_s3_versions_stream_init(r, l, &l->v, 'v');
     gw_s3_versions_stream_init(r, l, &l->o, 'o');
-    if (has_km)
+    if (has_km && !l->bad_marker)
         gw_s3_versions_list_markers(l, has_vm);
     l->items = cn_calloc(l->max_keys + 1, sizeof(*l->items));
     return GW_S3_OK;

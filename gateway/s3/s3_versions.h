@@ -40,6 +40,17 @@ int gw_s3_versions_keeps_chunks(const struct gw_req *r);
  * of one version (the previous one becoming the latest). Answers r. */
 void gw_s3_versions_delete(struct gw_req *r);
 
+/* One entry of DeleteObjects in a bucket with a versioning state (r->versioning
+ * set): as DeleteObject for key[key_len] (borrowed until done) with the
+ * version id[id_len] (NULL: none; else checked with gw_versioning_id_check()),
+ * without answering r: done(r, rc, err, version id, delete marker?) gets the
+ * result (rc CN_OK or the store's error). r's previous versioning state is
+ * dropped. */
+typedef void (*gw_s3_versions_done_cb)(struct gw_req *r, int rc, const char *err,
+                                       const char *version_id, int delete_marker);
+void gw_s3_versions_delete_key(struct gw_req *r, const char *key, size_t key_len,
+                               const char *id, size_t id_len, gw_s3_versions_done_cb done);
+
 /* GetObject/HeadObject with a versionId: finds the record of that version
  * and calls read(r, key, key_len) to read it (s3_object.c's path, which
  * calls gw_s3_versions_on_record() and gw_s3_versions_not_found()), or

@@ -172,6 +172,10 @@ def test_list_paging(c):
     latest = [(k, v) for k, v, lt in seen if lt]
     check(latest == [("a", want[0][1]), ("d/x", want[3][1]), ("d/y", want[6][1]),
                      ("z", dm)], "IsLatest %r" % latest)
+    for bad in ("zz", want[0][1].upper(), want[0][1] + "0"):
+        code = error_code(s3.list_object_versions, Bucket="vlist", KeyMarker="a",
+                          VersionIdMarker=bad)
+        check(code == ("InvalidArgument", 400), "marker %r: %r" % (bad, code))
     r = s3.list_object_versions(Bucket="vlist", Delimiter="/")
     check([p["Prefix"] for p in r.get("CommonPrefixes", [])] == ["d/"], "common prefix")
     check({v["Key"] for v in r["Versions"]} == {"a", "z"}, "top level")
@@ -275,6 +279,46 @@ def test_copy_version(c):
     check(body(s3, "vcopy", "big-copy") == big[0], "large old version copied")
 
 
+def test_delete_objects(c):
+    """DeleteObjects in a versioned bucket: delete markers and version
+    removals per key; a bucket is empty only without versions (then, as
+    s3-tests' nuke_bucket does, everything listed is deleted by version and
+    the bucket goes; its name used again shows none of them)."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vmd")
+    enable(s3, "vmd")
+    k1 = [s3.put_object(Bucket="vmd", Key="k1", Body=b"k1 %d" % i)["VersionId"] for i in range(2)]
+    s3.put_object(Bucket="vmd", Key="k2", Body=b"k2")
+    r = s3.delete_objects(Bucket="vmd", Delete={"Objects": [
+        {"Key": "k1", "VersionId": k1[1]}, {"Key": "k2"}, {"Key": "k3"},
+        {"Key": "k1", "VersionId": "bad"}]})
+    deleted = {(d["Key"], d.get("VersionId")): d for d in r.get("Deleted", [])}
+    check(("k1", k1[1]) in deleted and not deleted[("k1", k1[1])].get("DeleteMarker"),
+          "k1's newest removed %r" % r)
+    for k in ("k2", "k3"):
+        d = deleted.get((k, None))
+        check(d is not None and d.get("DeleteMarker") is True and
+              len(d.get("DeleteMarkerVersionId", "")) == 32, "%s: marker %r" % (k, d))
+    errs = [(e["Key"], e["Code"]) for e in r.get("Errors", [])]
+    check(errs == [("k1", "NoSuchVersion")], "bad id refused %r" % errs)
+    check(body(s3, "vmd", "k1") == b"k1 0", "previous version is the latest")
+    check(error_code(s3.get_object, Bucket="vmd", Key="k2")[0] == "NoSuchKey", "k2 hidden")
+    check(error_code(s3.delete_bucket, Bucket="vmd") == ("BucketNotEmpty", 409),
+          "versions keep the bucket")
+    lv = s3.list_object_versions(Bucket="vmd")
+    every = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+             for v in lv.get("Versions", []) + lv.get("DeleteMarkers", [])]
+    check(len(every) == 4, "k1, k2 and two markers %r" % every)
+    r = s3.delete_objects(Bucket="vmd", Delete={"Objects": every, "Quiet": True})
+    check(not r.get("Errors"), "all removed %r" % r)
+    lv = s3.list_object_versions(Bucket="vmd")
+    check(not lv.get("Versions") and not lv.get("DeleteMarkers"), "nothing left %r" % lv)
+    s3.delete_bucket(Bucket="vmd")
+    s3.create_bucket(Bucket="vmd")
+    lv = s3.list_object_versions(Bucket="vmd")
+    check(not lv.get("Versions") and not lv.get("DeleteMarkers"), "a new bucket is empty")
+
+
 def test_other_account(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="vmine")
@@ -289,6 +333,12 @@ def test_other_account(c):
                    (o.delete_object, {"Key": "k"})):
         code = error_code(fn, Bucket="vmine", **kw)
         check(code == ("AccessDenied", 403), "%s: %r" % (fn.__name__, code))
+    code = error_code(o.delete_objects, Bucket="vmine",
+                      Delete={"Objects": [{"Key": "k", "VersionId": v}, {"Key": "k"}]})
+    check(code == ("AccessDenied", 403), "delete_objects: %r" % (code,))
+    code = error_code(o.copy_object, Bucket="vmine", Key="c",
+                      CopySource={"Bucket": "vmine", "Key": "k", "VersionId": v})
+    check(code == ("AccessDenied", 403), "copy of a version: %r" % (code,))
     check(s3.get_bucket_versioning(Bucket="vmine")["Status"] == "Enabled", "unchanged")
     check(body(s3, "vmine", "k", v) == b"secret", "version intact")
     check(len(s3.list_object_versions(Bucket="vmine")["Versions"]) == 1, "no marker added")
@@ -322,5 +372,5 @@ def test_lifecycle_skips_versioned(c):
 if __name__ == "__main__":
     run_tests([test_config, test_versions_round_trip, test_bad_ids, test_suspended,
                test_list_paging, test_large_versions, test_copy_version, test_other_account,
-               test_lifecycle_skips_versioned],
+               test_delete_objects, test_lifecycle_skips_versioned],
               {"settings": SETTINGS})
