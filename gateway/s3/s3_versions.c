@@ -68,6 +68,8 @@ struct gw_s3_versions {
     void (*scan_done)(struct gw_req *r, int rc, const char *err);
     int found;
     uint64_t found_ts;
+    int found_large;                        /* its etag field is a large parent's */
+    gw_req_cb after_read;                   /* gw_s3_versions_read_replaced()'s */
     /* the removal of one version */
     int target_is_latest_record;            /* the target was the "o/" record itself */
     int removed_marker;
@@ -223,8 +225,11 @@ static void gw_s3_versions_on_scan(struct gw_store_list_result *res, void *arg)
         if (gw_versioning_key_split(e->key, e->key_len, vs->scan_base_len, &key, &key_len, id,
                                     &ts) != 0 || strcmp(id, "null") != 0)
             continue;
+        size_t tl;
+        uint64_t size;
         vs->found = 1;
         vs->found_ts = ts;
+        vs->found_large = gw_lo_map_etag_split(e->etag, strlen(e->etag), &tl, &size);
         vs->scan_done(r, CN_OK, "");
         return;
     }
@@ -279,6 +284,9 @@ static void gw_s3_versions_on_latest(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     struct gw_s3_versions *vs = r->vs;
+    if (res->rc == CN_OK && vs->have_map)   /* the replaced null version's chunks */
+        gw_lo_reclaim_segs(r->s3->reclaim, vs->okey, vs->okey_len, vs->map.segs,
+                           vs->map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
     if (res->rc == CN_OK && !vs->is_marker)   /* a delete's ending says its own */
         memcpy(r->version_id, vs->id, sizeof(vs->id));
     vs->cb(res, vs->arg);
@@ -332,8 +340,49 @@ static void gw_s3_versions_on_null_dropped(struct gw_store_result *res, void *ar
     gw_s3_versions_write_version(r);
 }
 
-/* Suspended: the new null version replaces the old one's record. Its
- * chunks, if any, are left (docs/gateway.md: not reclaimed yet). */
+/* The record a Suspended write replaces, read whole when it is a large
+ * parent: its chunk map is kept (vs->map) and reclaimed once the new "o/"
+ * record is written (gw_s3_versions_on_latest). A failed read only costs
+ * that reclaim (the chunks stay as orphans). */
+static void gw_s3_versions_on_replaced(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    size_t tl;
+    uint64_t size;
+    if (res->rc == CN_OK && !vs->have_map &&
+        gw_lo_map_etag_split((const char *)res->reply->m.etag.ptr, res->reply->m.etag.len, &tl,
+                             &size)) {
+        if (gw_lo_map_decode(&vs->map, res->reply->m.payload.ptr,
+                             res->reply->m.payload.len) == CN_OK)
+            vs->have_map = 1;
+        else
+            gw_lo_map_fini(&vs->map);
+    }
+    gw_req_cb next = vs->after_read;
+    vs->after_read = NULL;
+    next(r);
+}
+
+static void gw_s3_versions_read_replaced(struct gw_req *r, const char *key, size_t key_len,
+                                         gw_req_cb next)
+{
+    struct gw_s3_versions *vs = r->vs;
+    vs->after_read = next;
+    gw_store_get(r->s3->store, key, key_len, 1, 0, 0, gw_s3_versions_on_replaced, r);
+}
+
+/* Deletes the old null version's record (vs->vkey). */
+static void gw_s3_versions_drop_null(struct gw_req *r)
+{
+    struct gw_s3_versions *vs = r->vs;
+    gw_store_delete(r->s3->store, vs->vkey, vs->vkey_len, vs->ver,
+                    cn_hlc_after(cn_hlc_default(), vs->found_ts),
+                    gw_s3_versions_on_null_dropped, r);
+}
+
+/* Suspended: the new null version replaces the old one's record; a large
+ * one's chunks are reclaimed once the new version is the latest. */
 static void gw_s3_versions_on_old_null(struct gw_req *r, int rc, const char *err)
 {
     struct gw_s3_versions *vs = r->vs;
@@ -345,12 +394,12 @@ static void gw_s3_versions_on_old_null(struct gw_req *r, int rc, const char *err
         gw_s3_versions_write_version(r);
         return;
     }
-    char key[GW_VERSIONING_KEY_MAX];
-    size_t n = gw_versioning_key(key, r->bucket, r->bucket_len, vs->key, vs->key_len, "null",
-                                 vs->found_ts);
-    gw_store_delete(r->s3->store, key, n, vs->ver,
-                    cn_hlc_after(cn_hlc_default(), vs->found_ts),
-                    gw_s3_versions_on_null_dropped, r);
+    vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key, vs->key_len,
+                                     "null", vs->found_ts);
+    if (vs->found_large)
+        gw_s3_versions_read_replaced(r, vs->vkey, vs->vkey_len, gw_s3_versions_drop_null);
+    else
+        gw_s3_versions_drop_null(r);
 }
 
 /* The latest is settled as a version: on to the new one. */
@@ -429,6 +478,16 @@ static void gw_s3_versions_on_old_head(struct gw_store_result *res, void *arg)
         r->versioning == GW_VERSIONING_ENABLED) {
         gw_store_get(r->s3->store, vs->okey, vs->okey_len, 1, 0, 0, gw_s3_versions_on_old_whole,
                      r);
+        return;
+    }
+    size_t tl;
+    uint64_t size;
+    if (res->rc == CN_OK && !gw_s3_versions_meta_id(&res->reply->m, id) &&
+        gw_lo_map_etag_split((const char *)res->reply->m.etag.ptr, res->reply->m.etag.len, &tl,
+                             &size)) {
+        /* Suspended over a large object from before versioning: it is the
+         * null version being replaced, kept nowhere else */
+        gw_s3_versions_read_replaced(r, vs->okey, vs->okey_len, gw_s3_versions_prepared);
         return;
     }
     if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {

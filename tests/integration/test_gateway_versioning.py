@@ -16,6 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from s3util import check, error_code, run_tests  # noqa: E402
+from test_gateway_large import chunk_keys  # noqa: E402
 
 K = 1024
 SETTINGS = {
@@ -146,6 +147,42 @@ def test_suspended(c):
     check([v["VersionId"] for v in lv.get("Versions", [])] == [v1], "null object replaced")
 
 
+def large_chunks(c, bucket, key):
+    """The distinct chunk keys of bucket/key on the nodes."""
+    pre = b"c/%s/%s\x00" % (bucket.encode(), key.encode())
+    return {k for _, k in chunk_keys(c) if k.startswith(pre)}
+
+
+def test_suspended_large_reclaim(c):
+    """A Suspended overwrite replaces the null version: a large one's chunks
+    go (after reclaim_delay); the chunks of a version that stays do not."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vsl")
+    old = os.urandom(600 * K)
+    s3.put_object(Bucket="vsl", Key="pre", Body=old)   # before versioning: the null version
+    enable(s3, "vsl")
+    kept = os.urandom(400 * K)
+    kv = s3.put_object(Bucket="vsl", Key="big", Body=kept)["VersionId"]
+    enable(s3, "vsl", "Suspended")
+    n_pre = len(large_chunks(c, "vsl", "pre"))
+    check(n_pre == 5, "600K in 128K chunks: %d" % n_pre)
+    datas = [os.urandom(300 * K), os.urandom(300 * K)]
+    for d in datas:
+        s3.put_object(Bucket="vsl", Key="big", Body=d)     # null, replaced by the next
+    s3.put_object(Bucket="vsl", Key="pre", Body=b"small now")
+    time.sleep(2.5)
+    check(large_chunks(c, "vsl", "pre") == set(), "the replaced null's chunks reclaimed")
+    # the kept version (4 chunks) and the last null (3): the first null's are gone
+    check(len(large_chunks(c, "vsl", "big")) == 4 + 3, "chunks of big %d"
+          % len(large_chunks(c, "vsl", "big")))
+    check(body(s3, "vsl", "big", kv) == kept, "enabled-era version whole")
+    check(body(s3, "vsl", "big") == datas[1], "the null version whole")
+    s3.delete_object(Bucket="vsl", Key="big")   # a null delete marker replaces it
+    time.sleep(2.5)
+    check(len(large_chunks(c, "vsl", "big")) == 4, "null's chunks reclaimed by the marker")
+    check(body(s3, "vsl", "big", kv) == kept, "kept version still whole")
+
+
 def test_list_paging(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="vlist")
@@ -235,9 +272,13 @@ def test_large_versions(c):
     check(body(s3, "vlarge", "big") == p1 + p2, "multipart is the latest")
     time.sleep(2.5)
     check(body(s3, "vlarge", "big", ids[1]) == datas[1], "overwritten version still whole")
-    # removing a version reclaims its chunks; the others stay readable
+    # removing a version reclaims its chunks (6 of 128K), and only those
+    before = large_chunks(c, "vlarge", "big")
+    check(len(before) == 6 + 6 + 40 + 1, "chunks of three versions: %d" % len(before))
     s3.delete_object(Bucket="vlarge", Key="big", VersionId=ids[1])
     time.sleep(2.5)
+    after = large_chunks(c, "vlarge", "big")
+    check(after < before and len(after) == 6 + 40 + 1, "v1's chunks reclaimed: %d" % len(after))
     check(body(s3, "vlarge", "big", ids[0]) == datas[0], "v0 after v1 removed")
     check(body(s3, "vlarge", "big") == p1 + p2, "latest after v1 removed")
 
@@ -371,6 +412,7 @@ def test_lifecycle_skips_versioned(c):
 
 if __name__ == "__main__":
     run_tests([test_config, test_versions_round_trip, test_bad_ids, test_suspended,
+               test_suspended_large_reclaim,
                test_list_paging, test_large_versions, test_copy_version, test_other_account,
                test_delete_objects, test_lifecycle_skips_versioned],
               {"settings": SETTINGS})
