@@ -22,6 +22,7 @@
 #include "s3_body.h"
 #include "s3_bucket.h"
 #include "s3_reply.h"
+#include "s3_versions.h"
 #include "store.h"
 #include "tagset.h"
 #include "xml.h"
@@ -66,6 +67,8 @@ static struct gw_s3_tagging *gw_s3_tagging_state(struct gw_req *r)
 
 static void gw_s3_tagging_no_such_key(struct gw_req *r)
 {
+    if (gw_s3_versions_not_found(r))
+        return; /* NoSuchVersion, or NoSuchKey under a delete marker */
     gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
 }
 
@@ -114,6 +117,8 @@ static void gw_s3_tagging_on_head(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_tagging_get_read))
         return; /* the object is newer than the cached owner: asked again */
+    if (gw_s3_versions_on_record(r, m))
+        return; /* a delete marker, or not the null version asked for */
     if (gw_s3_tagging_stored(m->meta.ptr, m->meta.len, t->set) != CN_OK) {
         CN_LOGR(CN_LOG_ERROR, r->id, "stored tags of %.*s do not parse", (int)t->skey_len - 2,
                 t->skey + 2);
@@ -131,11 +136,21 @@ static void gw_s3_tagging_on_head(struct gw_store_result *res, void *arg)
     evbuffer_free(doc);
 }
 
+/* Reads the record at key: the object's, or a version's (s3_versions.h). */
+static void gw_s3_tagging_get_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    gw_req_hold(r);
+    gw_store_head(r->s3->store, key, key_len, gw_s3_tagging_on_head, r);
+}
+
 static void gw_s3_tagging_get_read(struct gw_req *r)
 {
     struct gw_s3_tagging *t = r->h;
-    gw_req_hold(r);
-    gw_store_head(r->s3->store, t->skey, t->skey_len, gw_s3_tagging_on_head, r);
+    if (gw_req_param(r, "versionId") != NULL) {
+        gw_s3_versions_get(r, gw_s3_tagging_get_from);
+        return;
+    }
+    gw_s3_tagging_get_from(r, t->skey, t->skey_len);
 }
 
 void gw_s3_tagging_get(struct gw_req *r)

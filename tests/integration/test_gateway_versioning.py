@@ -360,6 +360,25 @@ def test_delete_objects(c):
     check(not lv.get("Versions") and not lv.get("DeleteMarkers"), "a new bucket is empty")
 
 
+def test_tagging_by_version(c):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vtag")
+    enable(s3, "vtag")
+    v1 = s3.put_object(Bucket="vtag", Key="k", Body=b"1", Tagging="a=1")["VersionId"]
+    v2 = s3.put_object(Bucket="vtag", Key="k", Body=b"2", Tagging="b=2")["VersionId"]
+    r = s3.get_object_tagging(Bucket="vtag", Key="k", VersionId=v1)
+    check(r["TagSet"] == [{"Key": "a", "Value": "1"}] and r.get("VersionId") == v1,
+          "tags of v1 %r" % r)
+    r = s3.get_object_tagging(Bucket="vtag", Key="k")
+    check(r["TagSet"] == [{"Key": "b", "Value": "2"}] and r.get("VersionId") == v2,
+          "tags of the latest %r" % r)
+    code = error_code(s3.get_object_tagging, Bucket="vtag", Key="k", VersionId="e" * 32)
+    check(code == ("NoSuchVersion", 404), "unknown version %r" % (code,))
+    code = error_code(s3.put_object_tagging, Bucket="vtag", Key="k", VersionId=v1,
+                      Tagging={"TagSet": []})
+    check(code == ("NotImplemented", 501), "put by version not yet %r" % (code,))
+
+
 def test_other_account(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="vmine")
@@ -414,5 +433,5 @@ if __name__ == "__main__":
     run_tests([test_config, test_versions_round_trip, test_bad_ids, test_suspended,
                test_suspended_large_reclaim,
                test_list_paging, test_large_versions, test_copy_version, test_other_account,
-               test_delete_objects, test_lifecycle_skips_versioned],
+               test_delete_objects, test_tagging_by_version, test_lifecycle_skips_versioned],
               {"settings": SETTINGS})
