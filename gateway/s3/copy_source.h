@@ -35,8 +35,8 @@ enum gw_s3_err gw_copy_source_parse(const char *v, size_t len, size_t max_key_le
                                     struct gw_copy_source *cs, const char **why);
 void gw_copy_source_fini(struct gw_copy_source *cs);
 
-/* 1 when cs names no version or the version "null" (buckets are never
- * versioned, so that is the object itself), else 0. */
+/* 1 when cs names no version or the version "null", else 0 (UploadPartCopy
+ * takes no other; CopyObject reads any version, s3_versions.h). */
 int gw_copy_source_version_is_null(const struct gw_copy_source *cs);
 
 #endif

@@ -916,7 +916,10 @@ static void gw_s3_versions_on_top(struct gw_store_list_result *res, void *arg)
 
 int gw_s3_versions_not_found(struct gw_req *r)
 {
-    if (gw_req_param(r, "versionId") != NULL) {
+    const struct gw_req_param *p = gw_req_param(r, "versionId");
+    if (p != NULL && r->versioning == GW_VERSIONING_OFF && strcmp(p->value, "null") == 0)
+        return 0;   /* never versioned: "null" is the object itself, NoSuchKey as before */
+    if (p != NULL) {
         r->version_id[0] = '\0';
         gw_req_error(r, GW_S3_NO_SUCH_VERSION, NULL);
         return 1;
