@@ -4,7 +4,9 @@ marked down and reads go to the next replica without a failed GET; writes
 made meanwhile are answered at W and replayed to the node when it is back
 (hinted handoff) until all replicas agree. Listings and DeleteBucket are
 not fooled by a replica that missed a delete. With R=2 a read returns the
-newest version and repairs the stale replica."""
+newest version and repairs the stale replica. Versioned writes (version
+records, delete markers, version removals) made with a node down are read
+back by id and replayed."""
 import os
 import random
 import sys
@@ -182,6 +184,76 @@ def test_many_tombstones_then_live(cl):
     s3.delete_bucket(Bucket="tombs")
 
 
+def test_versioned_writes_node_down(cl):
+    """Versioned writes, delete markers and version removals made while a
+    node is down are answered at W, read back by version id from the
+    others, and replayed to the node (version records and latest alike)."""
+    s3 = cl.boto()
+    b = "failover-ver"
+    s3.create_bucket(Bucket=b)
+    s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    vers = {}   # key -> [(id, body)] oldest first
+    for i in range(10):
+        k = "v%02d" % i
+        vers[k] = [(s3.put_object(Bucket=b, Key=k, Body=body(i, g))["VersionId"], body(i, g))
+                   for g in range(2)]
+    victim = cl.nodes[1]
+    mark = len(cl.log_text())
+    victim.kill9()
+    markers = {}
+    for i in range(10):
+        k = "v%02d" % i
+        vid = s3.put_object(Bucket=b, Key=k, Body=body(i, 5))["VersionId"]
+        vers[k].append((vid, body(i, 5)))
+        if i < 3:      # a delete marker on top
+            markers[k] = s3.delete_object(Bucket=b, Key=k)["VersionId"]
+        elif i < 6:    # the newest removed: the one before is the latest again
+            s3.delete_object(Bucket=b, Key=k, VersionId=vid)
+            vers[k].pop()
+    wait_log(cl, "marked down", start=mark)
+
+    def check_all(when):
+        for k, vs in vers.items():
+            for vid, data in vs:
+                got = s3.get_object(Bucket=b, Key=k, VersionId=vid)["Body"].read()
+                check(got == data, "%s %s: %s" % (k, vid, when))
+            if k in markers:
+                code = error_code(s3.get_object, Bucket=b, Key=k)
+                check(code == ("NoSuchKey", 404), "%s hidden %s: %r" % (k, when, code))
+            else:
+                got = s3.get_object(Bucket=b, Key=k)["Body"].read()
+                check(got == vs[-1][1], "%s latest %s" % (k, when))
+        n = 0
+        kw = {}
+        while True:
+            r = s3.list_object_versions(Bucket=b, MaxKeys=7, **kw)
+            n += len(r.get("Versions", [])) + len(r.get("DeleteMarkers", []))
+            if not r["IsTruncated"]:
+                break
+            kw = {"KeyMarker": r["NextKeyMarker"], "VersionIdMarker": r["NextVersionIdMarker"]}
+        want = sum(len(v) for v in vers.values()) + len(markers)
+        check(n == want, "%d versions listed %s, want %d" % (n, when, want))
+    check_all("with a node down")
+    mark = len(cl.log_text())
+    victim.start()
+    wait_log(cl, "is up again", start=mark)
+    skeys = [storage_key(b, k) for k in vers]
+    skeys += [b"v/%s/%s\x00%s" % (b.encode(), k.encode(), vid.encode())
+              for k, vs in vers.items() for vid, _ in vs]
+    skeys += [b"v/%s/%s\x00%s" % (b.encode(), k.encode(), vid.encode())
+              for k, vid in markers.items()]
+    took = wait_converged(cl, skeys)
+    print("   versioned keys converged %.2fs after the node was up (%d keys)"
+          % (took, len(skeys)))
+    # the node that missed them now answers for them: stop another one
+    other = cl.nodes[2]
+    mark = len(cl.log_text())
+    other.kill9()
+    check_all("from the replayed node")
+    other.start()
+    wait_log(cl, "is up again", start=mark)
+
+
 def run_read_repair():
     """R=2: a read compares two replicas, returns the newest and repairs."""
     with cluster(settings={"consistency.read": 2}) as cl:
@@ -222,7 +294,7 @@ def main():
     # a 3 s request timeout: anything that waited for the frozen node shows
     with cluster(settings={"storage.request_timeout": "3s"}) as cl:
         for t in (test_kill_node, test_frozen_node, test_listing_ignores_missed_delete,
-                  test_many_tombstones_then_live):
+                  test_many_tombstones_then_live, test_versioned_writes_node_down):
             t0 = time.monotonic()
             t(cl)
             print("ok   %s (%.1fs)" % (t.__name__, time.monotonic() - t0), flush=True)
