@@ -11,6 +11,7 @@
 
 #include "checksum.h"
 #include "bucket_owner.h"
+#include "cond_write.h"
 #include "keys.h"
 #include "lo_copy.h"
 #include "lo_map.h"
@@ -94,6 +95,7 @@ struct gw_multipart {
     char etag_field[GW_LO_ETAG_MAX];
     uint64_t ts;
     gw_req_cb then;
+    struct gw_cond_write cw;      /* Complete: If-Match / If-None-Match */
 };
 
 static void gw_multipart_free(void *p)
@@ -109,6 +111,7 @@ static void gw_multipart_free(void *p)
     gw_xml_complete_fini(&m->cmp);
     gw_lo_map_fini(&m->old_map);
     gw_blob_unref(m->blob);
+    gw_cond_write_fini(&m->cw);
     cn_free(m);
 }
 
@@ -897,14 +900,21 @@ static void gw_multipart_write_parent(struct gw_req *r)
         .ver = r->id, .ts = CN_MAX(cn_time_now_us(), m->old_ts + 1),
     };
     gw_req_hold(r);
-    gw_store_put(r->s3->store, &rec, m->blob, gw_multipart_on_completed, r);
+    gw_cond_write_put(&m->cw, r, &rec, m->blob, gw_multipart_on_completed);
 }
 
-/* The object Complete replaces: its chunks (if large) and timestamp. */
+/* The object Complete replaces: its chunks (if large) and timestamp, and
+ * the request's If-Match / If-None-Match decided against it. */
 static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
+    enum gw_s3_err cerr = GW_S3_OK;
+    if (res->rc == CN_OK || res->rc == CN_NOTFOUND)
+        cerr = gw_cond_write_check(&m->cw, r, res->rc == CN_OK ? &res->reply->m : NULL);
+    else if (gw_req_header(r, "if-match", NULL) != NULL ||
+             gw_req_header(r, "if-none-match", NULL) != NULL)
+        cerr = gw_s3_error_from_store(res->rc); /* a condition cannot be decided */
     if (res->rc == CN_OK) {
         const struct msg *om = &res->reply->m;
         size_t tl;
@@ -916,6 +926,10 @@ static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
     }
     if (!gw_req_release(r))
         return;
+    if (cerr != GW_S3_OK) {
+        gw_req_error(r, cerr, NULL);
+        return;
+    }
     gw_multipart_write_parent(r);
 }
 
