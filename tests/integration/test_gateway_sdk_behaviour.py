@@ -23,16 +23,18 @@ class SecondGateway:
     """Another cairn-gateway process over the same nodes (its own port and
     config), as a second host of a deployment would run."""
 
-    def __init__(self, c):
+    def __init__(self, c, name="gateway2", settings=None):
         self.c = c
         self.settings = dict(c.settings)
+        self.settings.update(settings or {})
+        self.region = self.settings.get("s3.region", REGION)
         self.port = free_port()
         self.settings["http.port"] = self.port
-        cfg = os.path.join(c.tmp, "gateway2.conf")
+        cfg = os.path.join(c.tmp, name + ".conf")
         with open(cfg, "w") as f:
             for k, v in self.settings.items():
                 f.write("%s = %s\n" % (k, v))
-        self.log = open(os.path.join(c.tmp, "gateway2.log"), "ab")
+        self.log = open(os.path.join(c.tmp, name + ".log"), "ab")
         self.proc = subprocess.Popen([c.bin, "--config", cfg], stdout=self.log, stderr=self.log)
         import socket
         deadline = time.monotonic() + 30
@@ -50,8 +52,18 @@ class SecondGateway:
             check(time.monotonic() < deadline, "second gateway did not come up")
             time.sleep(0.05)
 
-    def boto(self, headers=None):
-        return client(self.port, headers=headers)
+    def boto(self, headers=None, **kw):
+        return client(self.port, headers=headers, region=self.region, **kw)
+
+    def aws(self, *args, check_rc=True):
+        """The aws cli against this gateway, in its region."""
+        env = self.c.env()
+        env["AWS_DEFAULT_REGION"] = self.region
+        cmd = ["/usr/bin/aws", "--endpoint-url", "http://127.0.0.1:%d" % self.port] + list(args)
+        p = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+        if check_rc and p.returncode != 0:
+            raise AssertionError("%s failed %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+        return p
 
     def close(self):
         self.proc.terminate()
@@ -63,7 +75,7 @@ class SecondGateway:
         self.log.close()
 
 
-def client(port, access_key=None, secret_key=None, headers=None):
+def client(port, access_key=None, secret_key=None, headers=None, region=REGION):
     """A boto3 client of its own session (one per thread: clients are not
     shared across threads here) that adds headers to every request: this
     Debian botocore (1.29) predates the IfNoneMatch / IfMatch parameters, so
@@ -74,7 +86,7 @@ def client(port, access_key=None, secret_key=None, headers=None):
     s = boto3.session.Session()
     s3 = s.client("s3", endpoint_url="http://127.0.0.1:%d" % port,
                   aws_access_key_id=access_key or ACCESS_KEY,
-                  aws_secret_access_key=secret_key or SECRET_KEY, region_name=REGION,
+                  aws_secret_access_key=secret_key or SECRET_KEY, region_name=region,
                   config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
     if headers:
         def add(params, **_):
@@ -200,21 +212,176 @@ def test_conditional_complete(c, g2):
     check(r["ResponseMetadata"]["HTTPStatusCode"] == 200, "complete with a matching If-Match")
 
 
+# S3 behaviour: CreateBucket of a bucket the caller already owns answers 200
+# in us-east-1 (legacy) and 409 BucketAlreadyOwnedByYou in every other region;
+# a bucket another account owns is 409 BucketAlreadyExists.
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateBucket.html (Errors)
+# https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
+def test_create_bucket_owned(c, gws):
+    g_eu = gws["eu"]
+    s3 = c.boto()
+    other = c.boto(access_key=OTHER_KEY, secret_key=OTHER_SECRET)
+    s3.create_bucket(Bucket="owned")
+    r = s3.create_bucket(Bucket="owned")
+    check(r["ResponseMetadata"]["HTTPStatusCode"] == 200, "owner's re-create in us-east-1")
+    check(error_code(other.create_bucket, Bucket="owned") == ("BucketAlreadyExists", 409),
+          "another account in us-east-1")
+    c.aws("s3api", "create-bucket", "--bucket", "owned")       # exit 0: a 200
+    p = c.aws("s3", "mb", "s3://owned")
+    check(b"make_bucket: owned" in p.stdout, "aws s3 mb of an owned bucket: %r" % p.stdout)
+    cfg = {"LocationConstraint": "eu-west-1"}
+    eu = g_eu.boto()
+    eu.create_bucket(Bucket="owned-eu", CreateBucketConfiguration=cfg)
+    check(error_code(eu.create_bucket, Bucket="owned-eu", CreateBucketConfiguration=cfg) ==
+          ("BucketAlreadyOwnedByYou", 409), "owner's re-create in eu-west-1")
+    check(error_code(g_eu.boto(access_key=OTHER_KEY, secret_key=OTHER_SECRET).create_bucket,
+                     Bucket="owned-eu", CreateBucketConfiguration=cfg) ==
+          ("BucketAlreadyExists", 409), "another account in eu-west-1")
+    p = g_eu.aws("s3api", "create-bucket", "--bucket", "owned-eu",
+                 "--create-bucket-configuration", "LocationConstraint=eu-west-1", check_rc=False)
+    check(p.returncode != 0 and b"BucketAlreadyOwnedByYou" in p.stderr,
+          "aws cli in eu-west-1: %r" % p.stderr)
+    # the re-create changed nothing: the bucket and its objects are there
+    s3.put_object(Bucket="owned", Key="k", Body=b"v")
+    s3.create_bucket(Bucket="owned")
+    check(s3.get_object(Bucket="owned", Key="k")["Body"].read() == b"v", "contents kept")
+
+
+def raw_list(s3, op, **kw):
+    """Calls a listing through boto3 and returns (parsed response, raw XML
+    body, the query string sent)."""
+    seen = {}
+
+    def on_send(request, **_):
+        seen["url"] = request.url
+
+    def on_after(http_response, **_):
+        seen["body"] = http_response.content
+
+    s3.meta.events.register("before-send.s3.%s" % op, on_send)
+    s3.meta.events.register("after-call.s3.%s" % op, on_after)
+    try:
+        fn = {"ListObjects": s3.list_objects, "ListObjectsV2": s3.list_objects_v2,
+              "ListObjectVersions": s3.list_object_versions,
+              "ListMultipartUploads": s3.list_multipart_uploads}[op]
+        r = fn(**kw)
+    finally:
+        s3.meta.events.unregister("before-send.s3.%s" % op, on_send)
+        s3.meta.events.unregister("after-call.s3.%s" % op, on_after)
+    return r, seen["body"].decode(), seen["url"].split("?", 1)[1]
+
+
+# S3 behaviour: an empty delimiter= is the same as none: the listing is flat
+# and the response has no Delimiter element.
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjects.html
+def test_list_empty_delimiter(c, gws):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="delim")
+    for k in ("a/1", "a/2", "b", "c/d/e"):
+        s3.put_object(Bucket="delim", Key=k, Body=b"")
+    for op in ("ListObjects", "ListObjectsV2", "ListObjectVersions"):
+        r, body, q = raw_list(s3, op, Bucket="delim", Delimiter="")
+        check("delimiter=" in q, "%s: the request carried an empty delimiter: %s" % (op, q))
+        check("<Delimiter" not in body, "%s: the empty delimiter is not echoed: %s" % (op, body))
+        keys = [o["Key"] for o in r.get("Contents", r.get("Versions", []))]
+        check(keys == ["a/1", "a/2", "b", "c/d/e"] and "CommonPrefixes" not in r,
+              "%s: a flat listing: %r" % (op, r))
+    p = c.aws("s3api", "list-objects-v2", "--bucket", "delim", "--delimiter", "")
+    check(b"CommonPrefixes" not in p.stdout and b"c/d/e" in p.stdout, "aws cli: %r" % p.stdout)
+
+
+# S3 behaviour: encoding-type=url percent-encodes exactly these fields:
+# ListObjects: Delimiter, Marker, Prefix, NextMarker, Key (and CommonPrefixes'
+# Prefix); ListObjectsV2: Delimiter, Prefix, Key, StartAfter (not the
+# continuation tokens); ListObjectVersions: Delimiter, KeyMarker, Prefix,
+# NextKeyMarker, Key; ListMultipartUploads: Delimiter, KeyMarker, Prefix,
+# NextKeyMarker, Key. SDKs decode those fields (botocore with unquote_plus, so
+# a '+' left raw would come back as a space).
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html (EncodingType)
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjects.html
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectVersions.html
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListMultipartUploads.html
+def test_list_encoding_url(c, gws):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="enc")
+    keys = ["p+q/a b+c", "p+q/x%y", "p+q/z+dir+k", "p+q/\u00e9t\u00e9"]
+    keys = [k.encode().decode("unicode_escape") for k in keys]
+    for k in keys:
+        s3.put_object(Bucket="enc", Key=k, Body=b"")
+    want = sorted(keys)
+    # v1: Prefix, Marker, Delimiter, NextMarker, Key, CommonPrefixes
+    r, body, _ = raw_list(s3, "ListObjects", Bucket="enc", Prefix="p+q/", Delimiter="+",
+                          Marker="p+q/a", MaxKeys=2, EncodingType="url")
+    check("<Prefix>p%2Bq/</Prefix>" in body, "v1 Prefix encoded: %s" % body)
+    check("<Marker>p%2Bq/a</Marker>" in body, "v1 Marker encoded")
+    check("<Delimiter>%2B</Delimiter>" in body, "v1 Delimiter encoded")
+    check("<NextMarker>p%2Bq/" in body, "v1 NextMarker encoded")
+    check("<Key>p%2Bq/x%25y</Key>" in body, "v1 Key encoded: %s" % body)
+    check("<CommonPrefixes><Prefix>p%2Bq/a%20b%2B</Prefix>" in body, "v1 CommonPrefixes encoded")
+    # the same without EncodingType: botocore asks for url itself and decodes
+    # exactly S3's fields with unquote_plus
+    r, body, q = raw_list(s3, "ListObjects", Bucket="enc", Prefix="p+q/", Delimiter="+",
+                          Marker="p+q/a", MaxKeys=2)
+    check("encoding-type=url" in q, "botocore asked for url encoding: %s" % q)
+    # (this botocore does not decode v1's top-level Prefix, which S3 encodes)
+    from urllib.parse import unquote_plus
+    check(unquote_plus(r["Prefix"]) == "p+q/" and r["Marker"] == "p+q/a" and
+          r["Delimiter"] == "+" and r["NextMarker"] == "p+q/x%y", "v1 decoded by boto3: %r" % r)
+    check([o["Key"] for o in r["Contents"]] == ["p+q/x%y"] and
+          [p["Prefix"] for p in r["CommonPrefixes"]] == ["p+q/a b+"], "v1 entries: %r" % r)
+    # v2: Prefix, StartAfter, Delimiter, Key; the token is opaque, never encoded
+    r, body, _ = raw_list(s3, "ListObjectsV2", Bucket="enc", Prefix="p+q/", StartAfter="p+q/a",
+                          MaxKeys=1, EncodingType="url")
+    check("<StartAfter>p%2Bq/a</StartAfter>" in body and "<Prefix>p%2Bq/</Prefix>" in body,
+          "v2 StartAfter and Prefix encoded: %s" % body)
+    tok = r["NextContinuationToken"]
+    r2, body2, _ = raw_list(s3, "ListObjectsV2", Bucket="enc", Prefix="p+q/",
+                            ContinuationToken=tok, EncodingType="url")
+    check(("<ContinuationToken>%s</ContinuationToken>" % tok) in body2, "token echoed as sent")
+    got = [unquote_plus(o["Key"]) for o in r["Contents"] + r2["Contents"]]
+    check(got == [k for k in want if k > "p+q/a"], "v2 pages decode to the keys: %r" % got)
+    # every key round-trips through boto3's default (it asks for url itself)
+    check([o["Key"] for o in s3.list_objects_v2(Bucket="enc")["Contents"]] == want,
+          "v2 default listing")
+    check([o["Key"] for o in s3.list_objects(Bucket="enc")["Contents"]] == want,
+          "v1 default listing")
+    # versions: KeyMarker, NextKeyMarker, Prefix, Key
+    r, body, _ = raw_list(s3, "ListObjectVersions", Bucket="enc", Prefix="p+q/",
+                          KeyMarker="p+q/a", MaxKeys=1, EncodingType="url")
+    check("<KeyMarker>p%2Bq/a</KeyMarker>" in body and "<NextKeyMarker>p%2Bq/" in body,
+          "versions markers encoded: %s" % body)
+    check(unquote_plus(r["Versions"][0]["Key"]) == want[0], "versions key")
+    # multipart uploads: KeyMarker, Prefix, NextKeyMarker, Key
+    for k in keys[:2]:
+        s3.create_multipart_upload(Bucket="enc", Key=k)
+    r, body, _ = raw_list(s3, "ListMultipartUploads", Bucket="enc", Prefix="p+q/",
+                          MaxUploads=1, EncodingType="url")
+    check("<Prefix>p%2Bq/</Prefix>" in body and "<Key>p%2Bq/a%20b%2Bc</Key>" in body and
+          "<NextKeyMarker>p%2Bq/a%20b%2Bc</NextKeyMarker>" in body,
+          "uploads encoded: %s" % body)
+    check(unquote_plus(r["Uploads"][0]["Key"]) == "p+q/a b+c", "uploads key: %r" % r["Uploads"])
+
+
 def main():
     tests = [test_conditional_put_race_two_gateways, test_conditional_put_if_match_race,
-             test_conditional_complete]
+             test_conditional_complete, test_create_bucket_owned, test_list_empty_delimiter,
+             test_list_encoding_url]
     only = sys.argv[1:]
     with Cluster() as c:
-        g2 = SecondGateway(c)
+        gws = {}
         try:
+            gws["g2"] = SecondGateway(c)
+            gws["eu"] = SecondGateway(c, "gateway-eu", {"s3.region": "eu-west-1"})
             for t in tests:
                 if only and t.__name__ not in only:
                     continue
                 t0 = time.monotonic()
-                t(c, g2)
+                t(c, gws["g2"] if t.__name__.startswith("test_conditional") else gws)
                 print("ok   %s (%.1fs)" % (t.__name__, time.monotonic() - t0), flush=True)
         finally:
-            g2.close()
+            for g in gws.values():
+                g.close()
     print("test_gateway_sdk_behaviour: ok")
 
 
