@@ -53,6 +53,9 @@ struct gw_mp_part {
  * x-amz-checksum-type. */
 static const char gw_mp_algo_header[] = "x-amz-checksum-algorithm";
 static const char gw_mp_type_header[] = "x-amz-checksum-type";
+/* the upload an object was completed from (an internal meta entry, objmeta.h):
+ * a Complete retried after its reply was lost is recognised by it */
+static const char gw_mp_upload_meta[] = ":upload";
 
 struct gw_multipart {
     char okey[GW_KEYS_MAX];       /* "o/" bucket "/" key */
@@ -95,6 +98,7 @@ struct gw_multipart {
     char etag_field[GW_LO_ETAG_MAX];
     uint64_t ts;
     gw_req_cb then;
+    gw_req_cb on_missing;         /* the upload record is gone: NULL answers NoSuchUpload */
     struct gw_cond_write cw;      /* Complete: If-Match / If-None-Match */
 };
 
@@ -270,6 +274,10 @@ static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
     struct gw_multipart *m = r->h;
     if (!gw_req_release(r))
         return;
+    if (res->rc == CN_NOTFOUND && m->on_missing != NULL) {
+        m->on_missing(r);
+        return;
+    }
     if (res->rc == CN_NOTFOUND) {
         gw_req_error(r, GW_S3_NO_SUCH_UPLOAD, NULL);
         return;
@@ -818,6 +826,8 @@ void gw_multipart_upload_part(struct gw_req *r)
 
 /* ---- CompleteMultipartUpload ----------------------------------------- */
 
+static void gw_multipart_complete_reply(struct gw_req *r);
+
 static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -847,6 +857,14 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
+    gw_multipart_complete_reply(r);
+}
+
+/* CompleteMultipartUpload's 200: the result document of m->etag (and the
+ * checksum when m->have_algo). */
+static void gw_multipart_complete_reply(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
@@ -1049,6 +1067,9 @@ static void gw_multipart_complete_listed(struct gw_req *r)
         err = gw_multipart_complete_checksum(r, m, whybuf, sizeof(whybuf));
         why = whybuf;
     }
+    if (err == GW_S3_OK &&
+        gw_multipart_meta_edit(m, gw_mp_upload_meta, gw_mp_upload_meta, m->upload_id) != CN_OK)
+        err = GW_S3_METADATA_TOO_LARGE;
     if (err != GW_S3_OK) {
         gw_req_error(r, err, why);
         return;
@@ -1060,6 +1081,58 @@ static void gw_multipart_complete_listed(struct gw_req *r)
 static void gw_multipart_complete_upload_ok(struct gw_req *r)
 {
     gw_multipart_list(r, 0, GW_MP_MAX_PARTS, gw_multipart_complete_listed);
+}
+
+/* A Complete whose upload record is gone: if the object at the key was
+ * completed from this upload with this part list (a retry after a lost
+ * reply, which SDKs send), S3 answers 200 with the same ETag again;
+ * otherwise NoSuchUpload. */
+static void gw_multipart_on_retried_object(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    int same = 0;
+    if (res->rc == CN_OK && m->cmp.n_parts > 0) {
+        const struct msg *om = &res->reply->m;
+        struct gw_objmeta meta;
+        const struct gw_objmeta_header *h = NULL;
+        if (gw_objmeta_decode(&meta, om->meta.ptr, om->meta.len) == CN_OK)
+            h = gw_objmeta_find(&meta, gw_mp_upload_meta);
+        unsigned char (*md5s)[16] = cn_calloc(m->cmp.n_parts, 16);
+        int ok = h != NULL && h->value_len == GW_MP_ID_LEN &&
+                 memcmp(h->value, m->upload_id, GW_MP_ID_LEN) == 0;
+        for (size_t i = 0; ok && i < m->cmp.n_parts; i++)
+            ok = m->cmp.parts[i].etag_len == 32 &&
+                 cn_hex_decode(m->cmp.parts[i].etag, 32, md5s[i], 16) == CN_OK;
+        size_t el = 0;
+        uint64_t size;
+        if (ok) {
+            gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
+            if (!gw_lo_map_etag_split((const char *)om->etag.ptr, om->etag.len, &el, &size))
+                el = om->etag.len;
+            same = el == strlen(m->etag) && memcmp(om->etag.ptr, m->etag, el) == 0;
+        }
+        cn_free(md5s);
+    }
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {
+        gw_s3_reply_store_error(r, res->rc, res->err);
+        return;
+    }
+    if (!same) {
+        gw_req_error(r, GW_S3_NO_SUCH_UPLOAD, NULL);
+        return;
+    }
+    m->have_algo = 0; /* the retried answer carries the ETag; the checksum is on HEAD */
+    gw_multipart_complete_reply(r);
+}
+
+static void gw_multipart_complete_missing(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    gw_req_hold(r);
+    gw_store_head(r->s3->store, m->okey, m->okey_len, gw_multipart_on_retried_object, r);
 }
 
 static void gw_multipart_complete_body(struct gw_req *r, enum gw_s3_err err,
@@ -1076,6 +1149,7 @@ static void gw_multipart_complete_body(struct gw_req *r, enum gw_s3_err err,
         gw_req_error(r, err, NULL);
         return;
     }
+    m->on_missing = gw_multipart_complete_missing;
     gw_multipart_require_upload(r, gw_multipart_complete_upload_ok);
 }
 

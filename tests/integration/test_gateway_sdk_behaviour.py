@@ -247,6 +247,138 @@ def test_create_bucket_owned(c, gws):
     check(s3.get_object(Bucket="owned", Key="k")["Body"].read() == b"v", "contents kept")
 
 
+# S3 behaviour: CompleteMultipartUpload retried after it succeeded (its reply
+# lost) with the same part list answers 200 with the same ETag; SDKs retry
+# Complete on a dropped connection. Another part list, or another upload, is
+# still NoSuchUpload.
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html
+# ("... and then retry the request. If the upload was already completed, S3
+# returns the same response")
+def test_complete_retried(c, gws):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="mpretry")
+    u = s3.create_multipart_upload(Bucket="mpretry", Key="obj")["UploadId"]
+    p1 = os.urandom(5 << 20)
+    p2 = b"tail"
+    e1 = s3.upload_part(Bucket="mpretry", Key="obj", UploadId=u, PartNumber=1, Body=p1)["ETag"]
+    e2 = s3.upload_part(Bucket="mpretry", Key="obj", UploadId=u, PartNumber=2, Body=p2)["ETag"]
+    parts = {"Parts": [{"PartNumber": 1, "ETag": e1}, {"PartNumber": 2, "ETag": e2}]}
+    first = s3.complete_multipart_upload(Bucket="mpretry", Key="obj", UploadId=u,
+                                         MultipartUpload=parts)
+    again = s3.complete_multipart_upload(Bucket="mpretry", Key="obj", UploadId=u,
+                                         MultipartUpload=parts)
+    check(again["ResponseMetadata"]["HTTPStatusCode"] == 200 and
+          again["ETag"] == first["ETag"] and again["Key"] == "obj" and
+          again["Bucket"] == "mpretry", "retried Complete: %r vs %r" % (again, first))
+    # through the other gateway too
+    again = gws["g2"].boto().complete_multipart_upload(Bucket="mpretry", Key="obj",
+                                                       UploadId=u, MultipartUpload=parts)
+    check(again["ETag"] == first["ETag"], "retried Complete on another gateway")
+    check(error_code(s3.complete_multipart_upload, Bucket="mpretry", Key="obj", UploadId=u,
+                     MultipartUpload={"Parts": parts["Parts"][:1]}) ==
+          ("NoSuchUpload", 404), "another part list is not a retry")
+    check(error_code(s3.complete_multipart_upload, Bucket="mpretry", Key="obj",
+                     UploadId="0123456789abcdef", MultipartUpload=parts) ==
+          ("NoSuchUpload", 404), "another upload id is not a retry")
+    check(s3.get_object(Bucket="mpretry", Key="obj")["Body"].read() == p1 + p2, "object intact")
+    # the aws cli's complete-multipart-upload, retried the same way
+    u = s3.create_multipart_upload(Bucket="mpretry", Key="cli")["UploadId"]
+    e = s3.upload_part(Bucket="mpretry", Key="cli", UploadId=u, PartNumber=1, Body=b"x")["ETag"]
+    import json
+    doc = os.path.join(c.tmp, "parts.json")
+    with open(doc, "w") as f:
+        json.dump({"Parts": [{"PartNumber": 1, "ETag": e}]}, f)
+    outs = [json.loads(c.aws("s3api", "complete-multipart-upload", "--bucket", "mpretry",
+                             "--key", "cli", "--upload-id", u, "--multipart-upload",
+                             "file://" + doc).stdout) for _ in range(2)]
+    check(outs[0]["ETag"] == outs[1]["ETag"], "aws cli retried Complete: %r" % outs)
+
+
+def presigned_part(c, port, key, upload, n):
+    """A SigV4 presigned UploadPart URL (UNSIGNED-PAYLOAD) for raw sends."""
+    from botocore.config import Config
+    import boto3
+    s3 = boto3.session.Session().client(
+        "s3", endpoint_url="http://127.0.0.1:%d" % port, region_name=REGION,
+        aws_access_key_id=c.boto()._request_signer._credentials.access_key,
+        aws_secret_access_key=c.boto()._request_signer._credentials.secret_key,
+        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+    return s3.generate_presigned_url("upload_part", Params={
+        "Bucket": "mprace", "Key": key, "UploadId": upload, "PartNumber": n})
+
+
+def raw_put(url, body, pause_after=None, pause=None):
+    """PUTs body to a presigned URL over a raw socket; with pause_after, sends
+    that many bytes, waits for pause (an Event), then the rest. Returns
+    (status, ETag header)."""
+    import socket
+    from urllib.parse import urlsplit
+    u = urlsplit(url)
+    s = socket.create_connection((u.hostname, u.port), timeout=30)
+    head = ("PUT %s?%s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n" %
+            (u.path, u.query, u.netloc, len(body))).encode()
+    s.sendall(head)
+    if pause_after is not None:
+        s.sendall(body[:pause_after])
+        pause.wait(30)
+        s.sendall(body[pause_after:])
+    else:
+        s.sendall(body)
+    resp = b""
+    while b"\r\n\r\n" not in resp:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        resp += chunk
+    s.close()
+    status = int(resp.split(b" ", 2)[1])
+    etag = None
+    for line in resp.split(b"\r\n"):
+        if line.lower().startswith(b"etag:"):
+            etag = line.split(b":", 1)[1].strip().decode()
+    return status, etag
+
+
+# S3 behaviour: two UploadParts of one part number racing: the part whose
+# upload completes last is the one stored (S3 keeps the latest), and
+# CompleteMultipartUpload with its ETag succeeds while the other's ETag is
+# InvalidPart.
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPart.html ("If you
+# upload a new part using the same part number that was used with a previous
+# part, the previously uploaded part is overwritten.")
+def test_upload_part_race(c, gws):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="mprace")
+    for rnd, (slow_port, fast_port) in enumerate(((c.port, gws["g2"].port),
+                                                  (gws["g2"].port, c.port))):
+        key = "race-%d" % rnd
+        u = s3.create_multipart_upload(Bucket="mprace", Key=key)["UploadId"]
+        slow_body, fast_body = os.urandom(300000), os.urandom(200000)
+        go_on = threading.Event()
+        out = {}
+        t = threading.Thread(target=lambda: out.update(slow=raw_put(
+            presigned_part(c, slow_port, key, u, 1), slow_body, 100000, go_on)))
+        t.start()
+        time.sleep(0.3)     # the slow upload has begun its body
+        fast = raw_put(presigned_part(c, fast_port, key, u, 1), fast_body)
+        check(fast[0] == 200, "the fast part stored: %r" % (fast,))
+        go_on.set()         # now the slow one completes, last
+        t.join()
+        slow = out["slow"]
+        check(slow[0] == 200 and slow[1] != fast[1], "the slow part stored: %r" % (slow,))
+        listed = s3.list_parts(Bucket="mprace", Key=key, UploadId=u)["Parts"]
+        check([p["ETag"] for p in listed] == [slow[1]], "the last completed part is listed: %r"
+              % listed)
+        check(error_code(s3.complete_multipart_upload, Bucket="mprace", Key=key, UploadId=u,
+                         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": fast[1]}]}) ==
+              ("InvalidPart", 400), "the overwritten part's ETag")
+        s3.complete_multipart_upload(Bucket="mprace", Key=key, UploadId=u,
+                                     MultipartUpload={"Parts": [{"PartNumber": 1,
+                                                                 "ETag": slow[1]}]})
+        check(s3.get_object(Bucket="mprace", Key=key)["Body"].read() == slow_body,
+              "the object has the last part's bytes")
+
+
 def raw_list(s3, op, **kw):
     """Calls a listing through boto3 and returns (parsed response, raw XML
     body, the query string sent)."""
@@ -366,7 +498,7 @@ def test_list_encoding_url(c, gws):
 def main():
     tests = [test_conditional_put_race_two_gateways, test_conditional_put_if_match_race,
              test_conditional_complete, test_create_bucket_owned, test_list_empty_delimiter,
-             test_list_encoding_url]
+             test_list_encoding_url, test_complete_retried, test_upload_part_race]
     only = sys.argv[1:]
     with Cluster() as c:
         gws = {}
