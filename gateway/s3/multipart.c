@@ -23,7 +23,6 @@
 #include "s3_bucket.h"
 #include "s3_names.h"
 #include "s3_object.h"
-#include "s3_range.h"
 #include "s3_reply.h"
 #include "s3_tagging.h"
 #include "store.h"
@@ -736,13 +735,14 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     size_t rl;
     const char *rv = gw_req_header(r, "x-amz-copy-source-range", &rl);
     if (rv != NULL) {
-        struct gw_s3_range range;
-        if (gw_s3_range_parse(rv, rl, size, &range) != GW_S3_RANGE_PARTIAL) {
-            gw_req_error(r, GW_S3_INVALID_RANGE, NULL);
+        uint64_t last;
+        const char *why;
+        enum gw_s3_err rerr = gw_copy_source_range_parse(rv, rl, size, &first, &last, &why);
+        if (rerr != GW_S3_OK) {
+            gw_req_error(r, rerr, why);
             return;
         }
-        first = range.first;
-        len = range.last - range.first + 1;
+        len = last - first + 1;
     }
     if (len > r->s3->opts.part_limit) {
         gw_req_error(r, GW_S3_INVALID_REQUEST, "The specified copy range is larger than the "

@@ -379,6 +379,97 @@ def test_upload_part_race(c, gws):
               "the object has the last part's bytes")
 
 
+# S3 behaviour: x-amz-copy-source names any key S3 allows, URL-encoded, with
+# an optional ?versionId (null is the object of an unversioned bucket), for
+# CopyObject and UploadPartCopy alike.
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html (x-amz-copy-source)
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html
+def test_copy_source_keys(c, gws):
+    from urllib.parse import quote
+    s3 = c.boto()
+    s3.create_bucket(Bucket="cpsrc")
+    keys = [" ", "_", "__", "a b", "a+b", "a?b", "?versionId", "a%b", "a%20b", "dir/sub/k",
+            "\u00e9t\u00e9/\u65e5\u672c", "x=y&z", "#hash", "semi;colon", "tilde~"]
+    keys = [k.encode().decode("unicode_escape") for k in keys]
+    for i, k in enumerate(keys):
+        body = b"body-%d" % i
+        s3.put_object(Bucket="cpsrc", Key=k, Body=body)
+        # boto3's dict form (it URL-encodes the key)
+        s3.copy_object(Bucket="cpsrc", Key="d1-%d" % i, CopySource={"Bucket": "cpsrc", "Key": k})
+        # boto3's string form (bucket/key?versionId=..., encoded by botocore)
+        s3.copy_object(Bucket="cpsrc", Key="d2-%d" % i,
+                       CopySource="cpsrc/" + k + "?versionId=null")
+        s3.copy_object(Bucket="cpsrc", Key="d3-%d" % i,
+                       CopySource={"Bucket": "cpsrc", "Key": k, "VersionId": "null"})
+        # the header encoded by hand, every reserved byte as %XX, with a
+        # leading '/' (S3 takes both)
+        enc = "/" + quote("cpsrc/" + k, safe="/")
+        hand = client(c.port, headers={"x-amz-copy-source": enc})
+        hand.copy_object(Bucket="cpsrc", Key="d4-%d" % i, CopySource="cpsrc/ignored")
+        hand = client(c.port, headers={"x-amz-copy-source": enc + "?versionId=null"})
+        hand.copy_object(Bucket="cpsrc", Key="d5-%d" % i, CopySource="cpsrc/ignored")
+        for d in ("d1-%d" % i, "d2-%d" % i, "d3-%d" % i, "d4-%d" % i, "d5-%d" % i):
+            got = s3.get_object(Bucket="cpsrc", Key=d)["Body"].read()
+            check(got == body, "copy of %r to %s: %r" % (k, d, got))
+        # UploadPartCopy from the same source
+        u = s3.create_multipart_upload(Bucket="cpsrc", Key="mp-%d" % i)["UploadId"]
+        e = s3.upload_part_copy(Bucket="cpsrc", Key="mp-%d" % i, UploadId=u, PartNumber=1,
+                                CopySource={"Bucket": "cpsrc", "Key": k})
+        s3.complete_multipart_upload(Bucket="cpsrc", Key="mp-%d" % i, UploadId=u,
+                                     MultipartUpload={"Parts": [{
+                                         "PartNumber": 1,
+                                         "ETag": e["CopyPartResult"]["ETag"]}]})
+        check(s3.get_object(Bucket="cpsrc", Key="mp-%d" % i)["Body"].read() == body,
+              "UploadPartCopy of %r" % k)
+    # a version other than null does not exist in an unversioned bucket
+    check(error_code(s3.copy_object, Bucket="cpsrc", Key="dx",
+                     CopySource={"Bucket": "cpsrc", "Key": "a b", "VersionId": "v1"})[1] in
+          (400, 404), "another version id")
+    # the aws cli (botocore encodes --copy-source, as boto3's string form)
+    c.aws("s3api", "copy-object", "--bucket", "cpsrc", "--key", "cli1", "--copy-source",
+          "cpsrc/a+b?versionId=null")
+    check(s3.get_object(Bucket="cpsrc", Key="cli1")["Body"].read() ==
+          b"body-%d" % keys.index("a+b"), "aws cli copy-object of a+b")
+    c.aws("s3", "cp", "s3://cpsrc/a?b", "s3://cpsrc/cli2")
+    check(s3.get_object(Bucket="cpsrc", Key="cli2")["Body"].read() ==
+          b"body-%d" % keys.index("a?b"), "aws s3 cp of a?b")
+
+
+# S3 behaviour: UploadPartCopy's x-amz-copy-source-range must be
+# bytes=first-last (zero-based, inclusive); any other form is 400
+# InvalidArgument, a range outside the source is InvalidRange; never a silent
+# copy of other bytes than asked for.
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html (x-amz-copy-source-range)
+def test_copy_source_range(c, gws):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="cprange")
+    src = os.urandom(100)
+    s3.put_object(Bucket="cprange", Key="src", Body=src)
+    u = s3.create_multipart_upload(Bucket="cprange", Key="dst")["UploadId"]
+
+    def copy(rng):
+        return s3.upload_part_copy(Bucket="cprange", Key="dst", UploadId=u, PartNumber=1,
+                                   CopySource={"Bucket": "cprange", "Key": "src"},
+                                   CopySourceRange=rng)
+    for bad in ("0-9", "bytes=0", "bytes=hello-world", "bytes=0-bar", "bytes=hello-",
+                "bytes=0-2,3-5", "bytes=-5", "bytes=5-", "bytes=9-2", "Bytes=0-1", "bytes =0-1",
+                "bytes=0x1-2", "bytes=-1-0"):
+        check(error_code(copy, bad) == ("InvalidArgument", 400), "range %r" % bad)
+    for out in ("bytes=0-100", "bytes=0-21000", "bytes=100-100", "bytes=99-200"):
+        code = error_code(copy, out)
+        check(code[0] == "InvalidRange" and code[1] in (400, 416), "range %r: %r" % (out, code))
+    e = copy("bytes=10-19")["CopyPartResult"]["ETag"]
+    s3.complete_multipart_upload(Bucket="cprange", Key="dst", UploadId=u,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e}]})
+    check(s3.get_object(Bucket="cprange", Key="dst")["Body"].read() == src[10:20],
+          "exactly the bytes asked for")
+    u = s3.create_multipart_upload(Bucket="cprange", Key="dst2")["UploadId"]
+    p = c.aws("s3api", "upload-part-copy", "--bucket", "cprange", "--key", "dst2",
+              "--upload-id", u, "--part-number", "1", "--copy-source", "cprange/src",
+              "--copy-source-range", "bytes=0-500", check_rc=False)
+    check(p.returncode != 0 and b"InvalidRange" in p.stderr, "aws cli: %r" % p.stderr)
+
+
 def raw_list(s3, op, **kw):
     """Calls a listing through boto3 and returns (parsed response, raw XML
     body, the query string sent)."""
@@ -498,7 +589,8 @@ def test_list_encoding_url(c, gws):
 def main():
     tests = [test_conditional_put_race_two_gateways, test_conditional_put_if_match_race,
              test_conditional_complete, test_create_bucket_owned, test_list_empty_delimiter,
-             test_list_encoding_url, test_complete_retried, test_upload_part_race]
+             test_list_encoding_url, test_complete_retried, test_upload_part_race,
+             test_copy_source_keys, test_copy_source_range]
     only = sys.argv[1:]
     with Cluster() as c:
         gws = {}
