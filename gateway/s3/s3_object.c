@@ -98,27 +98,35 @@ static const char *const gw_s3_object_std_headers[] = {
     "content-language", "expires", "x-amz-website-redirect-location",
 };
 
-/* Content-Encoding without the aws-chunked token (it describes the upload). */
+/* Content-Encoding without the aws-chunked token (it describes the upload),
+ * the client's other codings kept exactly as sent: each kept coding with
+ * the separator that preceded it ("gzip, aws-chunked, br" -> "gzip, br";
+ * "aws-chunked,gzip" -> "gzip"; "aws-chunked" alone -> empty: no header).
+ * Returns the length written to out (at most cap - 1; a value that does not
+ * fit is cut at the last coding that does). */
 static size_t gw_s3_object_strip_aws_chunked(const char *v, size_t len, char *out, size_t cap)
 {
-    size_t n = 0, i = 0;
+    size_t n = 0, i = 0, prev_end = 0;
     while (i < len) {
-        while (i < len && (v[i] == ' ' || v[i] == ','))
+        while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
             i++;
         size_t s = i;
         while (i < len && v[i] != ',')
             i++;
         size_t e = i;
-        while (e > s && v[e - 1] == ' ')
+        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
             e--;
-        if (e == s || (e - s == 11 && strncasecmp(v + s, "aws-chunked", 11) == 0))
-            continue;
-        if (n + (e - s) + 1 >= cap)
-            break;
-        if (n > 0)
-            out[n++] = ',';
-        memcpy(out + n, v + s, e - s);
-        n += e - s;
+        int drop = e == s || (e - s == 11 && strncasecmp(v + s, "aws-chunked", 11) == 0);
+        if (!drop) {
+            /* the separator as sent before this coding (none for the first) */
+            size_t from = n > 0 ? prev_end : s;
+            if (n + (e - from) + 1 > cap)
+                break;
+            memcpy(out + n, v + from, e - from);
+            n += e - from;
+        }
+        if (e > s)
+            prev_end = e;
     }
     return n;
 }

@@ -470,6 +470,38 @@ def test_copy_source_range(c, gws):
     check(p.returncode != 0 and b"InvalidRange" in p.stderr, "aws cli: %r" % p.stderr)
 
 
+# S3 behaviour: aws-chunked in Content-Encoding describes the upload only: S3
+# stores the object's Content-Encoding without it and keeps the client's
+# other codings as sent; with aws-chunked alone the object has none.
+# https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-streaming.html (the
+# Content-Encoding header: aws-chunked, possibly with other codings such as
+# "aws-chunked,gzip"; the object keeps the other codings)
+def test_content_encoding_aws_chunked(c, gws):
+    from test_gateway_chunked import signed_put, unsigned_trailer_body, crc32_b64
+    s3 = c.boto()
+    s3.create_bucket(Bucket="cenc")
+    data = b"payload" * 1000
+    cases = [("aws-chunked,gzip", "gzip"), ("gzip, aws-chunked", "gzip"),
+             ("aws-chunked", None), ("gzip, aws-chunked, br", "gzip, br"),
+             ("gzip,br,aws-chunked", "gzip,br"), ("AWS-CHUNKED, x-custom", "x-custom"),
+             ("identity", "identity")]
+    for i, (sent, stored) in enumerate(cases):
+        hdrs = {"x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+                "Content-Encoding": sent, "x-amz-trailer": "x-amz-checksum-crc32",
+                "x-amz-decoded-content-length": str(len(data))}
+        body = unsigned_trailer_body(data, 4096, crc32_b64(data))
+        if "aws-chunked" not in sent.lower():   # a plain upload of the same bytes
+            hdrs = {"x-amz-content-sha256": "UNSIGNED-PAYLOAD", "Content-Encoding": sent}
+            body = data
+        st, resp, _ = signed_put(c, "/cenc/o%d" % i, body, hdrs)
+        check(st == 200, "put with %r: %d %r" % (sent, st, resp))
+        h = s3.head_object(Bucket="cenc", Key="o%d" % i)
+        got = h["ResponseMetadata"]["HTTPHeaders"].get("content-encoding")
+        check(got == stored, "Content-Encoding %r stored as %r, want %r" % (sent, got, stored))
+        check(s3.get_object(Bucket="cenc", Key="o%d" % i)["Body"].read() == data,
+              "the bytes as decoded")
+
+
 def raw_list(s3, op, **kw):
     """Calls a listing through boto3 and returns (parsed response, raw XML
     body, the query string sent)."""
@@ -590,7 +622,7 @@ def main():
     tests = [test_conditional_put_race_two_gateways, test_conditional_put_if_match_race,
              test_conditional_complete, test_create_bucket_owned, test_list_empty_delimiter,
              test_list_encoding_url, test_complete_retried, test_upload_part_race,
-             test_copy_source_keys, test_copy_source_range]
+             test_copy_source_keys, test_copy_source_range, test_content_encoding_aws_chunked]
     only = sys.argv[1:]
     with Cluster() as c:
         gws = {}
