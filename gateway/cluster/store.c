@@ -506,13 +506,43 @@ void gw_store_unlock(struct gw_store *s, const void *key, size_t key_len, uint64
     }
 }
 
-/* Counts one LOCK answer; once all are in, decides (W grants or not),
- * releases the grants of a failed attempt and runs the callback. */
+/* Decides a LOCK round: as soon as a quorum granted (a slow or dead
+ * replica does not hold the write up), else once every replica answered or
+ * was skipped, releasing what the failed round was granted and what
+ * replicas that did not answer in time may have granted late (a stray lease
+ * would hold other writers off until it expires). Runs the callback. */
+static void gw_store_lock_decide(struct gw_store_op *op)
+{
+    int ok = op->n_granted >= op->quorum;
+    if (!ok)
+        gw_store_unlock(op->s, op->key, op->key_len, op->tok, op->granted, op->n_granted);
+    gw_store_unlock(op->s, op->key, op->key_len, op->tok, op->tok_nodes, op->n_tok_nodes);
+    op->n_tok_nodes = 0;
+    op->done = 1;
+    struct gw_store_result res;
+    memset(&res, 0, sizeof(res));
+    res.rc = ok ? CN_OK : CN_ERR;
+    res.acks = op->n_granted;
+    memcpy(res.granted, op->granted, sizeof(res.granted));
+    res.n_granted = op->n_granted;
+    res.precondition = op->precondition;
+    res.locked = op->locked;
+    snprintf(res.err, sizeof(res.err), "%s", op->err);
+    op->cb(&res, op->arg);
+}
+
+/* Counts one LOCK answer (op->tok_nodes collects the replicas that failed
+ * to answer: they may hold a late grant). An answer after the round was
+ * decided (a success) is a grant nobody uses: released at once. */
 static void gw_store_on_lock_reply(struct gw_storage_reply *r, void *arg)
 {
     struct gw_store_op *op = arg;
     op->outstanding--;
-    if (r->rc == CN_OK && r->m.st == MSG_ST_OK) {
+    int granted = r->rc == CN_OK && r->m.st == MSG_ST_OK;
+    if (op->done) {
+        if (granted || r->rc != CN_OK)
+            gw_store_unlock(op->s, op->key, op->key_len, op->tok, &r->node, 1);
+    } else if (granted) {
         op->granted[op->n_granted++] = r->node;
     } else if (r->rc == CN_OK && r->m.st == MSG_ST_PRECONDITION) {
         op->precondition++;
@@ -521,26 +551,13 @@ static void gw_store_on_lock_reply(struct gw_storage_reply *r, void *arg)
     } else {
         op->fails++;
         (void)gw_store_reply_rc(op, r);
+        if (r->rc != CN_OK)
+            op->tok_nodes[op->n_tok_nodes++] = r->node;
     }
-    if (op->outstanding > 0)
-        return;
-    int ok = op->n_granted >= op->quorum;
-    if (!ok)
-        gw_store_unlock(op->s, op->key, op->key_len, op->tok, op->granted, op->n_granted);
-    if (!op->done) {
-        op->done = 1;
-        struct gw_store_result res;
-        memset(&res, 0, sizeof(res));
-        res.rc = ok ? CN_OK : CN_ERR;
-        res.acks = op->n_granted;
-        memcpy(res.granted, op->granted, sizeof(res.granted));
-        res.n_granted = op->n_granted;
-        res.precondition = op->precondition;
-        res.locked = op->locked;
-        snprintf(res.err, sizeof(res.err), "%s", op->err);
-        op->cb(&res, op->arg);
-    }
-    gw_store_op_free(op);
+    if (!op->done && (op->n_granted >= op->quorum || op->outstanding == 0))
+        gw_store_lock_decide(op);
+    if (op->outstanding == 0)
+        gw_store_op_free(op);
 }
 
 void gw_store_lock(struct gw_store *s, const void *key, size_t key_len, uint64_t tok,
@@ -553,10 +570,24 @@ void gw_store_lock(struct gw_store *s, const void *key, size_t key_len, uint64_t
     /* a majority at least, whatever W is: two majorities always share a
      * replica, and a replica grants one token at a time */
     op->quorum = CN_MIN(CN_MAX(s->w, op->n_replicas / 2 + 1), op->n_replicas);
-    /* every replica is asked, down ones too: a lease is a vote, and a
-     * skipped replica must not be counted as granted */
-    op->outstanding = op->n_replicas;
+    /* replicas the gateway holds down are not asked (no grant from them:
+     * a lease is a vote), unless too few would be left to win */
+    uint32_t up = 0;
+    for (uint32_t i = 0; i < op->n_replicas; i++)
+        up += !gw_store_node_down(s, op->replicas[i]);
+    int send[GW_STORE_MAX_REPLICAS];
+    op->outstanding = 1; /* held while sending: a reply inline cannot decide early */
     for (uint32_t i = 0; i < op->n_replicas; i++) {
+        send[i] = up < op->quorum || !gw_store_node_down(s, op->replicas[i]);
+        op->outstanding += (uint32_t)send[i];
+        if (!send[i]) {
+            op->fails++;
+            snprintf(op->err, sizeof(op->err), "node %u is down", op->replicas[i]);
+        }
+    }
+    for (uint32_t i = 0; i < op->n_replicas; i++) {
+        if (!send[i])
+            continue;
         struct msg m;
         msg_init_request(&m, MSG_OP_LOCK, 0);
         m.key = (struct msg_bytes){(const uint8_t *)op->key, (uint32_t)key_len};
@@ -568,6 +599,11 @@ void gw_store_lock(struct gw_store *s, const void *key, size_t key_len, uint64_t
             MSG_SET(&m, MSG_F_IFVER);
         }
         gw_storage_client_send(s->client, op->replicas[i], &m, NULL, gw_store_on_lock_reply, op);
+    }
+    if (--op->outstanding == 0) {
+        if (!op->done)
+            gw_store_lock_decide(op);
+        gw_store_op_free(op);
     }
 }
 
