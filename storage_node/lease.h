@@ -2,9 +2,9 @@
  * PUT with `tok`). A gateway that must write a key only if its current
  * record is the one it read takes the key's lease on every replica (LOCK
  * checks the expectation and takes it atomically), writes with the token to
- * the replicas that granted it, and needs a write quorum of grants: since
- * each node grants one token at a time, two conditional writers cannot both
- * win when W > N/2. Leases are in memory only, at most SN_LEASE_MAX at once,
+ * the replicas that granted it, and needs grants from a majority of the
+ * replicas (and W): since each node grants one token at a time and two
+ * majorities share a node, two conditional writers cannot both win. Leases are in memory only, at most SN_LEASE_MAX at once,
  * and expire after SN_LEASE_TTL_US unless a write under them is running. */
 #ifndef SN_LEASE_H
 #define SN_LEASE_H
@@ -13,7 +13,10 @@
 
 #include "msg/msg.h"
 
-#define SN_LEASE_MAX 4096             /* leases held at once; memory: keys + 48 B each */
+/* Leases held at once. Memory: the table is SN_LEASE_MAX x 40 B, plus a
+ * copy of each leased key (at most max_key_len): 4096 x (40 B + 2 KiB)
+ * = 8.2 MiB at most with the default key limit. */
+#define SN_LEASE_MAX 4096
 #define SN_LEASE_TTL_US 10000000ull   /* 10 s */
 
 struct sn_lease_table;

@@ -98,6 +98,8 @@ struct gw_multipart {
     uint64_t ts;
     gw_req_cb then;
     gw_req_cb on_missing;         /* the upload record is gone: NULL answers NoSuchUpload */
+    enum gw_s3_err retry_err;     /* Complete: the answer when it is not a retry (0: NoSuchUpload) */
+    const char *retry_why;        /* ... and its message (static) */
     struct gw_cond_write cw;      /* Complete: If-Match / If-None-Match */
 };
 
@@ -827,6 +829,9 @@ void gw_multipart_upload_part(struct gw_req *r)
 /* ---- CompleteMultipartUpload ----------------------------------------- */
 
 static void gw_multipart_complete_reply(struct gw_req *r);
+static void gw_multipart_complete_missing(struct gw_req *r);
+static int gw_multipart_completed_from(struct gw_multipart *m, const struct msg *om, int *same);
+static void gw_multipart_complete_again(struct gw_req *r, int same);
 
 static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
 {
@@ -928,6 +933,17 @@ static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
     enum gw_s3_err cerr = GW_S3_OK;
+    int again = 0, same = 0;
+    /* the object is this upload's, completed already (a retry racing the
+     * forgetting of the upload's records): never written twice, which
+     * would reclaim the chunks it shares with itself */
+    if (res->rc == CN_OK)
+        again = gw_multipart_completed_from(m, &res->reply->m, &same);
+    if (again) {
+        if (gw_req_release(r))
+            gw_multipart_complete_again(r, same);
+        return;
+    }
     if (res->rc == CN_OK || res->rc == CN_NOTFOUND)
         cerr = gw_cond_write_check(&m->cw, r, res->rc == CN_OK ? &res->reply->m : NULL);
     else if (gw_req_header(r, "if-match", NULL) != NULL ||
@@ -1063,6 +1079,15 @@ static void gw_multipart_complete_listed(struct gw_req *r)
     const char *why = NULL;
     char whybuf[256];
     enum gw_s3_err err = gw_multipart_validate(m, &why);
+    if (err != GW_S3_OK) {
+        /* a retry that comes while the completed upload's records are
+         * being forgotten (its parts first) may find the upload without
+         * its parts: it is answered as a retry if it is one */
+        m->retry_err = err;
+        m->retry_why = why;
+        gw_multipart_complete_missing(r);
+        return;
+    }
     if (err == GW_S3_OK && m->have_algo) {
         err = gw_multipart_complete_checksum(r, m, whybuf, sizeof(whybuf));
         why = whybuf;
@@ -1087,45 +1112,67 @@ static void gw_multipart_complete_upload_ok(struct gw_req *r)
  * completed from this upload with this part list (a retry after a lost
  * reply, which SDKs send), S3 answers 200 with the same ETag again;
  * otherwise NoSuchUpload. */
+/* Whether om (the object at the key) was completed from m's upload: 1 when
+ * it carries the upload id (and then m->etag is the ETag of the request's
+ * part list), 0 otherwise. *same: that ETag is the object's. */
+static int gw_multipart_completed_from(struct gw_multipart *m, const struct msg *om, int *same)
+{
+    struct gw_objmeta meta;
+    const struct gw_objmeta_header *h = NULL;
+    *same = 0;
+    if (gw_objmeta_decode(&meta, om->meta.ptr, om->meta.len) == CN_OK)
+        h = gw_objmeta_find(&meta, gw_mp_upload_meta);
+    if (h == NULL || h->value_len != GW_MP_ID_LEN ||
+        memcmp(h->value, m->upload_id, GW_MP_ID_LEN) != 0)
+        return 0;
+    if (m->cmp.n_parts == 0)
+        return 1;
+    unsigned char (*md5s)[16] = cn_calloc(m->cmp.n_parts, 16);
+    int ok = 1;
+    for (size_t i = 0; ok && i < m->cmp.n_parts; i++)
+        ok = m->cmp.parts[i].etag_len == 32 &&
+             cn_hex_decode(m->cmp.parts[i].etag, 32, md5s[i], 16) == CN_OK;
+    if (ok) {
+        size_t el = 0;
+        uint64_t size;
+        gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
+        if (!gw_lo_map_etag_split((const char *)om->etag.ptr, om->etag.len, &el, &size))
+            el = om->etag.len;
+        *same = el == strlen(m->etag) && memcmp(om->etag.ptr, m->etag, el) == 0;
+    }
+    cn_free(md5s);
+    return 1;
+}
+
+/* Answers a Complete of an upload that was already completed: 200 with the
+ * same result when the part list is the same, else NoSuchUpload (or, for a
+ * request that found the upload's records half forgotten, its own error). */
+static void gw_multipart_complete_again(struct gw_req *r, int same)
+{
+    struct gw_multipart *m = r->h;
+    if (!same) {
+        gw_req_error(r, m->retry_err != GW_S3_OK ? m->retry_err : GW_S3_NO_SUCH_UPLOAD,
+                     m->retry_err != GW_S3_OK ? m->retry_why : NULL);
+        return;
+    }
+    m->have_algo = 0; /* the repeated answer carries the ETag; the checksum is on HEAD */
+    gw_multipart_complete_reply(r);
+}
+
 static void gw_multipart_on_retried_object(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
     int same = 0;
-    if (res->rc == CN_OK && m->cmp.n_parts > 0) {
-        const struct msg *om = &res->reply->m;
-        struct gw_objmeta meta;
-        const struct gw_objmeta_header *h = NULL;
-        if (gw_objmeta_decode(&meta, om->meta.ptr, om->meta.len) == CN_OK)
-            h = gw_objmeta_find(&meta, gw_mp_upload_meta);
-        unsigned char (*md5s)[16] = cn_calloc(m->cmp.n_parts, 16);
-        int ok = h != NULL && h->value_len == GW_MP_ID_LEN &&
-                 memcmp(h->value, m->upload_id, GW_MP_ID_LEN) == 0;
-        for (size_t i = 0; ok && i < m->cmp.n_parts; i++)
-            ok = m->cmp.parts[i].etag_len == 32 &&
-                 cn_hex_decode(m->cmp.parts[i].etag, 32, md5s[i], 16) == CN_OK;
-        size_t el = 0;
-        uint64_t size;
-        if (ok) {
-            gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
-            if (!gw_lo_map_etag_split((const char *)om->etag.ptr, om->etag.len, &el, &size))
-                el = om->etag.len;
-            same = el == strlen(m->etag) && memcmp(om->etag.ptr, m->etag, el) == 0;
-        }
-        cn_free(md5s);
-    }
+    if (res->rc == CN_OK)
+        (void)gw_multipart_completed_from(m, &res->reply->m, &same);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    if (!same) {
-        gw_req_error(r, GW_S3_NO_SUCH_UPLOAD, NULL);
-        return;
-    }
-    m->have_algo = 0; /* the retried answer carries the ETag; the checksum is on HEAD */
-    gw_multipart_complete_reply(r);
+    gw_multipart_complete_again(r, same);
 }
 
 static void gw_multipart_complete_missing(struct gw_req *r)

@@ -66,13 +66,19 @@ class SecondGateway:
         return p
 
     def close(self):
+        """Stops the gateway; under the sanitizers a non-zero exit (a leak or
+        an error found at exit) fails the test, as s3util.Cluster does."""
         self.proc.terminate()
         try:
-            self.proc.wait(30)
+            rc = self.proc.wait(30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait()
+            rc = self.proc.wait()
         self.log.close()
+        if os.environ.get("CAIRN_SANITIZE") and rc != 0:
+            with open(self.log.name, "rb") as f:
+                raise AssertionError("%s exited %r under the sanitizers:\n%s" % (
+                    self.log.name, rc, f.read()[-20000:].decode(errors="replace")))
 
 
 def client(port, access_key=None, secret_key=None, headers=None, region=REGION):
