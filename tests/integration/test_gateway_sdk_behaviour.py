@@ -218,6 +218,36 @@ def test_conditional_complete(c, g2):
     check(r["ResponseMetadata"]["HTTPStatusCode"] == 200, "complete with a matching If-Match")
 
 
+# S3 behaviour: conditional writes of large objects (stored in chunks) race
+# the same way: one of two writers through two gateways wins, the loser's
+# chunks are not left behind in the object.
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
+def test_conditional_large_put(c, g2):
+    s3 = c.boto()
+    s3.create_bucket(Bucket="condlarge")
+    bodies = [os.urandom(6 << 20), os.urandom(6 << 20)]
+    start = threading.Barrier(2)
+
+    def writer(i):
+        port = c.port if i == 0 else g2.port
+        cl = client(port, headers={"If-None-Match": "*"})
+        start.wait()
+        st = (409, None)
+        for _ in range(20):
+            st = put_status(cl, Bucket="condlarge", Key="big", Body=bodies[i])
+            if st[0] != 409:
+                break
+        return st
+
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        results = list(ex.map(writer, range(2)))
+    wins = [i for i, st in enumerate(results) if st[0] == 200]
+    check(len(wins) == 1 and (412, "PreconditionFailed") in results,
+          "one large conditional PUT wins: %r" % results)
+    got = s3.get_object(Bucket="condlarge", Key="big")["Body"].read()
+    check(got == bodies[wins[0]], "the winner's 6 MiB")
+
+
 # S3 behaviour: CreateBucket of a bucket the caller already owns answers 200
 # in us-east-1 (legacy) and 409 BucketAlreadyOwnedByYou in every other region;
 # a bucket another account owns is 409 BucketAlreadyExists.
@@ -645,7 +675,7 @@ def test_list_encoding_url(c, gws):
 
 def main():
     tests = [test_conditional_put_race_two_gateways, test_conditional_put_if_match_race,
-             test_conditional_complete, test_create_bucket_owned, test_list_empty_delimiter,
+             test_conditional_complete, test_conditional_large_put, test_create_bucket_owned, test_list_empty_delimiter,
              test_list_encoding_url, test_complete_retried, test_upload_part_race,
              test_copy_source_keys, test_copy_source_range, test_content_encoding_aws_chunked,
              test_node_down_conditional_put]
