@@ -75,7 +75,7 @@ struct gw_store_op {
     uint32_t n_tok_nodes;
     uint32_t tok_pending; /* conditional PUT: sends to tok_nodes not answered yet */
     uint64_t tok;         /* LOCK */
-    uint32_t granted[GW_STORE_MAX_REPLICAS], n_granted, precondition, locked;
+    uint32_t granted[GW_STORE_MAX_REPLICAS], n_granted, precondition, locked, precondition_absent;
     uint32_t acks, fails, not_found, corrupt;
     int last_rc;
     char err[CN_ERR_LEN];
@@ -526,6 +526,7 @@ static void gw_store_lock_decide(struct gw_store_op *op)
     memcpy(res.granted, op->granted, sizeof(res.granted));
     res.n_granted = op->n_granted;
     res.precondition = op->precondition;
+    res.precondition_absent = op->precondition_absent;
     res.locked = op->locked;
     snprintf(res.err, sizeof(res.err), "%s", op->err);
     op->cb(&res, op->arg);
@@ -546,6 +547,7 @@ static void gw_store_on_lock_reply(struct gw_storage_reply *r, void *arg)
         op->granted[op->n_granted++] = r->node;
     } else if (r->rc == CN_OK && r->m.st == MSG_ST_PRECONDITION) {
         op->precondition++;
+        op->precondition_absent += !MSG_HAS(&r->m, MSG_F_VER);
     } else if (r->rc == CN_OK && r->m.st == MSG_ST_LOCKED) {
         op->locked++;
     } else {

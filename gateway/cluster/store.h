@@ -92,6 +92,7 @@ struct gw_store_result {
      * many answered PRECONDITION / LOCKED */
     uint32_t granted[GW_STORE_MAX_REPLICAS];
     uint32_t n_granted, precondition, locked;
+    uint32_t precondition_absent; /* of those PRECONDITION: the key had no live record */
 };
 
 typedef void (*gw_store_cb)(struct gw_store_result *res, void *arg);
@@ -135,7 +136,8 @@ void gw_store_send_record(struct gw_store *s, uint32_t node, const struct gw_sto
  * the replicas) granted (res->granted
  * names them: write with rec.tok = tok to those), else CN_ERR with the
  * grants already released and res->precondition / res->locked counting the
- * refusals (other failures: res->err). Each node grants one token at a
+ * refusals (res->precondition_absent: how many of those found no live
+ * record; other failures: res->err). Each node grants one token at a
  * time and two majorities share a node, so at most one of several racing
  * writers gets CN_OK. */
 void gw_store_lock(struct gw_store *s, const void *key, size_t key_len, uint64_t tok,

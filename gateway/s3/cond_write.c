@@ -120,6 +120,12 @@ static void gw_cond_write_on_lock(struct gw_store_result *res, void *arg)
     CN_LOGR(CN_LOG_DEBUG, r->id, "conditional write: %u granted, %u precondition, %u locked "
             "(round %u)%s%s", res->n_granted, res->precondition, res->locked, cw->attempts,
             res->err[0] ? ": " : "", res->err);
+    /* the object the condition held for was deleted meanwhile: S3 answers
+     * a concurrent delete 409 (a retry then sees no object) */
+    if (res->precondition > 0 && cw->has_ifver && res->precondition_absent == res->precondition) {
+        gw_cond_write_fail(cw, GW_S3_CONDITIONAL_REQUEST_CONFLICT, NULL);
+        return;
+    }
     if (res->precondition > 0) {
         gw_cond_write_fail(cw, GW_S3_PRECONDITION_FAILED, NULL);
         return;
