@@ -18,7 +18,6 @@
 #include "node_health.h"
 #include "repair.h"
 
-
 /* How long a digest read waits for its GET once R version answers are in
  * (gw_store_quorum_wait). */
 #define GW_STORE_WAIT_MIN_US 2000u
