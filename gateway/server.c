@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <event2/thread.h>
@@ -47,7 +48,7 @@ struct gw_server {
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
-    uint64_t boot_s;
+    uint64_t id_prefix;   /* request ids' random top bits (http_loop.c) */
     int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
     struct event_base *ctl;          /* the main thread's loop: signals, the workers' ends */
     struct event *worker_ended;      /* activated by each worker thread as it ends */
@@ -118,7 +119,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     struct gw_http_app app;
     gw_server_http_opts(s->cfg, &opts);
     gw_req_app_init(&app, &w->s3);   /* the S3 layer answers this loop's requests */
-    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->boot_s);
+    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->id_prefix);
     w->client = gw_cluster_client_new(s->cluster, w->base, s->zmq, err);
     if (w->client == NULL)
         return CN_ERR;
@@ -221,6 +222,19 @@ static void gw_server_on_libevent_log(int severity, const char *msg)
     }
 }
 
+/* Request ids name the version of every record a request writes (and the
+ * chunk keys of a large object), so two gateways must not issue the same
+ * one: their top 24 bits are random per process. (They were the start
+ * second's low bits: two gateways started in the same second issued the
+ * same ids.) Falls back to time and pid if getrandom fails. */
+static uint64_t gw_server_id_prefix(void)
+{
+    uint32_t v;
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+        v = (uint32_t)(cn_time_now_us() ^ ((uint64_t)getpid() << 20));
+    return v & 0xffffffu;
+}
+
 struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
     evthread_use_pthreads();
@@ -228,7 +242,7 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     struct gw_server *s = cn_calloc(1, sizeof(*s));
     s->cfg = cfg;
     s->port = (int)cfg->http_port;
-    s->boot_s = cn_time_now_us() / 1000000;
+    s->id_prefix = gw_server_id_prefix();
     if (gw_credentials_load_file(cfg->s3_credentials, &s->creds, err) != CN_OK)
         goto fail;
     s->cluster = gw_cluster_new(cfg, err);
