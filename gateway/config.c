@@ -123,6 +123,22 @@ const struct cn_config_desc gw_config_table[] = {
      "that is http.read_size here). Must not exceed chunked_obj_len"},
     {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "4", 1, 256, NULL,
      "slice requests in flight per large-object GET (read-ahead depth)"},
+    {"large_object.read_ahead_budget", CN_CONF_SIZE, GW_OFF(lo_read_ahead_budget), "256M",
+     1 * GW_MIB, 1024 * GW_GIB, NULL,
+     "bytes of slices all large-object GETs of the gateway hold together (in flight, waiting "
+     "to be written in order, queued toward clients), shared evenly by the http.threads; "
+     "when short, streams read ahead less and in shorter slices, and a new GET waits before "
+     "its headers (docs/large-objects.md)"},
+    {"large_object.read_queue_timeout", CN_CONF_MSEC, GW_OFF(lo_read_queue_timeout_ms), "30s",
+     1, 3600000, NULL,
+     "a large-object GET that finds no room in read_ahead_budget waits (FIFO, before its "
+     "headers) at most this long, then gets 503 SlowDown"},
+    {"large_object.read_retries", CN_CONF_INT, GW_OFF(lo_read_retries), "5", 0, 100, NULL,
+     "a slice that timed out or could not be sent on every replica is asked again this many "
+     "times (backing off) before the GET, whose headers went out, is cut short"},
+    {"large_object.read_retry_backoff", CN_CONF_MSEC, GW_OFF(lo_read_retry_backoff_ms),
+     "100ms", 1, 60000, NULL,
+     "the wait before a slice is asked again; it doubles with each retry, up to 5s"},
     {"large_object.max_chunked_objs", CN_CONF_INT, GW_OFF(lo_max_chunks), "1000", 1, 100000, NULL,
      "most chunks one object may have: max_chunked_objs x chunked_obj_len bounds a single PUT "
      "(EntityTooLarge beyond) and a multipart part"},
