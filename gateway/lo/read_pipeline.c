@@ -1,5 +1,5 @@
 /* Pipelined slice reads (read_pipeline.h). Slots form a ring of `prefetch`
- * entries in object order: `head` is the oldest slice not yet written to
+ * entries (the most depth the window allows) in object order: `head` is the oldest slice not yet written to
  * the client, `count` the slots in use. A slot's read (or its wait before
  * a retry) holds the sink's owner (sink.hold) so the pipeline outlives a
  * client that went away until every answer came back. With a read-ahead
@@ -13,11 +13,15 @@
 
 #include <event2/event.h>
 
+#include "read_ahead.h"
 #include "read_budget.h"
 
 #include "cn/alloc.h"
+#include "cn/time.h"
 
 #define GW_READ_RETRY_MAX_MS 5000 /* the longest wait between two asks of a slice */
+#define GW_READ_BURST_US 1000     /* answers closer than this to the last delivery
+                                     came in one burst: they say nothing of the client */
 
 enum gw_read_slot_state { GW_READ_SLOT_WAIT, GW_READ_SLOT_READY, GW_READ_SLOT_RETRY };
 
@@ -26,6 +30,8 @@ struct gw_read_slot {
     struct gw_lo_slice slice;
     uint64_t pos;                   /* object offset of the slice */
     uint32_t tries;                 /* asks after the first */
+    uint64_t asked_us;              /* when it was (last) asked for */
+    uint64_t latency_us;            /* how long its answer took */
     struct event *retry;            /* armed in GW_READ_SLOT_RETRY */
     struct gw_read_pipeline_io io;  /* io.dst holds the slice once READY */
 };
@@ -40,9 +46,14 @@ struct gw_read_pipeline {
     uint64_t next;              /* object offset of the next slice to request */
     uint64_t end;               /* exclusive */
     uint64_t written;           /* bytes queued toward the client */
-    uint64_t slice_len;         /* now; shorter than opt.slice_len when the budget is short */
+    uint64_t slice_len;         /* now: the window's, shorter when the budget is short */
     uint64_t high_water;        /* bytes queued toward the client that pause us */
-    uint32_t prefetch;
+    uint32_t prefetch;          /* slots: the most depth */
+    struct gw_read_ahead ra;    /* the window: depth and slice (fixed or auto) */
+    uint64_t delivered_us;      /* when slices were last written to the client */
+    int window_limited;         /* the last requests stopped at the window */
+    int autotune;               /* depth or slice auto: the window bounds the bytes
+                                   ahead of the client (in flight, ready, queued) */
     struct gw_read_slot *slots;
     uint32_t head, count;
     uint64_t ring_bytes;        /* bytes of the slices in the ring */
@@ -61,7 +72,7 @@ struct gw_read_pipeline *gw_read_pipeline_new(const struct gw_read_pipeline_stor
                                               uint64_t len)
 {
     CN_ASSERT(okey_len <= GW_KEYS_MAX && first + len <= map->size);
-    CN_ASSERT(opt->slice_len > 0 && opt->prefetch > 0);
+    /* slice_len 0 / prefetch 0: auto (read_ahead.h) */
     CN_ASSERT(opt->retries == 0 || opt->base != NULL);
     CN_ASSERT(opt->budget == NULL || sink->refuse != NULL);
     struct gw_read_pipeline *p = cn_calloc(1, sizeof(*p));
@@ -75,8 +86,10 @@ struct gw_read_pipeline *gw_read_pipeline_new(const struct gw_read_pipeline_stor
     p->next = first;
     p->end = first + len;
     p->written = first;
-    p->slice_len = opt->slice_len;
-    p->prefetch = opt->prefetch;
+    gw_read_ahead_init(&p->ra, opt->prefetch, opt->slice_len, UINT64_MAX);
+    p->slice_len = p->ra.slice;
+    p->prefetch = p->ra.max_depth;
+    p->autotune = opt->prefetch == 0 || opt->slice_len == 0;
     /* one slice queued toward the client is enough to keep its socket
      * busy (the kernel buffers more): the GET's memory stays about
      * (read_prefetch + 1) x slice length */
@@ -109,7 +122,20 @@ void gw_read_pipeline_free(struct gw_read_pipeline *p)
 }
 
 static void gw_read_pipeline_pump(struct gw_read_pipeline *p);
+
+static uint64_t gw_read_pipeline_now(const struct gw_read_pipeline *p)
+{
+    return p->opt.clock_us != NULL ? p->opt.clock_us() : cn_time_mono_us();
+}
+
 static void gw_read_pipeline_issue(struct gw_read_pipeline *p, struct gw_read_slot *s);
+
+/* The bytes an auto stream keeps ahead of its client (in flight, ready and
+ * queued toward it): depth slices. */
+static uint64_t gw_read_pipeline_window(const struct gw_read_pipeline *p)
+{
+    return (uint64_t)p->ra.depth * p->slice_len;
+}
 
 /* Cuts the response short: the client sees a truncated body. */
 static void gw_read_pipeline_abort(struct gw_read_pipeline *p, const struct gw_read_slot *s,
@@ -188,6 +214,7 @@ void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io)
         return;
     }
     s->state = GW_READ_SLOT_READY;
+    s->latency_us = gw_read_pipeline_now(p) - s->asked_us;
     gw_read_pipeline_pump(p);
 }
 
@@ -195,6 +222,7 @@ void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io)
 static void gw_read_pipeline_issue(struct gw_read_pipeline *p, struct gw_read_slot *s)
 {
     s->state = GW_READ_SLOT_WAIT;
+    s->asked_us = gw_read_pipeline_now(p);
     char key[GW_LO_KEY_MAX];
     size_t klen = gw_lo_map_chunk_key(key, p->okey, p->okey_len, p->map.segs[s->slice.seg].ver,
                                       s->slice.chunk);
@@ -230,7 +258,7 @@ static void gw_read_pipeline_request(struct gw_read_pipeline *p, const struct gw
 static void gw_read_pipeline_budget_adjust(struct gw_read_pipeline *p, uint64_t queued)
 {
     struct gw_read_budget *b = p->opt.budget;
-    uint64_t want = gw_read_budget_slice(b, p->opt.slice_len);
+    uint64_t want = gw_read_budget_slice(b, p->ra.slice);
     if (want > p->slice_len && 2 * want > p->reserved &&
         !gw_read_budget_take(b, 2 * want - p->reserved))
         want = p->slice_len; /* no room to grow the base: keep it */
@@ -264,8 +292,13 @@ static int gw_read_pipeline_budget_room(struct gw_read_pipeline *p, uint64_t que
 static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
 {
     struct evbuffer *out = p->sink.body(p->sink.ctx);
+    size_t before = evbuffer_get_length(out);
+    uint64_t latency_us = 0;
+    int delivered = 0;
     while (p->count > 0 && p->slots[p->head].state == GW_READ_SLOT_READY) {
         struct gw_read_slot *s = &p->slots[p->head];
+        latency_us = CN_MAX(latency_us, s->latency_us);
+        delivered++;
         size_t n = evbuffer_get_length(s->io.dst);
         p->written += n;
         p->ring_bytes -= n;
@@ -285,19 +318,53 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
         p->sink.end(p->sink.ctx);
         return;
     }
+    if (delivered > 0) {
+        /* the window learns from the level the client left its output at
+         * when these slices came: empty (it waited for us) or still at the
+         * mark a while after the last delivery (it is the bottleneck; right
+         * after one, in the same burst of answers, it had no time) */
+        uint64_t now = gw_read_pipeline_now(p);
+        const struct gw_read_ahead_obs obs = {
+            .client_waited = before == 0,
+            .window_limited = p->window_limited,
+            .client_full = before >= gw_read_pipeline_window(p) / 2 &&
+                           now - p->delivered_us >= GW_READ_BURST_US,
+            .latency_us = latency_us,
+        };
+        p->delivered_us = now;
+        gw_read_ahead_update(&p->ra, &obs);
+    }
     if (p->opt.budget != NULL)
         gw_read_pipeline_budget_adjust(p, queued);
+    else
+        p->slice_len = p->ra.slice;
+    /* fixed: one slice queued pauses requests; auto: the window does */
+    p->high_water = p->autotune ? p->opt.output_high_water
+                                : CN_MIN(p->opt.output_high_water, p->slice_len);
     if (queued >= p->high_water) {
+        p->window_limited = 0;
         p->sink.wait_drain(p->sink.ctx);
         return;
     }
     /* a store that fails at once calls abort() inside request() */
-    while (p->count < p->prefetch && p->next < p->end && !p->failed) {
+    int window_full = 0;
+    while (p->count < p->ra.depth && p->next < p->end && !p->failed) {
         struct gw_lo_slice slice;
         gw_lo_map_slice(&p->map, p->next, p->end, p->slice_len, &slice);
+        if (p->autotune && p->ring_bytes + queued + slice.len > gw_read_pipeline_window(p)) {
+            window_full = 1;
+            break;
+        }
         if (p->opt.budget != NULL && !gw_read_pipeline_budget_room(p, queued, slice.len))
             break; /* shallower for now: an answer or a drain pumps again */
         gw_read_pipeline_request(p, &slice);
+    }
+    p->window_limited = (window_full || p->count >= p->ra.depth) && p->next < p->end;
+    if (p->count == 0 && p->next < p->end && !p->failed) {
+        /* the window or the budget is full of bytes queued toward the
+         * client (with nothing queued the base always has room): only its
+         * draining can start the next slice */
+        p->sink.wait_drain(p->sink.ctx);
     }
 }
 
@@ -326,7 +393,7 @@ void gw_read_pipeline_start(struct gw_read_pipeline *p)
         gw_read_pipeline_pump(p);
         return;
     }
-    if (gw_read_budget_enter(p->opt.budget, &p->waiter, p->opt.slice_len,
+    if (gw_read_budget_enter(p->opt.budget, &p->waiter, p->ra.slice,
                              gw_read_pipeline_on_admit, p))
         gw_read_pipeline_on_admit(&p->waiter, 1);
 }

@@ -11,8 +11,11 @@
  * connection is closed: the client sees fewer bytes than Content-Length)
  * and the log names the chunk and the reason.
  *
+ * With read_prefetch and/or the slice length `auto` (0), each stream tunes
+ * them itself (read_ahead.h) from what it sees at each delivered slice.
+ *
  * Memory per GET: read_prefetch slices in flight plus the output high-water
- * mark: about (read_prefetch + 1) x slice length with the defaults. With a
+ * mark: about (read_prefetch + 1) x slice length. With a
  * read-ahead budget (read_budget.h) the stream also waits for room before
  * its headers, holds at most what it reserved (slices in flight and ready,
  * plus bytes queued toward the client), goes shallower and uses shorter
@@ -108,13 +111,14 @@ struct event_base;
 
 /* The settings the pipeline needs (copied in). */
 struct gw_read_pipeline_options {
-    uint64_t slice_len;          /* large_object.reading_chunked_obj_len, >= 1 */
-    uint32_t prefetch;           /* large_object.read_prefetch, >= 1 */
+    uint64_t slice_len;          /* large_object.reading_chunked_obj_len; 0: auto */
+    uint32_t prefetch;           /* large_object.read_prefetch; 0: auto */
     uint64_t output_high_water;  /* http.output_high_water */
     struct gw_read_budget *budget; /* the worker's read-ahead budget; NULL: none */
     struct event_base *base;     /* retry timers; may be NULL when retries is 0 */
     uint32_t retries;            /* large_object.read_retries: asks again per slice */
     int64_t retry_backoff_ms;    /* the first wait before asking again; doubles */
+    uint64_t (*clock_us)(void);  /* slice latencies for auto; NULL: cn_time_mono_us */
 };
 
 /* Creates the pipeline over map (moved in: map is zeroed) of the object

@@ -101,9 +101,17 @@ def reader(c, key, rate, out, idx, want_sha):
     out[idx] = (status, got, got == length and h.hexdigest() == want_sha, t_head)
 
 
+def reader_safe(c, key, rate, out, idx, want_sha):
+    try:
+        reader(c, key, rate, out, idx, want_sha)
+    except Exception as e:  # noqa: BLE001 - reported as the reader's result
+        out[idx] = (-1, repr(e), False, 0)
+
+
 def run_readers(c, key, n, rate, sha):
     out = [None] * n
-    ts = [threading.Thread(target=reader, args=(c, key, rate, out, i, sha)) for i in range(n)]
+    ts = [threading.Thread(target=reader_safe, args=(c, key, rate, out, i, sha))
+          for i in range(n)]
     for t in ts:
         t.start()
     for t in ts:
@@ -150,12 +158,12 @@ def test_wait_then_refuse(c):
           flush=True)
     # 8 slow readers fill it for 8 s; 2 more wait 1 s and get SlowDown
     out = [None] * 10
-    ts = [threading.Thread(target=reader, args=(c, "big", 1e6, out, i, sha_b))
+    ts = [threading.Thread(target=reader_safe, args=(c, "big", 1e6, out, i, sha_b))
           for i in range(8)]
     for t in ts:
         t.start()
     time.sleep(1.0)
-    ts2 = [threading.Thread(target=reader, args=(c, "big", 0, out, 8 + i, sha_b))
+    ts2 = [threading.Thread(target=reader_safe, args=(c, "big", 0, out, 8 + i, sha_b))
            for i in range(2)]
     for t in ts2:
         t.start()
