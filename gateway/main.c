@@ -48,7 +48,7 @@ int main(int argc, char **argv)
      * faults and clearing in the receive copy, ~9 % of the gateway's CPU
      * on a 1 GiB GET. Keeping up to the read-ahead budget of freed memory
      * lets the next slices reuse those pages; the budget bounds the slices
-     * alive at once, so the memory kept never exceeds it (docs/gateway.md). */
+     * alive at once, so the memory kept never exceeds it (docs/large-objects.md). */
     mallopt(M_TRIM_THRESHOLD, (int)CN_MIN(cfg.lo_read_ahead_budget, (int64_t)INT32_MAX));
     struct gw_server *s = gw_server_new(&cfg, err);
     if (s == NULL) {
