@@ -13,6 +13,9 @@
 #   ROUNDS=3 DUR=10 SIZE=1073741824 environment overrides
 #   CG_DIR, CG_PORT, CG_BASE_PORT: the cluster's folder and ports (default
 #   /tmp/cg-cairn, 18800, 19800)
+#   ENV_BEFORE, ENV_AFTER: "CAIRN_KEY=value ..." settings of each side's
+#   daemons (one build, two settings: auto read-ahead against fixed values
+#   is ENV_BEFORE="CAIRN_LARGE_OBJECT_READ_PREFETCH=4 ..." B B)
 set -euo pipefail
 before=$(cd "$1" && pwd); after=$(cd "$2" && pwd)
 out=${3:-/tmp/cpu-per-gb}
@@ -28,11 +31,12 @@ uptime >"$out/uptime-start.txt"
 # ticks (utime+stime) and minor faults of pid $1
 stat() { awk '{print $14 + $15, $10}' "/proc/$1/stat"; }
 
-one() { # label build -> appends "label gw_cpu_s_per_gb node_cpu_s_per_gb MBps gw_minflt_per_gb errors"
-  local label=$1 build=$2
+one() { # label build envs -> appends "label gw_cpu_s_per_gb node_cpu_s_per_gb MBps gw_minflt_per_gb errors"
+  local label=$1 build=$2 envs=$3
   "$local_sh" down --dir "$dir" >/dev/null 2>&1 || true
   rm -rf "$dir"
-  "$local_sh" up -d --no-build --build "$build" --dir "$dir" \
+  # shellcheck disable=SC2086
+  env $envs "$local_sh" up -d --no-build --build "$build" --dir "$dir" \
     --gateway-port "$port" --base-port "$base_port" --nodes 1 >"$out/$label.up.log" 2>&1
   local envout ep ca a=(--access_key $ck --secret_key $cs --progress false --plot false)
   envout=$("$local_sh" env --dir "$dir")
@@ -75,8 +79,8 @@ PY
 }
 
 for i in $(seq 1 "$rounds"); do
-  one before-$i "$before"
-  one after-$i "$after"
+  one before-$i "$before" "${ENV_BEFORE:-}"
+  one after-$i "$after" "${ENV_AFTER:-}"
 done
 uptime >"$out/uptime-end.txt"
 python3 - "$out/runs.txt" <<'PY'
