@@ -25,6 +25,7 @@
 #include "s3_metrics.h"
 #include "sigv2.h"
 #include "lo_reclaim.h"
+#include "read_budget.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
@@ -79,6 +80,9 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .max_chunks = (uint32_t)cfg->lo_max_chunks,
         .read_len = (uint64_t)cfg->lo_read_len,
         .read_prefetch = (uint32_t)cfg->lo_read_prefetch,
+        .read_budget = x->lo.read_budget,
+        .read_retries = (uint32_t)cfg->lo_read_retries,
+        .read_retry_backoff_ms = cfg->lo_read_retry_backoff_ms,
         .output_high_water = (uint64_t)cfg->http_output_high_water,
         .reclaim_delay_ms = cfg->lo_reclaim_delay_ms,
     };
@@ -101,6 +105,14 @@ static void gw_server_http_opts(const struct gw_config *cfg, struct gw_http_opts
             .max_head_bytes = (uint32_t)cfg->http_max_header_bytes,
         },
     };
+}
+
+/* One worker's share of large_object.read_ahead_budget: room for at least
+ * one stream's base (two of the shortest slices) each. */
+static uint64_t gw_server_read_budget_share(const struct gw_server *s)
+{
+    uint64_t share = (uint64_t)s->cfg->lo_read_ahead_budget / s->n_workers;
+    return CN_MAX(share, 2 * (uint64_t)GW_READ_BUDGET_MIN_SLICE);
 }
 
 static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ERR_LEN])
@@ -132,6 +144,9 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->draining = &w->http.draining;
     x->lo.base = w->base;
     gw_server_s3_opts(s->cfg, x);
+    /* each worker holds its share of the budget: together, never more */
+    x->lo.read_budget = gw_read_budget_new(w->base, gw_server_read_budget_share(s),
+                                           s->cfg->lo_read_queue_timeout_ms);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -417,6 +432,7 @@ void gw_server_free(struct gw_server *s)
         if (i == 0)
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
         gw_lo_reclaim_free(w->s3.reclaim);
+        gw_read_budget_free(w->s3.lo.read_budget);
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
         gw_sigv2_free(w->s3.sigv2);

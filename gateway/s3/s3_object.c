@@ -684,10 +684,10 @@ static void gw_s3_object_error_416(struct gw_req *r, enum gw_s3_err err, uint64_
     gw_req_error_header(r, err, NULL, "Content-Range", cr, n);
 }
 
-/* Sends the status line and headers of a GET/HEAD answer. */
-static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t etag_len,
-                                   const struct gw_objmeta *om,
-                                   const struct gw_s3_object_span *sp)
+/* Builds the status line and headers of a GET/HEAD answer (not sent). */
+static void gw_s3_object_build_head(struct gw_req *r, const struct msg *m, size_t etag_len,
+                                    const struct gw_objmeta *om,
+                                    const struct gw_s3_object_span *sp)
 {
     gw_req_reply_start(r, sp->status);
     gw_s3_object_reply_headers(r, m, etag_len, om, sp->status == 206);
@@ -698,7 +698,6 @@ static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t
         size_t n = gw_s3_range_content_range(&sp->range, sp->size, cr, sizeof(cr));
         gw_req_reply_header(r, "Content-Range", cr, n);
     }
-    gw_req_reply_send_headers(r, sp->len);
 }
 
 /* The client's output drained during a large GET: its pipeline resumes. */
@@ -758,17 +757,19 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
             gw_s3_object_error_416(r, err, size);
         return;
     }
-    gw_s3_object_send_head(r, m, etag_len, &om, &sp);
+    gw_s3_object_build_head(r, m, etag_len, &om, &sp);
+    if (large && !r->hr.head_only) {
+        /* the headers go out when the read-ahead budget lets it in */
+        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
+                               gw_s3_object_get_on_drain);
+        gw_lo_get_start(o->get);
+        return;
+    }
+    gw_req_reply_send_headers(r, sp.len);
     if (r->hr.head_only) {
         if (have_map)
             gw_lo_map_fini(&map);
         gw_req_reply_end(r);
-        return;
-    }
-    if (large) {
-        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
-                               gw_s3_object_get_on_drain);
-        gw_lo_get_start(o->get);
         return;
     }
     struct evbuffer *tmp = evbuffer_new();
