@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "access.h"
 #include "bucket_owner.h"
 #include "http_date.h"
 #include "keys.h"
@@ -177,6 +178,12 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
     const char *why;
     if (gw_s3_tagging_request_tags(r, &tags, &tags_len, &why) == GW_S3_OK && tags != NULL &&
         gw_objmeta_add(&m, GW_OBJMETA_TAGS, strlen(GW_OBJMETA_TAGS), tags, tags_len) != CN_OK) {
+        cn_free(tags);
+        return GW_S3_METADATA_TOO_LARGE;
+    }
+    /* the ACL the router checked (x-amz-acl, x-amz-grant-*) */
+    if (r->acl_text != NULL && gw_objmeta_add(&m, GW_OBJMETA_ACL, strlen(GW_OBJMETA_ACL),
+                                              r->acl_text, r->acl_text_len) != CN_OK) {
         cn_free(tags);
         return GW_S3_METADATA_TOO_LARGE;
     }
@@ -561,7 +568,8 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
 
 static void gw_s3_object_not_found_bucket_ok(struct gw_req *r)
 {
-    gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+    /* AccessDenied rather than NoSuchKey to who may not list the bucket */
+    gw_req_error(r, gw_bucket_owner_missing_key(r), NULL);
 }
 
 /* The spelling S3 answers a stored standard header with ("Content-Type");
@@ -750,6 +758,10 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_object_get))
         return;   /* the object is newer than the cached owner: asked again */
+    if (!gw_access_object_allows(r, m->meta.ptr, m->meta.len)) {
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the object's ACL */
+        return;
+    }
     struct gw_objmeta om;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) != CN_OK)
         CN_LOGR(CN_LOG_WARN, r->id, "object meta does not decode; answering without it");
@@ -902,14 +914,11 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_copy *c = r->h;
     if (res->rc == CN_NOTFOUND)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
         gw_s3_reply_store_error(r, res->rc, res->err);
-    else if (!gw_bucket_owner_allows(r, c->src_bucket, c->src_bucket_len,
-                                     (const char *)res->reply->m.etag.ptr,
-                                     res->reply->m.etag.len))
+    else if (!gw_bucket_owner_allows_source(r, &res->reply->m))
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
     else
         gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
@@ -1009,6 +1018,8 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);
+    char *acl_meta = NULL;
+    size_t acl_meta_len = 0;
     enum gw_s3_err err = gw_s3_object_conditions(r, "x-amz-copy-source-",
                                                  (const char *)m->etag.ptr, tl,
                                                  (time_t)(m->ts / 1000000));
@@ -1044,10 +1055,18 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     /* x-amz-tagging-directive: the source's tags (COPY) or the request's */
     err = gw_s3_tagging_copy_meta(r, replace, m->meta.ptr, m->meta.len, &c->o.meta,
                                   &c->o.meta_len);
+    /* the copy's ACL is the request's (x-amz-acl), never the source's */
+    if (err == GW_S3_OK && gw_objmeta_replace(c->o.meta, c->o.meta_len, GW_OBJMETA_ACL,
+                                              r->acl_text, r->acl_text_len, &acl_meta,
+                                              &acl_meta_len) != CN_OK)
+        err = GW_S3_METADATA_TOO_LARGE;
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
         return;
     }
+    cn_free(c->o.meta);
+    c->o.meta = acl_meta;
+    c->o.meta_len = acl_meta_len;
     if (large) {
         gw_s3_copy_large(r, m, lsize);
         return;
