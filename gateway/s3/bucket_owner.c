@@ -220,9 +220,9 @@ int gw_bucket_owner_allows_upload(struct gw_req *r, const char *owner, size_t ol
 
 enum gw_s3_err gw_bucket_owner_missing_key(struct gw_req *r)
 {
-    if (!r->access_need_object)
-        return GW_S3_NO_SUCH_KEY;
-    if (r->access_cfg != NULL &&
+    if (r->access_cfg == NULL)
+        return GW_S3_NO_SUCH_KEY;   /* decided on no config: the owner's own request */
+    if (
         gw_access_decide(r, r->access_cfg, "s3:ListBucket", r->bucket, r->bucket_len, NULL, 0,
                          0, NULL) == GW_ACCESS_ALLOW)
         return GW_S3_NO_SUCH_KEY;

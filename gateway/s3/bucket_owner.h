@@ -101,10 +101,9 @@ int gw_bucket_owner_allows_source(struct gw_req *r, const struct msg *m);
  * a stale cached bucket owner from reaching an upload. */
 int gw_bucket_owner_allows_upload(struct gw_req *r, const char *owner, size_t olen);
 
-/* What to answer for a key that does not exist, when the decision was
- * left to the object's ACL (r->access_need_object): NoSuchKey when r may
- * list the bucket (s3:ListBucket), else AccessDenied, so that a missing
- * key tells no more than S3 tells. */
+/* What to answer for a key that does not exist: NoSuchKey when r may list
+ * the bucket (s3:ListBucket, which the owner may), else AccessDenied, so
+ * that a missing key tells no more than S3 tells. */
 enum gw_s3_err gw_bucket_owner_missing_key(struct gw_req *r);
 
 #endif
