@@ -109,8 +109,9 @@ const struct cn_config_desc gw_config_table[] = {
      "largest page of a listing (max-keys is capped to it)"},
     {"s3.bucket_owner_ttl", CN_CONF_MSEC, GW_OFF(s3_bucket_owner_ttl_ms), "5s", 0, 3600000,
      NULL,
-     "how long a worker trusts a bucket's owner it looked up (only the owner may use a bucket); "
-     "0 = look it up on every request"},
+     "how long a worker trusts a bucket's access config it looked up (owner, ACL, policy, "
+     "ownership, public access block): the bound within which a change made through another "
+     "worker or gateway is in force (docs/security.md); 0 = look it up on every request"},
     {"s3.default_object_ownership", CN_CONF_ENUM, GW_OFF(s3_default_object_ownership),
      "ObjectWriter", 0, 0, gw_config_ownerships,
      "Object Ownership of new buckets (CreateBucket without x-amz-object-ownership): "
