@@ -270,12 +270,9 @@ enum gw_access_result gw_access_decide(struct gw_req *r, const struct gw_access_
     return res;
 }
 
-int gw_access_object_allows(struct gw_req *r, const void *meta, size_t len)
+/* The object ACL stored in meta[len] (":acl"), or NULL (cn_free() it). */
+static struct gw_acl *gw_access_meta_acl(const void *meta, size_t len)
 {
-    if (!r->access_need_object)
-        return 1;
-    if (r->access_cfg == NULL)
-        return 0;
     struct gw_objmeta om;
     struct gw_acl *acl = NULL;
     if (gw_objmeta_decode(&om, meta, len) == CN_OK) {
@@ -288,6 +285,40 @@ int gw_access_object_allows(struct gw_req *r, const void *meta, size_t len)
             }
         }
     }
+    return acl;
+}
+
+int gw_access_source_allows(struct gw_req *r, const void *meta, size_t len)
+{
+    if (!r->access_need_source)
+        return 1;
+    if (r->access_src_cfg == NULL || !r->has_copy_src)
+        return 0;
+    struct gw_acl *acl = gw_access_meta_acl(meta, len);
+    enum gw_access_result res =
+        gw_access_decide(r, r->access_src_cfg, "s3:GetObject", r->copy_src.bucket,
+                         r->copy_src.bucket_len, r->copy_src.key, r->copy_src.key_len, 1, acl);
+    cn_free(acl);
+    return res == GW_ACCESS_ALLOW;
+}
+
+enum gw_s3_err gw_access_source_missing(struct gw_req *r)
+{
+    if (r->access_src_cfg == NULL || !r->has_copy_src)
+        return GW_S3_NO_SUCH_KEY;   /* decided on no config: no source bucket read */
+    return gw_access_decide(r, r->access_src_cfg, "s3:ListBucket", r->copy_src.bucket,
+                            r->copy_src.bucket_len, NULL, 0, 0, NULL) == GW_ACCESS_ALLOW
+               ? GW_S3_NO_SUCH_KEY
+               : GW_S3_ACCESS_DENIED;
+}
+
+int gw_access_object_allows(struct gw_req *r, const void *meta, size_t len)
+{
+    if (!r->access_need_object)
+        return 1;
+    if (r->access_cfg == NULL)
+        return 0;
+    struct gw_acl *acl = gw_access_meta_acl(meta, len);
     enum gw_access_result res =
         gw_access_decide(r, r->access_cfg, gw_s3_op_action(r->op), r->bucket, r->bucket_len,
                          r->key, r->key_len, 1, acl);

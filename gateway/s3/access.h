@@ -138,6 +138,14 @@ enum gw_access_result gw_access_decide(struct gw_req *r, const struct gw_access_
  * AccessDenied. */
 int gw_access_object_allows(struct gw_req *r, const void *meta, size_t len);
 
+/* The same for a copy's source (r->access_need_source): s3:GetObject on
+ * r->copy_src with the ACL in the source record's meta. */
+int gw_access_source_allows(struct gw_req *r, const void *meta, size_t len);
+
+/* What to answer for a copy source that does not exist: NoSuchKey when r
+ * may list the source bucket (s3:ListBucket), else AccessDenied. */
+enum gw_s3_err gw_access_source_missing(struct gw_req *r);
+
 /* The principal of r for ACL owners and grants: its account id, or NULL
  * when anonymous. */
 const char *gw_access_principal(const struct gw_req *r);

@@ -143,7 +143,8 @@ static void gw_bucket_owner_what_of(struct gw_req *r, int source, struct gw_buck
 }
 
 /* Decides w on cfg; 1 when r may go on (then r->access_cfg and
- * r->access_need_object are set for the target), else 0. DeleteObjects
+ * r->access_need_object are set for the target, r->access_src_cfg and
+ * r->access_need_source for a copy's source), else 0. DeleteObjects
  * names its keys in the body: it goes on to decide each key there
  * (s3_multidelete.c), on r->access_cfg. */
 static int gw_bucket_owner_decide(struct gw_req *r, struct gw_access_config *cfg,
@@ -156,9 +157,14 @@ static int gw_bucket_owner_decide(struct gw_req *r, struct gw_access_config *cfg
      * grant, no policy), else decided per key */
     if (per_key && (res == GW_ACCESS_ALLOW || cfg->policy != NULL))
         res = GW_ACCESS_NEED_OBJECT;
-    if (res == GW_ACCESS_DENY || (w->source && res != GW_ACCESS_ALLOW))
+    if (res == GW_ACCESS_DENY)
         return 0;
-    if (!w->source) {
+    if (w->source) {
+        gw_access_config_ref(cfg);
+        gw_access_config_unref(r->access_src_cfg);
+        r->access_src_cfg = cfg;
+        r->access_need_source = res == GW_ACCESS_NEED_OBJECT;
+    } else {
         gw_access_config_ref(cfg);
         gw_access_config_unref(r->access_cfg);
         r->access_cfg = cfg;

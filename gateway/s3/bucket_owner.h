@@ -68,8 +68,9 @@ void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw
 void gw_bucket_owner_refresh(struct gw_req *r, gw_req_cb next);
 
 /* The same for the source of a copy (r->copy_src): s3:GetObject on the
- * source key, which only the bucket's owner, policy or ACL can allow here
- * (not the source object's own ACL). */
+ * source key. When only the source object's ACL could allow it,
+ * r->access_need_source is set and the copy handler decides with
+ * gw_access_source_allows() once it read the source. */
 void gw_bucket_owner_check_source(struct gw_req *r, gw_req_cb next);
 
 /* Object reads (GET, HEAD, a copy's source) decide on the cached config. A
@@ -91,7 +92,7 @@ int gw_bucket_owner_recheck(struct gw_req *r, const char *bucket, size_t blen,
 int gw_bucket_owner_allows(struct gw_req *r, const struct msg *m);
 
 /* The same on the copy source's bucket record (s3:GetObject on the source
- * key). */
+ * key; 1 also when only the source's ACL could allow it, as above). */
 int gw_bucket_owner_allows_source(struct gw_req *r, const struct msg *m);
 
 /* The same decision on a multipart upload record just read, whose etag

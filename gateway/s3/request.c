@@ -307,6 +307,9 @@ static void gw_req_app_clear(struct gw_http_req *x)
     gw_access_config_unref(r->access_cfg);
     r->access_cfg = NULL;
     r->access_need_object = 0;
+    gw_access_config_unref(r->access_src_cfg);
+    r->access_src_cfg = NULL;
+    r->access_need_source = 0;
     cn_free(r->acl_text);
     r->acl_text = NULL;
     r->acl_text_len = 0;

@@ -70,6 +70,10 @@ struct gw_req {
     int anonymous;
     struct gw_access_config *access_cfg;
     int access_need_object;
+    /* the same for a copy's source (s3:GetObject on it): its bucket's config,
+     * and whether only the source object's ACL could allow the read */
+    struct gw_access_config *access_src_cfg;
+    int access_need_source;
     /* the ACL a write asks for (x-amz-acl / x-amz-grant-*), checked and
      * encoded once by the router (s3_subres.h); NULL: none to store */
     char *acl_text;

@@ -921,7 +921,7 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
     else if (!gw_bucket_owner_allows_source(r, &res->reply->m))
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
     else
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_access_source_missing(r), NULL);
 }
 
 /* The source is missing: S3 answers NoSuchBucket when its bucket does not
@@ -930,7 +930,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
 {
     if (c->src_bucket_len == r->bucket_len &&
         memcmp(c->src_bucket, r->bucket, r->bucket_len) == 0) {
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_access_source_missing(r), NULL);
         return;
     }
     char key[GW_KEYS_MAX];
@@ -1015,6 +1015,10 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     if (gw_bucket_owner_recheck(r, c->src_bucket, c->src_bucket_len, m->ts,
                                 gw_s3_copy_bucket_ok))
         return;   /* the source is newer than its bucket's cached owner */
+    if (!gw_access_source_allows(r, m->meta.ptr, m->meta.len)) {
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
+        return;
+    }
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);

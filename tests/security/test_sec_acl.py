@@ -250,6 +250,33 @@ def test_acl_writes_and_errors(c):
           DENIED, "an ACL naming another owner")
 
 
+def test_copy_sources(c):
+    """A copy reads its source with s3:GetObject: another account may copy
+    an object whose ACL lets it read, from a bucket it cannot list, and
+    nothing else; a missing source says no more than S3 says."""
+    a, b, anon = accounts(c)
+    a.create_bucket(Bucket="acl-src")
+    a.put_object(Bucket="acl-src", Key="pub", Body=b"p" * 100, ACL="public-read")
+    a.put_object(Bucket="acl-src", Key="priv", Body=b"secret")
+    b.create_bucket(Bucket="acl-dst")
+    b.copy_object(Bucket="acl-dst", Key="c", CopySource="acl-src/pub")
+    check(b.get_object(Bucket="acl-dst", Key="c")["Body"].read() == b"p" * 100, "copied")
+    for src in ("acl-src/priv", "acl-src/%70riv", "acl-src%2Fpriv", "/acl-src/priv",
+                "acl-src/pub/../priv", "acl-src/nope"):
+        # (boto3 encodes the string again: some spellings name no bucket, 400)
+        code = error_code(b.copy_object, Bucket="acl-dst", Key="d", CopySource=src)
+        check(code == DENIED or code[1] == 400, "copy %s: %r" % (src, code))
+    up = b.create_multipart_upload(Bucket="acl-dst", Key="mp")
+    b.upload_part_copy(Bucket="acl-dst", Key="mp", UploadId=up["UploadId"], PartNumber=1,
+                       CopySource="acl-src/pub")
+    check(denied(b.upload_part_copy, Bucket="acl-dst", Key="mp", UploadId=up["UploadId"],
+                 PartNumber=2, CopySource="acl-src/priv"), "part copy of a private source")
+    b.abort_multipart_upload(Bucket="acl-dst", Key="mp", UploadId=up["UploadId"])
+    check(error_code(a.copy_object, Bucket="acl-src", Key="x", CopySource="acl-src/nope") ==
+          ("NoSuchKey", 404), "the owner learns the source is missing")
+    check(error_code(b.head_object, Bucket="acl-dst", Key="d")[1] == 404, "nothing copied")
+
+
 def test_ownership_and_public_access_block(c):
     a, b, anon = accounts(c)
     a.create_bucket(Bucket="acl-own")
@@ -294,5 +321,5 @@ def test_ownership_and_public_access_block(c):
 if __name__ == "__main__":
     run_tests([test_public_read_object, test_public_read_bucket,
                test_public_read_write_and_grants, test_acl_writes_and_errors,
-               test_ownership_and_public_access_block],
+               test_copy_sources, test_ownership_and_public_access_block],
               cluster_kw={"settings": {"s3.bucket_owner_ttl": "1s"}})
