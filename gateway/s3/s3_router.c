@@ -307,6 +307,12 @@ static void gw_s3_router_route(struct gw_req *r)
         return;
     }
     herr = gw_s3_overrides_parse(r->params, r->n_params, &r->ovr, &why);
+    for (int i = 0; herr == GW_S3_OK && r->anonymous && i < GW_S3_OVR_N; i++)
+        if (r->ovr.value[i] != NULL) {   /* as S3 refuses them */
+            herr = GW_S3_INVALID_REQUEST;
+            why = "Request specific response headers cannot be used for anonymous GET "
+                  "requests.";
+        }
     if (herr == GW_S3_OK)
         herr = gw_s3_router_copy_source(r, &why);
     if (herr != GW_S3_OK) {

@@ -101,6 +101,12 @@ def test_public_read_object(c):
         st, body = raw(c, "GET", path)
         want = 400 if path.startswith("/ACL") else 403   # InvalidBucketName
         check(st == want and b"private" not in body, "anon %s: %d %r" % (path, st, body[:80]))
+    # response-* overrides are for signed requests only, as S3 answers
+    st, body = raw(c, "GET", "/acl-obj/pub?response-content-type=text/html")
+    check(st == 400 and b"InvalidRequest" in body, "anonymous override %d" % st)
+    check(a.get_object(Bucket="acl-obj", Key="pub",
+                       ResponseContentType="text/plain")["ContentType"] == "text/plain",
+          "signed override")
     st, body = raw(c, "GET", "/pub", {"Host": "acl-obj.s3.localhost"})
     check(st == 200 and body == b"public", "virtual host %d" % st)
     # a bad signature is not anonymous: it is refused, even on a public object
