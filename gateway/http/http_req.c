@@ -22,6 +22,11 @@ void gw_http_req_hold(struct gw_http_req *x)
     x->conn->refs++;
 }
 
+int gw_http_req_is_tls(const struct gw_http_req *x)
+{
+    return x->conn != NULL && x->conn->tls;
+}
+
 int gw_http_req_peer(const struct gw_http_req *x, struct sockaddr_storage *ss)
 {
     const struct gw_conn *c = x->conn;

@@ -57,6 +57,9 @@ void gw_http_req_hold(struct gw_http_req *x);
  * (then the caller must not touch x again; its memory may be freed). */
 int gw_http_req_release(struct gw_http_req *x);
 
+/* 1 when x arrived on the HTTPS listener. */
+int gw_http_req_is_tls(const struct gw_http_req *x);
+
 /* The client's address (getpeername of the connection) into *ss: CN_OK,
  * or CN_ERR when the socket is gone or has none. */
 struct sockaddr_storage;

@@ -180,6 +180,7 @@ enum gw_access_result gw_access_eval(const struct gw_access_config *c,
             .source_family = q->source_family,
             .prefix = q->prefix,
             .prefix_len = q->prefix_len,
+            .secure = q->secure,
         };
         memcpy(pq.source, q->source, sizeof(pq.source));
         eff = gw_policy_eval(c->policy, &pq);
@@ -253,8 +254,10 @@ enum gw_access_result gw_access_decide(struct gw_req *r, const struct gw_access_
         .object_known = object_acl_known,
         .object_acl = object_acl,
     };
-    if (c->policy != NULL)
+    if (c->policy != NULL) {
         gw_access_source(r, &q);
+        q.secure = gw_http_req_is_tls(&r->hr);
+    }
     const struct gw_req_param *prefix = gw_req_param(r, "prefix");
     if (key == NULL && prefix != NULL) {
         q.prefix = prefix->value;

@@ -103,6 +103,7 @@ struct gw_access_query {
     unsigned char source[16];
     const char *prefix;            /* s3:prefix; NULL: absent */
     size_t prefix_len;
+    int secure;                    /* aws:SecureTransport */
     int object_known;              /* object_acl is the object's (read) */
     const struct gw_acl *object_acl; /* NULL with object_known: no ACL stored */
 };

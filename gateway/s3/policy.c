@@ -223,6 +223,14 @@ static int gw_policy_is_string_op(const char *op)
            strcmp(op, "StringLike") == 0 || strcmp(op, "StringNotLike") == 0;
 }
 
+static int gw_policy_check_bool(const char *s, size_t n, const char *bucket, char *why)
+{
+    (void)bucket;
+    if (!(n == 4 && strncasecmp(s, "true", 4) == 0) && !(n == 5 && strncasecmp(s, "false", 5) == 0))
+        GW_POLICY_FAIL("Bool conditions take true or false");
+    return 1;
+}
+
 static int gw_policy_check_condition(const json_t *v, char *why)
 {
     if (!json_is_object(v))
@@ -230,18 +238,22 @@ static int gw_policy_check_condition(const json_t *v, char *why)
     const char *op;
     const json_t *keys;
     json_object_foreach((json_t *)v, op, keys) {
-        int ip = gw_policy_is_ip_op(op);
-        if (!ip && !gw_policy_is_string_op(op))
+        int ip = gw_policy_is_ip_op(op), boolean = strcmp(op, "Bool") == 0;
+        if (!ip && !boolean && !gw_policy_is_string_op(op))
             GW_POLICY_FAIL("Unsupported condition operator %.40s", op);
         if (!json_is_object(keys) || json_object_size(keys) == 0)
             GW_POLICY_FAIL("Condition %.40s must map keys to values", op);
         const char *key;
         const json_t *vals;
         json_object_foreach((json_t *)keys, key, vals) {
-            if (ip ? strcasecmp(key, "aws:SourceIp") != 0 : strcasecmp(key, "s3:prefix") != 0)
+            const char *want = ip ? "aws:SourceIp" : boolean ? "aws:SecureTransport" : "s3:prefix";
+            if (strcasecmp(key, want) != 0)
                 GW_POLICY_FAIL("Unsupported condition key %.40s for %.40s", key, op);
             if (!gw_policy_each_str(vals, "A condition value", NULL,
-                                    ip ? gw_policy_check_ip : gw_policy_check_string, why))
+                                    ip        ? gw_policy_check_ip
+                                    : boolean ? gw_policy_check_bool
+                                              : gw_policy_check_string,
+                                    why))
                 return 0;
         }
     }
@@ -452,6 +464,12 @@ static int gw_policy_match_ip(const char *s, size_t n, const void *ctx)
     return (addr[full] & mask) == (q->source[full] & mask);
 }
 
+static int gw_policy_match_bool(const char *s, size_t n, const void *ctx)
+{
+    const struct gw_policy_request *q = ctx;
+    return (n == 4 && strncasecmp(s, "true", 4) == 0) == (q->secure != 0);
+}
+
 static int gw_policy_match_equals(const char *s, size_t n, const void *ctx)
 {
     const struct gw_policy_request *q = ctx;
@@ -477,6 +495,7 @@ static int gw_policy_conditions_hold(const json_t *cond, const struct gw_policy_
         int neg = strncmp(op, "Not", 3) == 0 || strncmp(op, "StringNot", 9) == 0;
         int (*m)(const char *, size_t, const void *) =
             gw_policy_is_ip_op(op)            ? gw_policy_match_ip
+            : strcmp(op, "Bool") == 0         ? gw_policy_match_bool
             : strstr(op, "Like") != NULL      ? gw_policy_match_like
                                               : gw_policy_match_equals;
         json_object_foreach((json_t *)keys, key, vals) {

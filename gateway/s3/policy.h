@@ -10,7 +10,8 @@
  * ? wildcards, "*"), Resource / NotResource ("arn:aws:s3:::bucket" or
  * "arn:aws:s3:::bucket/key-pattern", wildcards), Condition with IpAddress /
  * NotIpAddress on aws:SourceIp (CIDR, IPv4 and IPv6) and StringEquals /
- * StringNotEquals / StringLike / StringNotLike on s3:prefix. Anything else
+ * StringNotEquals / StringLike / StringNotLike on s3:prefix, Bool on
+ * aws:SecureTransport ("true"/"false": the request came over HTTPS). Anything else
  * (NotPrincipal, another operator or key, a resource outside the bucket) is
  * refused as MalformedPolicy rather than evaluated loosely. */
 #ifndef GW_POLICY_H
@@ -42,6 +43,7 @@ struct gw_policy_request {
     unsigned char source[16];    /* the client address, network order */
     const char *prefix;          /* s3:prefix of a listing; NULL: absent */
     size_t prefix_len;
+    int secure;                  /* aws:SecureTransport: over TLS */
 };
 
 /* Parses and checks json[len] as the policy of bucket (NUL-terminated).

@@ -181,6 +181,13 @@ def test_conditions(c):
              {"NotIpAddress": {"aws:SourceIp": "10.0.0.0/8"}})))
     eventually(lambda: denied(anon.get_object, Bucket="pol-cond", Key="priv/1"), "NotIpAddress")
     check(anon.get_object(Bucket="pol-cond", Key="pub/1")["Body"].read() == b"1", "pub still")
+    # "deny what does not come over TLS": this client speaks plain HTTP
+    a.put_bucket_policy(Bucket="pol-cond", Policy=policy(
+        stmt("Allow", "*", "s3:GetObject", "arn:aws:s3:::pol-cond/*"),
+        stmt("Deny", "*", "s3:*", "arn:aws:s3:::pol-cond/*",
+             {"Bool": {"aws:SecureTransport": "false"}})))
+    eventually(lambda: denied(anon.get_object, Bucket="pol-cond", Key="pub/1"), "plain HTTP")
+    check(denied(a.get_object, Bucket="pol-cond", Key="pub/1"), "the owner too")
 
 
 def test_malformed(c):
@@ -201,7 +208,9 @@ def test_malformed(c):
             "Effect": "Deny", "NotPrincipal": {"AWS": A_ID}, "Action": "s3:*",
             "Resource": "arn:aws:s3:::pol-bad/*"}]})),
         ("unknown condition", policy(stmt("Allow", "*", "s3:GetObject", "arn:aws:s3:::pol-bad/*",
-                                          {"Bool": {"aws:SecureTransport": "true"}}))),
+                                          {"DateGreaterThan": {"aws:CurrentTime": "2020"}}))),
+        ("unknown Bool key", policy(stmt("Allow", "*", "s3:GetObject", "arn:aws:s3:::pol-bad/*",
+                                         {"Bool": {"aws:MultiFactorAuthPresent": "true"}}))),
         ("bad cidr", policy(stmt("Allow", "*", "s3:GetObject", "arn:aws:s3:::pol-bad/*",
                                  {"IpAddress": {"aws:SourceIp": "300.1.1.1/8"}}))),
         ("duplicate key", '{"Statement": [], "Statement": []}'),

@@ -88,7 +88,13 @@ static void test_malformed(void)
         "\"s3:GetObject\", \"NotAction\": \"s3:x\", \"Resource\": \"arn:aws:s3:::b/*\"}}",
         "{\"Statement\": {\"Effect\": \"Allow\", \"Principal\": \"*\", \"Action\": "
         "\"s3:GetObject\", \"Resource\": \"arn:aws:s3:::b/*\", \"Condition\": {\"Bool\": "
-        "{\"aws:SecureTransport\": \"true\"}}}}",
+        "{\"aws:SecureTransport\": \"maybe\"}}}}",
+        "{\"Statement\": {\"Effect\": \"Allow\", \"Principal\": \"*\", \"Action\": "
+        "\"s3:GetObject\", \"Resource\": \"arn:aws:s3:::b/*\", \"Condition\": {\"Bool\": "
+        "{\"aws:MultiFactorAuthPresent\": \"true\"}}}}",
+        "{\"Statement\": {\"Effect\": \"Allow\", \"Principal\": \"*\", \"Action\": "
+        "\"s3:GetObject\", \"Resource\": \"arn:aws:s3:::b/*\", \"Condition\": "
+        "{\"DateGreaterThan\": {\"aws:CurrentTime\": \"2020-01-01T00:00:00Z\"}}}}",
         "{\"Statement\": {\"Effect\": \"Allow\", \"Principal\": \"*\", \"Action\": "
         "\"s3:GetObject\", \"Resource\": \"arn:aws:s3:::b/*\", \"Condition\": {\"IpAddress\": "
         "{\"aws:SourceIp\": \"1.2.3.4/33\"}}}}",
@@ -206,6 +212,23 @@ static void test_conditions(void)
     q.key_len = 6;
     CN_CHECK_EQ_INT(gw_policy_eval(p, &q), GW_POLICY_DENY);
     /* an Allow narrowed by aws:SourceIp is not public; the first one is */
+    CN_CHECK(gw_policy_is_public(p));
+    gw_policy_free(p);
+    /* the usual "deny what does not come over TLS" */
+    p = test_parse("{\"Statement\": [{\"Effect\": \"Allow\", \"Principal\": \"*\", "
+                   "\"Action\": \"s3:GetObject\", \"Resource\": \"arn:aws:s3:::b/*\"}, "
+                   "{\"Effect\": \"Deny\", \"Principal\": \"*\", \"Action\": \"s3:*\", "
+                   "\"Resource\": \"arn:aws:s3:::b/*\", \"Condition\": {\"Bool\": "
+                   "{\"aws:SecureTransport\": \"false\"}}}]}");
+    CN_CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    q.key = "y";
+    q.key_len = 1;
+    q.secure = 0;
+    CN_CHECK_EQ_INT(gw_policy_eval(p, &q), GW_POLICY_DENY);
+    q.secure = 1;
+    CN_CHECK_EQ_INT(gw_policy_eval(p, &q), GW_POLICY_ALLOW);
     CN_CHECK(gw_policy_is_public(p));
     gw_policy_free(p);
     p = test_parse("{\"Statement\": {\"Effect\": \"Allow\", \"Principal\": \"*\", \"Action\": "
