@@ -324,8 +324,35 @@ def test_ownership_and_public_access_block(c):
     check(r == [{"ObjectOwnership": "BucketOwnerPreferred"}], "create header %r" % r)
 
 
+def test_aws_defaults(c):
+    """s3.default_object_ownership = BucketOwnerEnforced: new buckets get
+    AWS's defaults since 2023 (ACLs disabled, all four public access block
+    flags on); a bucket may still ask for ObjectWriter."""
+    a, b, anon = accounts(c)
+    a.create_bucket(Bucket="aws-def")
+    r = a.get_bucket_ownership_controls(Bucket="aws-def")["OwnershipControls"]["Rules"]
+    check(r == [{"ObjectOwnership": "BucketOwnerEnforced"}], "ownership %r" % r)
+    r = a.get_public_access_block(Bucket="aws-def")["PublicAccessBlockConfiguration"]
+    check(r == {"BlockPublicAcls": True, "IgnorePublicAcls": True, "BlockPublicPolicy": True,
+                "RestrictPublicBuckets": True}, "public access block %r" % r)
+    check(error_code(a.create_bucket, Bucket="aws-def2", ACL="public-read") ==
+          ("InvalidBucketAclWithObjectOwnership", 400), "public bucket ACL")
+    check(error_code(a.put_object, Bucket="aws-def", Key="k", Body=b"x", ACL="public-read") ==
+          ("AccessControlListNotSupported", 400), "public object ACL")
+    check(denied(a.put_bucket_policy, Bucket="aws-def", Policy=(
+        '{"Statement": {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", '
+        '"Resource": "arn:aws:s3:::aws-def/*"}}')), "BlockPublicPolicy by default")
+    a.put_object(Bucket="aws-def", Key="k", Body=b"x")
+    check(denied(anon.get_object, Bucket="aws-def", Key="k"), "private")
+    a.create_bucket(Bucket="aws-ow", ObjectOwnership="ObjectWriter", ACL="public-read")
+    check(len(anon.list_objects_v2(Bucket="aws-ow").get("Contents", [])) == 0,
+          "a bucket that asks for ObjectWriter may be public")
+
+
 if __name__ == "__main__":
     run_tests([test_public_read_object, test_public_read_bucket,
                test_public_read_write_and_grants, test_acl_writes_and_errors,
                test_copy_sources, test_ownership_and_public_access_block],
               cluster_kw={"settings": {"s3.bucket_owner_ttl": "1s"}})
+    run_tests([test_aws_defaults],
+              cluster_kw={"settings": {"s3.default_object_ownership": "BucketOwnerEnforced"}})
