@@ -148,7 +148,7 @@ static void gw_bucket_owner_what_of(struct gw_req *r, int source, struct gw_buck
  * names its keys in the body: it goes on to decide each key there
  * (s3_multidelete.c), on r->access_cfg. */
 static int gw_bucket_owner_decide(struct gw_req *r, struct gw_access_config *cfg,
-                                  const struct gw_bucket_owner_what *w)
+                                  const struct gw_bucket_owner_what *w, int fresh)
 {
     enum gw_access_result res;
     int per_key = !w->source && r->op != NULL && r->op->id == GW_S3_OP_DELETE_OBJECTS;
@@ -169,6 +169,7 @@ static int gw_bucket_owner_decide(struct gw_req *r, struct gw_access_config *cfg
         gw_access_config_unref(r->access_cfg);
         r->access_cfg = cfg;
         r->access_need_object = res == GW_ACCESS_NEED_OBJECT;
+        r->access_cfg_fresh = fresh;
     }
     return 1;
 }
@@ -196,7 +197,7 @@ static int gw_bucket_owner_allows_what(struct gw_req *r, const struct msg *m,
     name[bl] = '\0';
     struct gw_access_config *cfg = gw_access_config_from_meta(&bm, name);
     gw_bucket_owner_cache_put(r->s3->owners, w->bucket, w->blen, cfg, cn_time_mono_us() / 1000);
-    int ok = gw_bucket_owner_decide(r, cfg, w);
+    int ok = gw_bucket_owner_decide(r, cfg, w, 1);
     gw_access_config_unref(cfg);
     return ok;
 }
@@ -246,6 +247,11 @@ static void gw_bucket_owner_on_head(struct gw_store_result *res, void *arg)
         return;
     r->owner_known_until_us = UINT64_MAX;   /* decided on what was just read */
     if (res->rc == CN_NOTFOUND) {
+        if (!source) {   /* no config to decide on (nor to refresh again) */
+            gw_access_config_unref(r->access_cfg);
+            r->access_cfg = NULL;
+            r->access_need_object = 0;
+        }
         next(r);   /* the handler answers NoSuchBucket */
         return;
     }
@@ -306,7 +312,7 @@ static void gw_bucket_owner_check_what(struct gw_req *r, const struct gw_bucket_
     uint64_t learnt_us;
     if (gw_bucket_owner_cache_get(r->s3->owners, w->bucket, w->blen, cn_time_mono_us() / 1000,
                                   &cfg, &learnt_us) &&
-        gw_bucket_owner_decide(r, cfg, w)) {
+        gw_bucket_owner_decide(r, cfg, w, 0)) {
         r->owner_known_until_us = learnt_us;
         next(r);
         return;

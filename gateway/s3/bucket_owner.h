@@ -61,8 +61,8 @@ void gw_bucket_owner_cache_drop(struct gw_bucket_owner_cache *c, const char *buc
 void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw_req_cb next);
 
 /* Decides r's operation again on r->bucket's record read now (not the
- * cache), then runs next(r) when it allows (r->owner_known_until_us is then
- * UINT64_MAX). For decisions that must not lag a configuration change: a
+ * cache), then runs next(r) when it allows (r->access_cfg_fresh is then
+ * set). For decisions that must not lag a configuration change: a
  * write that sets an ACL is checked against the bucket's current Object
  * Ownership and public access block. */
 void gw_bucket_owner_refresh(struct gw_req *r, gw_req_cb next);

@@ -307,6 +307,7 @@ static void gw_req_app_clear(struct gw_http_req *x)
     gw_access_config_unref(r->access_cfg);
     r->access_cfg = NULL;
     r->access_need_object = 0;
+    r->access_cfg_fresh = 0;
     gw_access_config_unref(r->access_src_cfg);
     r->access_src_cfg = NULL;
     r->access_need_source = 0;

@@ -70,6 +70,7 @@ struct gw_req {
     int anonymous;
     struct gw_access_config *access_cfg;
     int access_need_object;
+    int access_cfg_fresh;      /* access_cfg was read from the record, not the cache */
     /* the same for a copy's source (s3:GetObject on it): its bucket's config,
      * and whether only the source object's ACL could allow the read */
     struct gw_access_config *access_src_cfg;

@@ -347,8 +347,7 @@ static void gw_s3_router_route_owned(struct gw_req *r)
     if ((op->checks & GW_S3_OP_CHECK_ACL) &&
         (gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST"))) {
         /* on the bucket's current config, not a cached one */
-        if (r->access_cfg != NULL && r->owner_known_until_us != UINT64_MAX &&
-            gw_s3_acl_wanted(r)) {
+        if (r->access_cfg != NULL && !r->access_cfg_fresh && gw_s3_acl_wanted(r)) {
             gw_bucket_owner_refresh(r, gw_s3_router_route_owned);
             return;
         }

@@ -283,6 +283,24 @@ def test_copy_sources(c):
     check(error_code(b.head_object, Bucket="acl-dst", Key="d")[1] == 404, "nothing copied")
 
 
+def test_acl_write_to_deleted_bucket(c):
+    """A write with an ACL re-reads the bucket's config when its cached one
+    (another worker's) may be stale; a bucket deleted meanwhile answers
+    NoSuchBucket, never loops or hangs."""
+    a = accounts(c)[0]
+    for i in range(6):
+        a.create_bucket(Bucket="acl-gone")
+        # clients of their own connect anew, so both worker threads learn it
+        for _ in range(6):
+            accounts(c)[0].put_object(Bucket="acl-gone", Key="k", Body=b"x")
+        a.delete_object(Bucket="acl-gone", Key="k")
+        a.delete_bucket(Bucket="acl-gone")
+        for _ in range(3):
+            code = error_code(accounts(c)[0].put_object, Bucket="acl-gone", Key="k", Body=b"x",
+                              ACL="public-read")
+            check(code == ("NoSuchBucket", 404), "round %d: %r" % (i, code))
+
+
 def test_ownership_and_public_access_block(c):
     a, b, anon = accounts(c)
     a.create_bucket(Bucket="acl-own")
@@ -352,7 +370,8 @@ def test_aws_defaults(c):
 if __name__ == "__main__":
     run_tests([test_public_read_object, test_public_read_bucket,
                test_public_read_write_and_grants, test_acl_writes_and_errors,
-               test_copy_sources, test_ownership_and_public_access_block],
+               test_copy_sources, test_acl_write_to_deleted_bucket,
+               test_ownership_and_public_access_block],
               cluster_kw={"settings": {"s3.bucket_owner_ttl": "1s"}})
     run_tests([test_aws_defaults],
               cluster_kw={"settings": {"s3.default_object_ownership": "BucketOwnerEnforced"}})
