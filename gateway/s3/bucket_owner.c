@@ -164,6 +164,7 @@ static int gw_bucket_owner_decide(struct gw_req *r, struct gw_access_config *cfg
         gw_access_config_unref(r->access_src_cfg);
         r->access_src_cfg = cfg;
         r->access_need_source = res == GW_ACCESS_NEED_OBJECT;
+        r->access_src_cfg_fresh = fresh;
     } else {
         gw_access_config_ref(cfg);
         gw_access_config_unref(r->access_cfg);
@@ -247,10 +248,14 @@ static void gw_bucket_owner_on_head(struct gw_store_result *res, void *arg)
         return;
     r->owner_known_until_us = UINT64_MAX;   /* decided on what was just read */
     if (res->rc == CN_NOTFOUND) {
-        if (!source) {   /* no config to decide on (nor to refresh again) */
+        if (!source) {
+            /* no config: nothing to refresh again, and an object read
+             * without a bucket (an orphan of a racing DeleteBucket) is
+             * refused by gw_access_object_allows() */
             gw_access_config_unref(r->access_cfg);
             r->access_cfg = NULL;
-            r->access_need_object = 0;
+            r->access_need_object = 1;
+            r->access_cfg_fresh = 1;
         }
         next(r);   /* the handler answers NoSuchBucket */
         return;
@@ -327,6 +332,18 @@ void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw
     w.bucket = bucket;
     w.blen = blen;
     gw_bucket_owner_check_what(r, &w, next);
+}
+
+int gw_bucket_owner_retry_denied(struct gw_req *r, int source, gw_req_cb next)
+{
+    if (source ? r->access_src_cfg_fresh : r->access_cfg_fresh)
+        return 0;
+    struct gw_bucket_owner_what w;
+    gw_bucket_owner_what_of(r, source, &w);
+    CN_LOGR(CN_LOG_DEBUG, r->id, "refused on a cached config of '%.*s': looking again",
+            (int)w.blen, w.bucket);
+    gw_bucket_owner_ask(r, &w, next);
+    return 1;
 }
 
 void gw_bucket_owner_refresh(struct gw_req *r, gw_req_cb next)

@@ -67,6 +67,14 @@ void gw_bucket_owner_check(struct gw_req *r, const char *bucket, size_t blen, gw
  * Ownership and public access block. */
 void gw_bucket_owner_refresh(struct gw_req *r, gw_req_cb next);
 
+/* A handler's refusal made on the object's ACL (gw_access_object_allows(),
+ * gw_access_source_allows(); source: the copy's) with a bucket config from
+ * the cache is not final, as no refusal is taken from the cache: when the
+ * config was cached, the bucket record is read again, the router's decision
+ * made anew, and next(r) starts the handler over (1 is returned; the caller
+ * stops). 0: the config was read afresh, the refusal stands. */
+int gw_bucket_owner_retry_denied(struct gw_req *r, int source, gw_req_cb next);
+
 /* The same for the source of a copy (r->copy_src): s3:GetObject on the
  * source key. When only the source object's ACL could allow it,
  * r->access_need_source is set and the copy handler decides with

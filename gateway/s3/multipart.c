@@ -719,7 +719,8 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
                                 gw_multipart_copy_upload_ok))
         return;   /* the source is newer than its bucket's cached owner */
     if (!gw_access_source_allows(r, sm->meta.ptr, sm->meta.len)) {
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
+        if (!gw_bucket_owner_retry_denied(r, 1, gw_multipart_copy_upload_ok))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
         return;
     }
     size_t tl;

@@ -311,6 +311,7 @@ static void gw_req_app_clear(struct gw_http_req *x)
     gw_access_config_unref(r->access_src_cfg);
     r->access_src_cfg = NULL;
     r->access_need_source = 0;
+    r->access_src_cfg_fresh = 0;
     cn_free(r->acl_text);
     r->acl_text = NULL;
     r->acl_text_len = 0;

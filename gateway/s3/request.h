@@ -75,6 +75,7 @@ struct gw_req {
      * and whether only the source object's ACL could allow the read */
     struct gw_access_config *access_src_cfg;
     int access_need_source;
+    int access_src_cfg_fresh;
     /* the ACL a write asks for (x-amz-acl / x-amz-grant-*), checked and
      * encoded once by the router (s3_subres.h); NULL: none to store */
     char *acl_text;

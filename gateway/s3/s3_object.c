@@ -759,7 +759,8 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_object_get))
         return;   /* the object is newer than the cached owner: asked again */
     if (!gw_access_object_allows(r, m->meta.ptr, m->meta.len)) {
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the object's ACL */
+        if (!gw_bucket_owner_retry_denied(r, 0, gw_s3_object_get))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the object's ACL */
         return;
     }
     struct gw_objmeta om;
@@ -1016,7 +1017,8 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
                                 gw_s3_copy_bucket_ok))
         return;   /* the source is newer than its bucket's cached owner */
     if (!gw_access_source_allows(r, m->meta.ptr, m->meta.len)) {
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
+        if (!gw_bucket_owner_retry_denied(r, 1, gw_s3_copy_bucket_ok))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
         return;
     }
     size_t tl;

@@ -265,7 +265,8 @@ static void gw_s3_acl_object_on_head(struct gw_store_result *res, void *arg)
     }
     const struct msg *m = &res->reply->m;
     if (!gw_access_object_allows(r, m->meta.ptr, m->meta.len)) {
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
+        if (!gw_bucket_owner_retry_denied(r, 0, gw_s3_subres_acl_get))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return;
     }
     struct gw_objmeta om;
