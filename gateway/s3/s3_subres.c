@@ -24,6 +24,7 @@
 #include "access.h"
 #include "acl.h"
 #include "bucket_owner.h"
+#include "credentials.h"
 #include "keys.h"
 #include "objmeta.h"
 #include "s3_body.h"
@@ -201,12 +202,20 @@ enum gw_s3_err gw_s3_acl_create_configs(struct gw_req *r, struct gw_bucket_meta 
 
 /* ---- GET ?acl ------------------------------------------------------------ */
 
-/* Display names: the requester's own, as S3 shows; others have none. */
+/* The display name of the account id names (the credentials file's), or
+ * NULL for an id no account has (S3 shows none then). */
 static const char *gw_s3_acl_display(const char *id, void *arg)
 {
     const struct gw_req *r = arg;
     if (!r->anonymous && r->auth.cred != NULL && strcmp(id, r->auth.cred->owner_id) == 0)
         return r->auth.cred->display_name;
+    const struct gw_credentials *creds = gw_sigv4_credentials(r->s3->sigv4);
+    size_t n = creds != NULL ? gw_credentials_count(creds) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct gw_cred *c = gw_credentials_at(creds, i);
+        if (strcmp(c->owner_id, id) == 0)
+            return c->display_name;
+    }
     return NULL;
 }
 

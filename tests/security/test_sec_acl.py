@@ -176,6 +176,7 @@ def test_public_read_write_and_grants(c):
     check(denied(b.get_object_acl, Bucket="acl-grant", Key="for-b"), "READ is not READ_ACP")
     r = a.get_object_acl(Bucket="acl-grant", Key="for-b")
     check(grants_of(r) == [(B_ID, "CanonicalUser", "READ")], "header grants %r" % grants_of(r))
+    check(r["Grants"][0]["Grantee"].get("DisplayName") == "other", "B's display name %r" % r)
     # a bucket grant from an AccessControlPolicy document: B may list, not write
     policy = {"Owner": {"ID": A_ID}, "Grants": [
         {"Grantee": {"Type": "CanonicalUser", "ID": A_ID}, "Permission": "FULL_CONTROL"},
