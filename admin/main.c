@@ -4,7 +4,7 @@
  *               [--replicas N] [--vnodes V] [--dry-run] [-v]
  *               [--auth none|curve] [--curve-secret-key-file F]
  *               [--curve-server-key-file F]
- *               status|stats|scrub|compact|ping|repair
+ *               status|stats|scrub|compact|ping|repair|lifecycle status
  *   cairn-admin keygen OUT_PREFIX
  *
  * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "keygen.h"
+#include "lifecycle.h"
 #include "repair.h"
 
 #include "cn/alloc.h"
@@ -38,6 +39,7 @@ struct adm_opts {
     const char *cluster_file;
     int timeout_ms;
     const char *cmd;
+    const char *sub;     /* lifecycle's subcommand */
     uint32_t replicas;   /* 0: min(3, nodes) */
     uint32_t vnodes;
     int dry_run;
@@ -53,7 +55,7 @@ static void adm_usage(FILE *out)
                  "                   [--replicas N] [--vnodes V] [--dry-run] [-v]\n"
                  "                   [--auth none|curve] [--curve-secret-key-file F]\n"
                  "                   [--curve-server-key-file F] [--version]\n"
-                 "                   status|stats|scrub|compact|ping|repair\n"
+                 "                   status|stats|scrub|compact|ping|repair|lifecycle status\n"
                  "       cairn-admin keygen OUT_PREFIX   (writes OUT_PREFIX.key, OUT_PREFIX.pub)\n"
                  "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
                  "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
@@ -166,6 +168,9 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             return 1;
         else if (o->cmd == NULL && argv[i][0] != '-')
             o->cmd = argv[i];
+        else if (o->cmd != NULL && strcmp(o->cmd, "lifecycle") == 0 && o->sub == NULL &&
+                 argv[i][0] != '-')
+            o->sub = argv[i];
         else
             return -1;
     }
@@ -175,10 +180,13 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         o->cluster_file = NULL;
     if (o->cluster_file == NULL && o->nodes == NULL)
         o->nodes = getenv("CAIRN_STORAGE_NODES");
-    static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair"};
+    static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair",
+                                       "lifecycle"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
+    if (known && strcmp(o->cmd, "lifecycle") == 0 && (o->sub == NULL || strcmp(o->sub, "status")))
+        known = 0;
     if (!known || (o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0')) ||
         o->vnodes == 0)
         return -1;
@@ -256,6 +264,8 @@ int main(int argc, char **argv)
     int bad = 0;
     if (strcmp(o.cmd, "repair") == 0) {
         bad = adm_repair(cl, &o);
+    } else if (strcmp(o.cmd, "lifecycle") == 0) {
+        bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve);
     } else {
         void *zctx = zmq_ctx_new();
         for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++)

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <event2/thread.h>
@@ -19,9 +20,12 @@
 #include "bucket_owner.h"
 #include "cluster.h"
 #include "http_tls.h"
+#include "lifecycle_run.h"
 #include "request.h"
 #include "s3_metrics.h"
+#include "sigv2.h"
 #include "lo_reclaim.h"
+#include "read_budget.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
@@ -42,9 +46,10 @@ struct gw_server {
     struct gw_s3_metrics *metrics;      /* NULL: metrics.port 0 */
     struct cn_metrics_http *metrics_http;
     int port;
+    struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
-    uint64_t boot_s;
+    uint64_t id_prefix;   /* request ids' random top bits (http_loop.c) */
     int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
     struct event_base *ctl;          /* the main thread's loop: signals, the workers' ends */
     struct event *worker_ended;      /* activated by each worker thread as it ends */
@@ -76,6 +81,9 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .max_chunks = (uint32_t)cfg->lo_max_chunks,
         .read_len = (uint64_t)cfg->lo_read_len,
         .read_prefetch = (uint32_t)cfg->lo_read_prefetch,
+        .read_budget = x->lo.read_budget,
+        .read_retries = (uint32_t)cfg->lo_read_retries,
+        .read_retry_backoff_ms = cfg->lo_read_retry_backoff_ms,
         .output_high_water = (uint64_t)cfg->http_output_high_water,
         .reclaim_delay_ms = cfg->lo_reclaim_delay_ms,
     };
@@ -100,6 +108,14 @@ static void gw_server_http_opts(const struct gw_config *cfg, struct gw_http_opts
     };
 }
 
+/* One worker's share of large_object.read_ahead_budget: room for at least
+ * one stream's base (two of the shortest slices) each. */
+static uint64_t gw_server_read_budget_share(const struct gw_server *s)
+{
+    uint64_t share = (uint64_t)s->cfg->lo_read_ahead_budget / s->n_workers;
+    return CN_MAX(share, 2 * (uint64_t)GW_READ_BUDGET_MIN_SLICE);
+}
+
 static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ERR_LEN])
 {
     struct gw_worker *w = &s->workers[i];
@@ -116,7 +132,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     struct gw_http_app app;
     gw_server_http_opts(s->cfg, &opts);
     gw_req_app_init(&app, &w->s3);   /* the S3 layer answers this loop's requests */
-    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->boot_s);
+    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->id_prefix);
     w->client = gw_cluster_client_new(s->cluster, w->base, s->zmq, err);
     if (w->client == NULL)
         return CN_ERR;
@@ -129,6 +145,9 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->draining = &w->http.draining;
     x->lo.base = w->base;
     gw_server_s3_opts(s->cfg, x);
+    /* each worker holds its share of the budget: together, never more */
+    x->lo.read_budget = gw_read_budget_new(w->base, gw_server_read_budget_share(s),
+                                           s->cfg->lo_read_queue_timeout_ms);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -138,6 +157,11 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     if (x->sigv4 == NULL) {
         snprintf(err, CN_ERR_LEN, "cannot set up the SigV4 verifier");
         return CN_ERR;
+    }
+    x->creds = s->creds;
+    if (s->cfg->s3_sigv2) {   /* NULL: SigV2 is refused as an unsupported mechanism */
+        struct gw_sigv2_config v2 = {.creds = s->creds, .max_skew_s = sc.max_skew_s};
+        x->sigv2 = gw_sigv2_new(&v2);
     }
     if (gw_http_loop_listen(&w->http, s->cfg->http_listen, &s->port, err) != CN_OK)
         return CN_ERR;
@@ -176,6 +200,32 @@ static void gw_server_accept_init(struct gw_server *s)
             (unsigned long long)nofile, (unsigned long long)reserve);
 }
 
+/* The lifecycle worker runs on worker 0's loop with its store and
+ * reclaimer; it names itself in the lease by host, port and pid. */
+static void gw_server_lifecycle_init(struct gw_server *s)
+{
+    const struct gw_config *cfg = s->cfg;
+    char host[64] = "gateway";
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "gateway");
+    host[sizeof(host) - 1] = '\0';
+    char holder[128];
+    snprintf(holder, sizeof(holder), "%s:%d pid %d", host, s->port, (int)getpid());
+    struct gw_lc_run_opts o = {
+        .day_us = (uint64_t)cfg->lifecycle_day_length_ms * 1000,
+        .interval_us = (uint64_t)cfg->lifecycle_interval_ms * 1000,
+        .lease_us = (uint64_t)cfg->lifecycle_lease_time_ms * 1000,
+        /* a racing claim is written within one storage request */
+        .settle_us = (uint64_t)cfg->storage_request_timeout_ms * 1000 + 500000,
+        .max_deletes_per_sec = (uint32_t)cfg->lifecycle_max_deletes_per_sec,
+        .reclaim_delay_ms = cfg->lo_reclaim_delay_ms,
+        .holder = holder,
+    };
+    struct gw_worker *w = &s->workers[0];
+    s->lifecycle = gw_lc_run_new(w->base, w->s3.store, w->s3.reclaim, &o,
+                                 s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL);
+}
+
 /* libevent's own messages (its default writes them to stderr unformatted
  * and unlimited) go through our log, so they are rate limited too. */
 static void gw_server_on_libevent_log(int severity, const char *msg)
@@ -188,6 +238,19 @@ static void gw_server_on_libevent_log(int severity, const char *msg)
     }
 }
 
+/* Request ids name the version of every record a request writes (and the
+ * chunk keys of a large object), so two gateways must not issue the same
+ * one: their top 24 bits are random per process. (They were the start
+ * second's low bits: two gateways started in the same second issued the
+ * same ids.) Falls back to time and pid if getrandom fails. */
+static uint64_t gw_server_id_prefix(void)
+{
+    uint32_t v;
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+        v = (uint32_t)(cn_time_now_us() ^ ((uint64_t)getpid() << 20));
+    return v & 0xffffffu;
+}
+
 struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
     evthread_use_pthreads();
@@ -195,7 +258,7 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     struct gw_server *s = cn_calloc(1, sizeof(*s));
     s->cfg = cfg;
     s->port = (int)cfg->http_port;
-    s->boot_s = cn_time_now_us() / 1000000;
+    s->id_prefix = gw_server_id_prefix();
     if (gw_credentials_load_file(cfg->s3_credentials, &s->creds, err) != CN_OK)
         goto fail;
     s->cluster = gw_cluster_new(cfg, err);
@@ -222,6 +285,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
             goto fail;
+    if (cfg->lifecycle_enabled)
+        gw_server_lifecycle_init(s);
     if (s->metrics != NULL &&
         cn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port,
                             gw_s3_metrics_registry(s->metrics), &s->metrics_http,
@@ -361,11 +426,17 @@ void gw_server_free(struct gw_server *s)
     for (uint32_t i = 0; s->workers != NULL && i < s->n_workers; i++) {
         struct gw_worker *w = &s->workers[i];
         gw_http_loop_fini(&w->http);
+        if (i == 0)
+            gw_lc_run_close(s->lifecycle);
         gw_lo_reclaim_close(w->s3.reclaim);
         gw_storage_client_free(w->client);
+        if (i == 0)
+            gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
         gw_lo_reclaim_free(w->s3.reclaim);
+        gw_read_budget_free(w->s3.lo.read_budget);
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
+        gw_sigv2_free(w->s3.sigv2);
         gw_bucket_owner_cache_free(w->s3.owners);
         if (w->base != NULL)
             event_base_free(w->base);

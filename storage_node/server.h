@@ -21,7 +21,8 @@ struct sn_server_opts {
     uint32_t io_threads;
     uint32_t scrub_threads;
     uint32_t max_inflight;
-    uint64_t compaction_interval_ms;   /* 0: no automatic compaction */
+    uint64_t compaction_interval_ms;   /* how often to look for containers worth an
+                                        * automatic compaction; 0: never */
     struct msg_limits limits;
     struct sn_metrics *metrics;        /* NULL: not counted */
     /* auth = curve: the node's secret key and the allow-list file of client
@@ -31,6 +32,7 @@ struct sn_server_opts {
 };
 
 struct sn_server;
+struct sn_lease_table;
 
 /* One request from arrival to reply. */
 struct sn_job {
@@ -42,6 +44,7 @@ struct sn_job {
     struct msg req;           /* decoded hdr (+ payload) */
     struct sn_wreq w;         /* PUT and DELETE */
     uint64_t t0_us;
+    int auto_compact;         /* internal: an automatic compaction (no reply) */
     struct sn_job *next;
 };
 
@@ -64,6 +67,8 @@ void sn_server_reload(struct sn_server *srv);
 void sn_server_free(struct sn_server *srv);
 
 struct sn_store *sn_server_store(struct sn_server *srv);
+/* The node's conditional-write leases (lease.h). */
+struct sn_lease_table *sn_server_leases(struct sn_server *srv);
 const struct sn_server_opts *sn_server_opts(struct sn_server *srv);
 
 /* Sends the reply rep to job's peer (from any thread) and frees the job.

@@ -19,8 +19,8 @@
 #include "xml.h"
 
 #include "cn/alloc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 /* ---- existence ------------------------------------------------------- */
 
@@ -169,7 +169,7 @@ static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
         .meta = meta,
         .meta_len = meta_len,
         .ver = r->id,
-        .ts = CN_MAX(cn_time_now_us(), msg->ts + 1),   /* newer than what it was made from */
+        .ts = cn_hlc_after(cn_hlc_default(), msg->ts),   /* newer than what it was made from */
     };
     gw_req_hold(r);
     gw_store_put(r->s3->store, &rec, NULL, gw_s3_bucket_on_cfg_written, r);
@@ -292,8 +292,6 @@ static const struct {
 } gw_s3_bucket_configs[] = {
     {"versioning", GW_S3_OK, gw_s3_bucket_doc_versioning},
     {"policy", GW_S3_NO_SUCH_BUCKET_POLICY, NULL},
-    {"lifecycle", GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION, NULL},
-    {"tagging", GW_S3_NO_SUCH_TAG_SET, NULL},
     {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND, NULL},
     {"website", GW_S3_NO_SUCH_WEBSITE_CONFIGURATION, NULL},
     {"replication", GW_S3_REPLICATION_CONFIGURATION_NOT_FOUND, NULL},
@@ -340,6 +338,15 @@ void gw_s3_bucket_config_get(struct gw_req *r)
 
 /* ---- CreateBucket ---------------------------------------------------- */
 
+/* CreateBucket's 200: the bucket's Location. */
+static void gw_s3_bucket_reply_created(struct gw_req *r)
+{
+    gw_req_reply_start(r, 200);
+    gw_req_reply_headerf(r, "Location", "/%s", r->bucket);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
 static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -349,10 +356,7 @@ static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    gw_req_reply_start(r, 200);
-    gw_req_reply_headerf(r, "Location", "/%s", r->bucket);
-    gw_req_reply_send_headers(r, 0);
-    gw_req_reply_end(r);
+    gw_s3_bucket_reply_created(r);
 }
 
 static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
@@ -364,6 +368,13 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         const struct msg *m = &res->reply->m;
         const char *owner = r->auth.cred->owner_id;
         int mine = m->etag.len == strlen(owner) && memcmp(m->etag.ptr, owner, m->etag.len) == 0;
+        /* S3 answers its owner's re-create 200 in us-east-1 (legacy) and
+         * BucketAlreadyOwnedByYou in every other region; the bucket is
+         * left as it is */
+        if (mine && strcmp(r->s3->opts.region, "us-east-1") == 0) {
+            gw_s3_bucket_reply_created(r);
+            return;
+        }
         gw_req_error(r, mine ? GW_S3_BUCKET_ALREADY_OWNED_BY_YOU : GW_S3_BUCKET_ALREADY_EXISTS,
                      NULL);
         return;
@@ -470,7 +481,7 @@ static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_delete(r->s3->store, key, n, r->id, cn_time_now_us(), gw_s3_bucket_on_deleted,
+    gw_store_delete(r->s3->store, key, n, r->id, cn_hlc_now(cn_hlc_default()), gw_s3_bucket_on_deleted,
                     r);
 }
 

@@ -27,6 +27,7 @@ enum gw_s3_err {
     GW_S3_BUCKET_ALREADY_EXISTS,         /* 409 */
     GW_S3_BUCKET_ALREADY_OWNED_BY_YOU,   /* 409 */
     GW_S3_BUCKET_NOT_EMPTY,              /* 409 */
+    GW_S3_CONDITIONAL_REQUEST_CONFLICT,  /* 409 */
     GW_S3_ENTITY_TOO_LARGE,              /* 400 */
     GW_S3_ENTITY_TOO_SMALL,              /* 400 */
     GW_S3_EXPIRED_TOKEN,                 /* 400 */
@@ -45,6 +46,7 @@ enum gw_s3_err {
     GW_S3_INVALID_PART,                  /* 400 */
     GW_S3_INVALID_PART_NUMBER,           /* 416 InvalidPartNumber */
     GW_S3_INVALID_PART_ORDER,            /* 400 */
+    GW_S3_INVALID_POLICY_DOCUMENT,       /* 400 a POST object policy */
     GW_S3_INVALID_RANGE,                 /* 416 */
     GW_S3_INVALID_REQUEST,               /* 400 */
     GW_S3_INVALID_STORAGE_CLASS,         /* 400 */
@@ -54,8 +56,10 @@ enum gw_s3_err {
     GW_S3_KEY_TOO_LONG,                  /* 400 KeyTooLongError */
     GW_S3_MALFORMED_ACL_ERROR,           /* 400 MalformedACLError */
     GW_S3_MALFORMED_POLICY,              /* 400 */
+    GW_S3_MALFORMED_POST_REQUEST,        /* 400 a POST object body */
     GW_S3_MALFORMED_XML,                 /* 400 */
     GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,   /* 400 */
+    GW_S3_MAX_POST_PRE_DATA_LENGTH_EXCEEDED, /* 400 POST object fields over 20 KiB */
     GW_S3_METADATA_TOO_LARGE,            /* 400 */
     GW_S3_METHOD_NOT_ALLOWED,            /* 405 */
     GW_S3_MISSING_CONTENT_LENGTH,        /* 411 */
