@@ -63,6 +63,9 @@ struct gw_config {
     int64_t lo_reclaim_delay_ms;
     /* logging */
     int log_level;
+    char *log_access_file;
+    int log_format;                 /* 0 text, 1 json (gw_access_log_format) */
+    int64_t log_access_buffer;
 };
 
 /* The descriptor table (CN_CONFIG_END-terminated). */

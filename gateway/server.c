@@ -16,6 +16,7 @@
 #include <zmq.h>
 
 #include "accept.h"
+#include "access_log.h"
 #include "bucket_owner.h"
 #include "cluster.h"
 #include "http_tls.h"
@@ -40,6 +41,7 @@ struct gw_server {
     struct gw_accept *accept;   /* the connection cap of all workers */
     struct gw_http_loop **loops;        /* each worker's, for the metrics */
     struct gw_s3_metrics *metrics;      /* NULL: metrics.port 0 */
+    struct gw_access_log *access;       /* the access lines (log.access_file) */
     struct cn_metrics_http *metrics_http;
     int port;
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
@@ -124,6 +126,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->reclaim = gw_lo_reclaim_new(w->base, x->store);
     x->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
     x->metrics = s->metrics;
+    x->access = s->access;
     x->cluster = s->cluster;
     x->draining = &w->http.draining;
     x->lo.base = w->base;
@@ -200,6 +203,9 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->cluster = gw_cluster_new(cfg, err);
     if (s->cluster == NULL)
         goto fail;
+    if (gw_access_log_new(cfg->log_access_file, (enum gw_access_log_format)cfg->log_format,
+                          (size_t)cfg->log_access_buffer, &s->access, err) != CN_OK)
+        goto fail;
     if (cfg->http_tls_port > 0) {
         s->tls_port = (int)cfg->http_tls_port;
         s->tls = gw_http_tls_new(cfg->http_tls_cert_file, cfg->http_tls_key_file, err);
@@ -217,6 +223,7 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
         for (uint32_t i = 0; i < s->n_workers; i++)
             s->loops[i] = &s->workers[i].http;
         s->metrics = gw_s3_metrics_new(s->loops, s->n_workers);
+        gw_s3_metrics_watch_access_log(s->metrics, s->access);
     }
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
@@ -299,19 +306,26 @@ static void gw_server_on_signal(evutil_socket_t sig, short what, void *arg)
                         &now);
 }
 
-/* SIGHUP: the HTTPS certificate and key are read again and used for the
+/* SIGHUP: the access log's file is opened again (logrotate moved it);
+ * the HTTPS certificate and key are read again and used for the
  * connections accepted from now on; a file that does not load leaves the
- * old certificate in place (logged). */
+ * old certificate (or access log file) in place (logged). */
 static void gw_server_on_reload(evutil_socket_t sig, short what, void *arg)
 {
     (void)sig;
     (void)what;
     struct gw_server *s = arg;
+    char err[CN_ERR_LEN];
+    if (s->cfg->log_access_file[0] != '\0') {
+        if (gw_access_log_reopen(s->access, err) != CN_OK)
+            cn_error("SIGHUP: access log not reopened, the previous file stays: %s", err);
+        else
+            cn_info("SIGHUP: access log %s reopened", s->cfg->log_access_file);
+    }
     if (s->tls == NULL) {
-        cn_info("SIGHUP: nothing to reload (http.tls_port is 0)");
+        cn_info("SIGHUP: no TLS certificate to reload (http.tls_port is 0)");
         return;
     }
-    char err[CN_ERR_LEN];
     if (gw_http_tls_reload(s->tls, err) != CN_OK) {
         cn_error("SIGHUP: TLS certificate not reloaded, the previous one stays: %s", err);
         return;
@@ -373,6 +387,13 @@ void gw_server_free(struct gw_server *s)
     cn_free(s->workers);
     gw_accept_free(s->accept);
     gw_s3_metrics_free(s->metrics);
+    if (s->access != NULL) {   /* after the loops: closing them logs the requests cut short */
+        uint64_t dropped = gw_access_log_dropped(s->access);
+        gw_access_log_free(s->access);
+        if (dropped > 0)
+            cn_warn("%llu access lines were dropped (the file was slower than the requests; "
+                    "log.access_buffer)", (unsigned long long)dropped);
+    }
     cn_free(s->loops);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);

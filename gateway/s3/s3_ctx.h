@@ -17,6 +17,7 @@ struct gw_lo_reclaim;
 struct gw_bucket_owner_cache;
 struct gw_sigv4;
 struct gw_s3_metrics;
+struct gw_access_log;
 struct gw_cluster;
 
 struct gw_s3_opts {
@@ -34,6 +35,7 @@ struct gw_s3_ctx {
     struct gw_bucket_owner_cache *owners;   /* bucket -> owner (bucket_owner.c) */
     struct gw_sigv4 *sigv4;
     struct gw_s3_metrics *metrics;          /* NULL: not counted */
+    struct gw_access_log *access;           /* the access log (access_log.h); NULL: none */
     const struct gw_cluster *cluster;       /* readiness (GET /_cairn/ready) */
     const int *draining;                    /* this thread's HTTP loop is stopping */
     struct gw_lo_env lo;
