@@ -19,9 +19,11 @@
 #include "access_log.h"
 #include "bucket_owner.h"
 #include "cluster.h"
+#include "cluster_metrics.h"
 #include "http_tls.h"
 #include "request.h"
 #include "s3_metrics.h"
+#include "lo_metrics.h"
 #include "lo_reclaim.h"
 #include "worker.h"
 
@@ -224,6 +226,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
             s->loops[i] = &s->workers[i].http;
         s->metrics = gw_s3_metrics_new(s->loops, s->n_workers);
         gw_s3_metrics_watch_access_log(s->metrics, s->access);
+        gw_lo_metrics_register(gw_s3_metrics_registry(s->metrics));
+        gw_cluster_metrics_register(gw_s3_metrics_registry(s->metrics), s->cluster);
     }
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)

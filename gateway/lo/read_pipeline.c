@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lo_metrics.h"
+
 #include "cn/alloc.h"
 
 enum gw_read_slot_state { GW_READ_SLOT_WAIT, GW_READ_SLOT_READY };
@@ -97,6 +99,7 @@ static void gw_read_pipeline_abort(struct gw_read_pipeline *p, const struct gw_r
              (unsigned long long)seg->ver, s->slice.seg + 1, (unsigned long long)s->slice.off,
              (unsigned long long)s->slice.len, why);
     p->failed = 1;
+    gw_lo_metrics_add(GW_LO_M_GET_ABORTS, 1);
     p->sink.abort(p->sink.ctx, msg);
 }
 
@@ -105,6 +108,7 @@ void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io)
     struct gw_read_pipeline *p = io->p;
     struct gw_read_slot *s = &p->slots[io->slot];
     CN_ASSERT(s->state == GW_READ_SLOT_WAIT);
+    gw_lo_metrics_add(GW_LO_M_SLICES_IN_FLIGHT, -1);
     if (!p->sink.release(p->sink.ctx) || p->failed)
         return; /* the client is gone (p may be freed) or we gave up */
     if (io->rc != CN_OK) {
@@ -133,6 +137,7 @@ static void gw_read_pipeline_request(struct gw_read_pipeline *p)
 {
     struct gw_read_slot *s = &p->slots[(p->head + p->count) % p->prefetch];
     p->count++;
+    gw_lo_metrics_slice_requested(p->count);
     s->state = GW_READ_SLOT_WAIT;
     s->pos = p->next;
     gw_lo_map_slice(&p->map, p->next, p->end, p->slice_len, &s->slice);
@@ -172,6 +177,7 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
         return;
     }
     if (evbuffer_get_length(p->sink.body(p->sink.ctx)) >= p->high_water) {
+        gw_lo_metrics_add(GW_LO_M_BACKPRESSURE_PAUSES, 1);
         p->sink.wait_drain(p->sink.ctx);
         return;
     }

@@ -7,8 +7,11 @@ requests in flight and connections; the page passes the strict parser of
 test_storage_metrics and `promtool check metrics` when it is installed."""
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -28,9 +31,147 @@ def reqs(s, op, code):
     return s.get(("cairn_gateway_requests_total", 'op="%s",code="%s"' % (op, code)), 0)
 
 
+def delta(after, before, name, labels=""):
+    return after.get((name, labels), 0) - before.get((name, labels), 0)
+
+
+def slow_get(c, url, wait=0.5):
+    """GETs a presigned url over a socket with a small receive buffer that
+    is read only after wait seconds (the gateway's output fills); returns
+    the body length."""
+    u = urllib.parse.urlsplit(url)
+    sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+    sock.sendall(("GET %s?%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                  % (u.path, u.query, u.netloc)).encode())
+    time.sleep(wait)
+    out = b""
+    while True:
+        b = sock.recv(1 << 16)
+        if not b:
+            break
+        out += b
+    sock.close()
+    head, _, body = out.partition(b"\r\n\r\n")
+    check(head.startswith(b"HTTP/1.1 200"), "slow GET %r" % head[:200])
+    return len(body)
+
+
+def test_large_object_metrics(c, mport):
+    """A chunked PUT and a sliced GET move the large-object series by
+    exactly their chunk and slice counts; a client that does not read
+    makes the GET pause its read-ahead."""
+    s3 = c.boto(signature_version="s3v4")
+    body = os.urandom(3 << 20)   # 3 chunks of 1 MiB, 12 slices of 256 KiB
+    before = parse(scrape(mport))
+    s3.put_object(Bucket="met", Key="big", Body=body)
+    check(s3.get_object(Bucket="met", Key="big")["Body"].read() == body, "big GET")
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": "met", "Key": "big"},
+                                    ExpiresIn=600)
+    check(slow_get(c, url) == len(body), "slow GET length")
+    page = scrape(mport)
+    after = parse(page)
+    check(delta(after, before, "cairn_gateway_lo_put_chunks_total") == 3, "3 chunks written")
+    check(delta(after, before, "cairn_gateway_lo_slices_total") == 24,
+          "24 slices: %r" % delta(after, before, "cairn_gateway_lo_slices_total"))
+    check(delta(after, before, "cairn_gateway_lo_read_ahead_depth_count") == 24, "depths")
+    # read_prefetch 4: the depth reached 4, never more
+    check(delta(after, before, "cairn_gateway_lo_read_ahead_depth_bucket", 'le="3"') < 24,
+          "read-ahead went past 3")
+    check(delta(after, before, "cairn_gateway_lo_read_ahead_depth_bucket", 'le="4"') == 24,
+          "read-ahead above read_prefetch")
+    check(delta(after, before, "cairn_gateway_lo_backpressure_pauses_total") >= 1,
+          "the slow client paused the read-ahead")
+    for g in ("cairn_gateway_lo_slices_in_flight", "cairn_gateway_lo_gets_in_flight",
+              "cairn_gateway_lo_put_chunks_in_flight"):
+        check(after[(g, "")] == 0, "%s back to 0: %r" % (g, after[(g, "")]))
+    check(delta(after, before, "cairn_gateway_lo_get_aborts_total") == 0, "no aborts")
+    check(delta(after, before, "cairn_gateway_lo_slice_retries_total") == 0, "no retries")
+    node = [k for k in after if k[0] == "cairn_gateway_node_up"]
+    check(len(node) == 1 and after[node[0]] == 1, "the node is up: %r" % node)
+    lab = node[0][1]
+    check(delta(after, before, "cairn_gateway_node_request_duration_seconds_count", lab) >= 27,
+          "node request latencies counted")
+    check(after[("cairn_gateway_node_hints", lab)] == 0, "no hints")
+    return page
+
+
+def test_node_metrics():
+    """Three nodes: a frozen node times out, is marked down, gets hints; the
+    large GET retries its slices elsewhere; after the thaw the hints are
+    replayed as repair writes."""
+    import cluster_util
+    mport = free_port()
+    with cluster_util.cluster(3, {"metrics.port": mport, "consistency.read": 1,
+                                  "consistency.write": 1,
+                                  "large_object.threshold_of_chunk_len": "256K",
+                                  "large_object.chunked_obj_len": "256K",
+                                  "large_object.reading_chunked_obj_len": "64K"}) as c:
+        s3 = c.boto()
+        s3.create_bucket(Bucket="nodemet")
+        body = os.urandom(4 << 20)   # 16 chunks, 64 slices
+        s3.put_object(Bucket="nodemet", Key="big", Body=body)
+        before = parse(scrape(mport))
+        c.nodes[0].freeze()
+        c.nodes[1].freeze()
+        try:
+            check(s3.get_object(Bucket="nodemet", Key="big")["Body"].read() == body, "GET")
+            for i in range(5):
+                s3.put_object(Bucket="nodemet", Key="k%d" % i, Body=b"x")
+            mid = parse(scrape(mport))
+        finally:
+            c.nodes[0].thaw()
+            c.nodes[1].thaw()
+        ids = [k[1] for k in mid if k[0] == "cairn_gateway_node_up"]
+        check(len(ids) == 3, "three nodes: %r" % ids)
+        down = [lab for lab in ids if mid[("cairn_gateway_node_up", lab)] == 0]
+        check(len(down) == 2, "two nodes down: %r" % down)
+        for lab in down:
+            check(delta(mid, before, "cairn_gateway_node_marked_down_total", lab) >= 1,
+                  "marked down counted")
+            check(mid[("cairn_gateway_node_hints", lab)] > 0, "hints pending for %s" % lab)
+        fails = sum(delta(mid, before, "cairn_gateway_node_request_failures_total",
+                          lab + ',reason="timeout"') for lab in down)
+        check(fails >= 2, "timeouts counted: %d" % fails)
+        check(delta(mid, before, "cairn_gateway_lo_slice_retries_total") >= 1,
+              "slices retried on another replica")
+        deadline = time.monotonic() + 30
+        while True:
+            after = parse(scrape(mport))
+            if all(after[("cairn_gateway_node_up", lab)] == 1 and
+                   after[("cairn_gateway_node_hints", lab)] == 0 for lab in down):
+                break
+            check(time.monotonic() < deadline, "hints not replayed")
+            time.sleep(0.2)
+        for lab in down:
+            check(delta(after, before, "cairn_gateway_node_hints_replayed_total", lab) > 0,
+                  "replayed")
+            check(delta(after, before, "cairn_gateway_node_repair_writes_total",
+                        lab + ',cause="hint"') > 0, "hint repair writes for %s" % lab)
+        print("     slice retries %d, timeouts %d" % (
+            delta(mid, before, "cairn_gateway_lo_slice_retries_total"), fails))
+    return None
+
+
+def promtool_check(page):
+    promtool = shutil.which("promtool")
+    if promtool:
+        p = subprocess.run([promtool, "check", "metrics"], input=page.encode(),
+                           capture_output=True, timeout=60)
+        check(p.returncode == 0, "promtool: %s %s" % (p.stdout.decode(), p.stderr.decode()))
+        print("ok   promtool check metrics")
+    else:
+        print("skip promtool (not installed)")
+
+
 def main():
     mport = free_port()
-    with Cluster(nodes=1, settings={"metrics.port": mport}) as c:
+    with Cluster(nodes=1, settings={"metrics.port": mport,
+                                    "large_object.threshold_of_chunk_len": "1M",
+                                    "large_object.chunked_obj_len": "1M",
+                                    "large_object.reading_chunked_obj_len": "256K",
+                                    "large_object.read_prefetch": 4,
+                                    "http.output_high_water": "256K"}) as c:
         s3 = c.boto()
         before = parse(scrape(mport))
         s3.create_bucket(Bucket="met")
@@ -71,16 +212,13 @@ def main():
         # the S3 port does not serve it (it is an S3 key there, so SigV4 says no)
         out = c.raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         check(out.startswith(b"HTTP/1.1 403"), "no metrics on the S3 port: %r" % out[:60])
-        promtool = shutil.which("promtool")
-        if promtool:
-            p = subprocess.run([promtool, "check", "metrics"], input=page.encode(),
-                               capture_output=True, timeout=60)
-            check(p.returncode == 0, "promtool: %s %s" % (p.stdout.decode(), p.stderr.decode()))
-            print("ok   promtool check metrics")
-        else:
-            print("skip promtool (not installed)")
-    print("ok   gateway metrics by operation and status")
-    print("all 1 passed")
+        promtool_check(page)
+        print("ok   gateway metrics by operation and status")
+        promtool_check(test_large_object_metrics(c, mport))
+        print("ok   large-object pipeline metrics")
+    test_node_metrics()
+    print("ok   per-node metrics: down, timeouts, hints, retries, repairs")
+    print("all 3 passed")
 
 
 if __name__ == "__main__":
