@@ -22,6 +22,7 @@
 #include "cluster_metrics.h"
 #include "http_tls.h"
 #include "request.h"
+#include "s3_status.h"
 #include "s3_metrics.h"
 #include "lo_metrics.h"
 #include "lo_reclaim.h"
@@ -29,6 +30,7 @@
 
 #include "cn/alloc.h"
 #include "cn/cluster.h"
+#include "cn/crc.h"
 #include "cn/log.h"
 #include "cn/metrics_http.h"
 #include "cn/time.h"
@@ -44,6 +46,7 @@ struct gw_server {
     struct gw_http_loop **loops;        /* each worker's, for the metrics */
     struct gw_s3_metrics *metrics;      /* NULL: metrics.port 0 */
     struct gw_access_log *access;       /* the access lines (log.access_file) */
+    struct gw_s3_status_info status;    /* what GET /_cairn/status shows of the start */
     struct cn_metrics_http *metrics_http;
     int port;
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
@@ -129,6 +132,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
     x->metrics = s->metrics;
     x->access = s->access;
+    x->status = &s->status;
     x->cluster = s->cluster;
     x->draining = &w->http.draining;
     x->lo.base = w->base;
@@ -192,6 +196,75 @@ static void gw_server_on_libevent_log(int severity, const char *msg)
     }
 }
 
+/* The settings that differ from their defaults as a JSON object (cn_free):
+ * both dumps of the table, compared line by line (same keys, same order). */
+static char *gw_server_changed_settings(const struct gw_config *cfg)
+{
+    struct gw_config def;
+    char err[CN_ERR_LEN], *a = NULL, *b = NULL;
+    size_t alen = 0, blen = 0;
+    struct evbuffer *out = evbuffer_new();
+    evbuffer_add(out, "{", 1);
+    FILE *fa = open_memstream(&a, &alen), *fb = open_memstream(&b, &blen);
+    if (fa != NULL && fb != NULL && cn_config_init(gw_config_table, &def, err) == CN_OK) {
+        cn_config_dump(gw_config_table, cfg, fa);
+        cn_config_dump(gw_config_table, &def, fb);
+        cn_config_fini(gw_config_table, &def);
+    }
+    if (fa != NULL)
+        fclose(fa);
+    if (fb != NULL)
+        fclose(fb);
+    int first = 1;
+    for (char *p = a, *q = b; p != NULL && q != NULL && *p != '\0' && *q != '\0';) {
+        char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+        if (pe == NULL || qe == NULL)
+            break;
+        const char *eq = strstr(p, " = ");
+        if (eq != NULL && eq < pe && (pe - p != qe - q || memcmp(p, q, (size_t)(pe - p)) != 0)) {
+            evbuffer_add_printf(out, "%s\n    ", first ? "" : ",");
+            gw_s3_status_json_str(out, p, (size_t)(eq - p));
+            evbuffer_add(out, ": ", 2);
+            gw_s3_status_json_str(out, eq + 3, (size_t)(pe - eq - 3));
+            first = 0;
+        }
+        p = pe + 1;
+        q = qe + 1;
+    }
+    evbuffer_add_printf(out, "%s}", first ? "" : "\n  ");
+    free(a);
+    free(b);
+    size_t n = evbuffer_get_length(out);
+    char *json = cn_malloc(n + 1);
+    evbuffer_remove(out, json, n);
+    json[n] = '\0';
+    evbuffer_free(out);
+    return json;
+}
+
+/* Fills s->status: start time, threads, the ring's digest and vnodes, the
+ * changed settings. */
+static void gw_server_status_info(struct gw_server *s)
+{
+    const struct cn_cluster *cl = gw_cluster_nodes(s->cluster);
+    uint32_t crc = 0, v = (uint32_t)s->cfg->ring_vnodes;
+    for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++) {
+        const struct cn_cluster_node *n = cn_cluster_node(cl, i);
+        const char *zone = n->zone != NULL ? n->zone : "";
+        crc = cn_crc32c(crc, n->id, strlen(n->id) + 1);
+        crc = cn_crc32c(crc, n->address, strlen(n->address) + 1);
+        crc = cn_crc32c(crc, &n->weight, sizeof(n->weight));
+        crc = cn_crc32c(crc, zone, strlen(zone) + 1);
+    }
+    crc = cn_crc32c(crc, &v, sizeof(v));
+    s->status.started_us = cn_time_now_us();
+    s->status.started_mono_us = cn_time_mono_us();
+    s->status.threads = s->n_workers;
+    s->status.vnodes = v;
+    snprintf(s->status.ring_digest, sizeof(s->status.ring_digest), "%08x", crc);
+    s->status.settings_json = gw_server_changed_settings(s->cfg);
+}
+
 struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
     evthread_use_pthreads();
@@ -219,6 +292,7 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->n_workers = cfg->http_threads > 0 ? (uint32_t)cfg->http_threads
                                          : (uint32_t)(cores > 0 ? cores : 1);
     s->workers = cn_calloc(s->n_workers, sizeof(*s->workers));
+    gw_server_status_info(s);
     gw_server_accept_init(s);
     if (cfg->metrics_port > 0) {
         s->loops = cn_calloc(s->n_workers, sizeof(*s->loops));
@@ -403,6 +477,7 @@ void gw_server_free(struct gw_server *s)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);
     gw_credentials_free(s->creds);
+    cn_free(s->status.settings_json);
     gw_http_tls_free(s->tls);   /* after the loops: their connections hold SSL_CTX refs */
     cn_free(s);
 }
