@@ -5,7 +5,7 @@
  *               [--auth none|curve] [--curve-secret-key-file F]
  *               [--curve-server-key-file F]
  *               [--gateway URL]... [--access-key K --secret-key S] [--json]
- *               status|stats|scrub|compact|ping|repair
+ *               status|stats|scrub|compact|ping|repair|lifecycle status
  *   cairn-admin [--json] keygen OUT_PREFIX
  *
  * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
@@ -34,6 +34,7 @@
 
 #include "gateway.h"
 #include "keygen.h"
+#include "lifecycle.h"
 #include "repair.h"
 
 #include "cn/alloc.h"
@@ -49,6 +50,7 @@ struct adm_opts {
     const char *cluster_file;
     int timeout_ms;
     const char *cmd;
+    const char *sub;     /* lifecycle's subcommand */
     uint32_t replicas;   /* 0: min(3, nodes) */
     uint32_t vnodes;
     int dry_run;
@@ -71,13 +73,14 @@ static void adm_usage(FILE *out)
                  "                   [--curve-server-key-file F] [--version]\n"
                  "                   [--gateway URL]... [--access-key K] [--secret-key S]\n"
                  "                   [--region R] [--json]\n"
-                 "                   status|stats|scrub|compact|ping|repair\n"
+                 "                   status|stats|scrub|compact|ping|repair|lifecycle status\n"
                  "       cairn-admin [--json] keygen OUT_PREFIX   (writes OUT_PREFIX.key, "
                  "OUT_PREFIX.pub)\n"
                  "  status asks the gateways (--gateway, or $CAIRN_GATEWAYS) for their "
                  "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
                  "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
                  "$AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY); --json: one JSON document\n"
+                 "  (not yet for lifecycle status)\n"
                  "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
                  "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
@@ -298,6 +301,9 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->cmd = argv[i];
         else if (o->cmd != NULL && strcmp(o->cmd, "keygen") == 0 && o->arg == NULL)
             o->arg = argv[i];
+        else if (o->cmd != NULL && strcmp(o->cmd, "lifecycle") == 0 && o->sub == NULL &&
+                 argv[i][0] != '-')
+            o->sub = argv[i];
         else
             return -1;
     }
@@ -310,10 +316,13 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         o->cluster_file = NULL;
     if (o->cluster_file == NULL && o->nodes == NULL)
         o->nodes = getenv("CAIRN_STORAGE_NODES");
-    static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair"};
+    static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair",
+                                       "lifecycle"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
+    if (known && strcmp(o->cmd, "lifecycle") == 0 && (o->sub == NULL || strcmp(o->sub, "status")))
+        known = 0;
     int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
     if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
         o->vnodes == 0)
@@ -525,7 +534,19 @@ int main(int argc, char **argv)
         return 2;
     }
     o.ring = ring;
-    int bad = strcmp(o.cmd, "repair") == 0 ? adm_repair(cl, &o) : adm_nodes(cl, &o);
+    int bad = 0;
+    if (strcmp(o.cmd, "repair") == 0) {
+        bad = adm_repair(cl, &o);
+    } else if (strcmp(o.cmd, "lifecycle") == 0) {
+        if (o.json) {
+            fprintf(stderr, "cairn-admin: --json is not supported by lifecycle status yet\n");
+            bad = 2;
+        } else {
+            bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve);
+        }
+    } else {
+        bad = adm_nodes(cl, &o);
+    }
     cn_ring_free(ring);
     cn_cluster_free(cl);
     return bad;

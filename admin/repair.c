@@ -201,22 +201,29 @@ static void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *c
     uint32_t src = 0;
     for (uint32_t i = 0; i < rp->n; i++) {
         const struct adm_repair_ent *e = have[i];
-        if (e != NULL && (best == NULL || cn_version_newer(e->ts, e->ver, best->ts, best->ver))) {
+        /* a copy marked corrupt is never the source */
+        if (e != NULL && !(e->flags & MSG_FLAG_CORRUPT) &&
+            (best == NULL || cn_version_newer(e->ts, e->ver, best->ts, best->ver))) {
             best = e;
             src = i;
         }
+    }
+    if (best == NULL) {   /* every copy listed is marked corrupt: none to copy */
+        rp->counts->failed++;
+        return;
     }
     uint32_t replicas[CN_CLUSTER_MAX_NODES], stale[CN_CLUSTER_MAX_NODES], n_stale = 0;
     uint32_t nr = cn_ring_lookup(rp->ring, best->key, best->key_len, rp->o->replicas, replicas);
     for (uint32_t k = 0; k < nr; k++) {
         const struct adm_repair_ent *e = have[replicas[k]];
-        if (e != NULL && !cn_version_newer(best->ts, best->ver, e->ts, e->ver))
+        if (e != NULL && !(e->flags & MSG_FLAG_CORRUPT) &&
+            !cn_version_newer(best->ts, best->ver, e->ts, e->ver))
             continue;
         stale[n_stale++] = replicas[k];
         if (rp->o->verbose)
             printf("  differs: '%.*s' on %s (%s)\n", (int)best->key_len,
                    (const char *)best->key, rp->cur[replicas[k]].address,
-                   e == NULL ? "missing" : "older");
+                   e == NULL ? "missing" : (e->flags & MSG_FLAG_CORRUPT) ? "corrupt" : "older");
     }
     rp->counts->differences += n_stale;
     if (n_stale > 0 && !rp->o->dry_run)

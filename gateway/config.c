@@ -112,6 +112,10 @@ const struct cn_config_desc gw_config_table[] = {
      "0 = look it up on every request"},
     {"s3.clock_skew", CN_CONF_MSEC, GW_OFF(s3_clock_skew_ms), "15m", 1000, 86400000, NULL,
      "signed requests further than this from the gateway's clock get RequestTimeTooSkewed"},
+    {"s3.sigv2", CN_CONF_BOOL, GW_OFF(s3_sigv2), "true", 0, 0, NULL,
+     "accept AWS Signature Version 2 (\"AWS AKID:signature\" headers, AWSAccessKeyId "
+     "presigned URLs, V2-signed POST forms); false: refused as S3 refuses an unsupported "
+     "mechanism (InvalidRequest, use AWS4-HMAC-SHA256)"},
     {"large_object.threshold_of_chunk_len", CN_CONF_SIZE, GW_OFF(lo_threshold), "5M", 64 * GW_KIB,
      1024 * GW_MIB, NULL,
      "objects smaller than this are one record; a PUT body at or above it is cut into chunks"},
@@ -133,6 +137,21 @@ const struct cn_config_desc gw_config_table[] = {
     {"large_object.reclaim_delay", CN_CONF_MSEC, GW_OFF(lo_reclaim_delay_ms), "60s", 0, 86400000,
      NULL, "chunks of an overwritten or deleted large object are deleted this long after the "
      "overwrite, so GETs that began before it can finish"},
+    {"lifecycle.enabled", CN_CONF_BOOL, GW_OFF(lifecycle_enabled), "true", 0, 0, NULL,
+     "run the lifecycle worker (expiration, abort of incomplete multipart uploads); every "
+     "gateway may, one at a time holds the lease in the cluster (docs/operations.md)"},
+    {"lifecycle.day_length", CN_CONF_MSEC, GW_OFF(lifecycle_day_length_ms), "24h", 1000,
+     315360000000, NULL,
+     "the length of a lifecycle \"day\": Days count in it and due times round up to its "
+     "boundaries (midnight UTC for 24h); shorter only for tests"},
+    {"lifecycle.interval", CN_CONF_MSEC, GW_OFF(lifecycle_interval_ms), "1h", 100, 86400000,
+     NULL, "a lifecycle scan of every bucket starts this long after the last one began"},
+    {"lifecycle.lease_time", CN_CONF_MSEC, GW_OFF(lifecycle_lease_time_ms), "60s", 300,
+     3600000, NULL, "how long the lifecycle lease holds without renewal (renewed every third "
+     "of it); a stopped holder's lease is taken over after it"},
+    {"lifecycle.max_deletes_per_sec", CN_CONF_INT, GW_OFF(lifecycle_max_deletes_per_sec), "100",
+     1, 1000000, NULL, "the most object, part and upload deletes the lifecycle worker starts "
+     "per second (one at a time), so foreground requests keep the nodes"},
     {"metrics.listen", CN_CONF_STRING, GW_OFF(metrics_listen), "127.0.0.1", 0, 0, NULL,
      "address the metrics endpoint (GET /metrics, Prometheus text) binds; its own listener, "
      "never the S3 port"},
@@ -186,6 +205,13 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
     if (cfg->http_tls_port > 0 && cfg->http_tls_port == cfg->http_port) {
         snprintf(err, CN_ERR_LEN, "http.tls_port and http.port are both %lld",
                  (long long)cfg->http_port);
+        return CN_INVAL;
+    }
+    if (cfg->lifecycle_enabled &&
+        cfg->lifecycle_lease_time_ms <= cfg->storage_request_timeout_ms + 500) {
+        snprintf(err, CN_ERR_LEN, "lifecycle.lease_time (%lld ms) must be above "
+                 "storage.request_timeout + 500 ms: a claim of the lease is read back after that",
+                 (long long)cfg->lifecycle_lease_time_ms);
         return CN_INVAL;
     }
     if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {

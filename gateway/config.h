@@ -53,6 +53,7 @@ struct gw_config {
     int64_t s3_max_keys;
     int64_t s3_clock_skew_ms;
     int64_t s3_bucket_owner_ttl_ms;
+    int s3_sigv2;                   /* accept SigV2 (sigv2.c) */
     /* large objects */
     int64_t lo_threshold;
     int64_t lo_chunk_len;
@@ -61,6 +62,12 @@ struct gw_config {
     int64_t lo_max_chunks;
     int64_t lo_write_inflight;
     int64_t lo_reclaim_delay_ms;
+    /* the lifecycle worker (s3/lifecycle_run.h) */
+    int lifecycle_enabled;
+    int64_t lifecycle_day_length_ms;
+    int64_t lifecycle_interval_ms;
+    int64_t lifecycle_lease_time_ms;
+    int64_t lifecycle_max_deletes_per_sec;
     /* logging */
     int log_level;
     char *log_access_file;

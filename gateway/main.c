@@ -10,6 +10,7 @@
 #include "s3_ops.h"
 #include "server.h"
 
+#include "cn/hlc.h"
 #include "cn/log.h"
 
 int main(int argc, char **argv)
@@ -41,6 +42,9 @@ int main(int argc, char **argv)
      * large PUT would stay at its peak. A fixed threshold keeps them mmapped
      * and returned on free (docs/gateway.md, memory bound). */
     mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+    if (cn_hlc_default()->offset_us != 0)
+        cn_warn("CAIRN_TEST_CLOCK_OFFSET_US = %lld: version clock shifted (test only)",
+                (long long)cn_hlc_default()->offset_us);
     struct gw_server *s = gw_server_new(&cfg, err);
     if (s == NULL) {
         cn_error("%s", err);

@@ -21,10 +21,12 @@
 #include "cluster.h"
 #include "cluster_metrics.h"
 #include "http_tls.h"
+#include "lifecycle_run.h"
 #include "request.h"
 #include "s3_status.h"
 #include "s3_metrics.h"
 #include "lo_metrics.h"
+#include "sigv2.h"
 #include "lo_reclaim.h"
 #include "worker.h"
 
@@ -49,6 +51,7 @@ struct gw_server {
     struct gw_s3_status_info status;    /* what GET /_cairn/status shows of the start */
     struct cn_metrics_http *metrics_http;
     int port;
+    struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
     uint64_t boot_s;
@@ -147,6 +150,11 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
         snprintf(err, CN_ERR_LEN, "cannot set up the SigV4 verifier");
         return CN_ERR;
     }
+    x->creds = s->creds;
+    if (s->cfg->s3_sigv2) {   /* NULL: SigV2 is refused as an unsupported mechanism */
+        struct gw_sigv2_config v2 = {.creds = s->creds, .max_skew_s = sc.max_skew_s};
+        x->sigv2 = gw_sigv2_new(&v2);
+    }
     if (gw_http_loop_listen(&w->http, s->cfg->http_listen, &s->port, err) != CN_OK)
         return CN_ERR;
     if (s->tls != NULL && gw_http_loop_listen_tls(&w->http, s->cfg->http_listen, &s->tls_port,
@@ -182,6 +190,32 @@ static void gw_server_accept_init(struct gw_server *s)
     cn_info("at most %llu client connections (http.max_connections %llu, fd limit %llu, "
             "%llu fds kept back)", (unsigned long long)max, (unsigned long long)set,
             (unsigned long long)nofile, (unsigned long long)reserve);
+}
+
+/* The lifecycle worker runs on worker 0's loop with its store and
+ * reclaimer; it names itself in the lease by host, port and pid. */
+static void gw_server_lifecycle_init(struct gw_server *s)
+{
+    const struct gw_config *cfg = s->cfg;
+    char host[64] = "gateway";
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "gateway");
+    host[sizeof(host) - 1] = '\0';
+    char holder[128];
+    snprintf(holder, sizeof(holder), "%s:%d pid %d", host, s->port, (int)getpid());
+    struct gw_lc_run_opts o = {
+        .day_us = (uint64_t)cfg->lifecycle_day_length_ms * 1000,
+        .interval_us = (uint64_t)cfg->lifecycle_interval_ms * 1000,
+        .lease_us = (uint64_t)cfg->lifecycle_lease_time_ms * 1000,
+        /* a racing claim is written within one storage request */
+        .settle_us = (uint64_t)cfg->storage_request_timeout_ms * 1000 + 500000,
+        .max_deletes_per_sec = (uint32_t)cfg->lifecycle_max_deletes_per_sec,
+        .reclaim_delay_ms = cfg->lo_reclaim_delay_ms,
+        .holder = holder,
+    };
+    struct gw_worker *w = &s->workers[0];
+    s->lifecycle = gw_lc_run_new(w->base, w->s3.store, w->s3.reclaim, &o,
+                                 s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL);
 }
 
 /* libevent's own messages (its default writes them to stderr unformatted
@@ -306,6 +340,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
             goto fail;
+    if (cfg->lifecycle_enabled)
+        gw_server_lifecycle_init(s);
     if (s->metrics != NULL &&
         cn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port,
                             gw_s3_metrics_registry(s->metrics), &s->metrics_http,
@@ -452,11 +488,16 @@ void gw_server_free(struct gw_server *s)
     for (uint32_t i = 0; s->workers != NULL && i < s->n_workers; i++) {
         struct gw_worker *w = &s->workers[i];
         gw_http_loop_fini(&w->http);
+        if (i == 0)
+            gw_lc_run_close(s->lifecycle);
         gw_lo_reclaim_close(w->s3.reclaim);
         gw_storage_client_free(w->client);
+        if (i == 0)
+            gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
         gw_lo_reclaim_free(w->s3.reclaim);
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
+        gw_sigv2_free(w->s3.sigv2);
         gw_bucket_owner_cache_free(w->s3.owners);
         if (w->base != NULL)
             event_base_free(w->base);

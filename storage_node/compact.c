@@ -11,11 +11,23 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cn/alloc.h"
 #include "cn/time.h"
 
 #define SN_COMPACT_INFLIGHT_BYTES (16ull << 20)
+#define SN_COMPACT_PACE_MIN_BATCH (256ull << 10)
+
+/* How one run goes: which containers it takes and how fast it copies. */
+struct sn_compact_plan {
+    uint32_t dead_ratio_pct;
+    uint64_t min_dead_bytes;
+    uint64_t max_rate;          /* bytes per second; 0: no limit */
+    int automatic;              /* stops on sn_compact_abort */
+    uint64_t batch_bytes;       /* flush the moves past this many bytes */
+    uint64_t t0_us, copied;     /* pacing: since when, how much */
+};
 
 /* A relocation in flight, with the record bytes it owns. */
 struct sn_compact_move {
@@ -86,10 +98,43 @@ static uint64_t sn_compact_gc_before(const struct sn_store *s)
     return now - grace_us;
 }
 
+/* Whether an automatic run should stop now (node shutting down). */
+static int sn_compact_stopping(struct sn_store *s, const struct sn_compact_plan *p)
+{
+    return p->automatic && atomic_load(&s->compact_abort);
+}
+
+/* Called after each batch of `bytes` copied: sleeps until the run's average
+ * is back under p->max_rate, in slices of at most 100 ms so that an abort is
+ * seen quickly. Returns CN_AGAIN when the run must stop. */
+static int sn_compact_pace(struct sn_store *s, struct sn_compact_plan *p, uint64_t bytes,
+                           struct sn_compact_result *res)
+{
+    p->copied += bytes;
+    if (p->max_rate == 0)
+        return sn_compact_stopping(s, p) ? CN_AGAIN : CN_OK;
+    uint64_t due_us = p->t0_us + p->copied * 1000000 / p->max_rate;
+    for (;;) {
+        if (sn_compact_stopping(s, p))
+            return CN_AGAIN;
+        uint64_t now = cn_time_mono_us();
+        if (now >= due_us)
+            return CN_OK;
+        uint64_t wait = CN_MIN(due_us - now, 100000);
+        struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        uint64_t slept = cn_time_mono_us() - now;
+        res->throttle_us += slept;
+        atomic_fetch_add(&s->compact_throttle_us, slept);
+    }
+}
+
 /* Copies the live records of c into the active container; tombstones with a
- * ts before gc_before are purged instead. */
+ * ts before gc_before are purged instead. Batches are flushed (and paced)
+ * past p->batch_bytes. CN_AGAIN: stopped by sn_compact_abort. */
 static int sn_compact_move_live(struct sn_store *s, struct sn_container *c, uint64_t end,
-                                struct sn_compact_result *res, char err[CN_ERR_LEN])
+                                struct sn_compact_plan *p, struct sn_compact_result *res,
+                                char err[CN_ERR_LEN])
 {
     uint64_t gc_before = sn_compact_gc_before(s);
     struct sn_buf hb = {0};
@@ -129,9 +174,13 @@ static int sn_compact_move_live(struct sn_store *s, struct sn_container *c, uint
             bytes += total;
         }
         off += total;
-        if (n == CN_ARRAY_LEN(mv) || bytes >= SN_COMPACT_INFLIGHT_BYTES) {
+        if (n == CN_ARRAY_LEN(mv) || bytes >= p->batch_bytes) {
             if ((rc = sn_compact_flush(s, mv, &n, res, err)) != CN_OK)
                 break;
+            if ((rc = sn_compact_pace(s, p, bytes, res)) != CN_OK) {
+                snprintf(err, CN_ERR_LEN, "stopped: the node is shutting down");
+                break;
+            }
             bytes = 0;
         }
     }
@@ -139,18 +188,23 @@ static int sn_compact_move_live(struct sn_store *s, struct sn_container *c, uint
     sn_buf_fini(&hb);
     if (rc == CN_DONE)
         rc = frc;
+    if (rc == CN_OK && sn_compact_pace(s, p, bytes, res) != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "stopped: the node is shutting down");
+        rc = CN_AGAIN;
+    }
     return rc;
 }
 
 /* Compacts one container: moves its live records (purging old tombstones),
  * then has the writer unlink it and drop it. */
 static int sn_compact_container(struct sn_store *s, struct sn_container *c,
-                                struct sn_compact_result *res, char err[CN_ERR_LEN])
+                                struct sn_compact_plan *p, struct sn_compact_result *res,
+                                char err[CN_ERR_LEN])
 {
     pthread_mutex_lock(&s->lock);
     uint64_t end = c->indexed_upto;
     pthread_mutex_unlock(&s->lock);
-    int rc = sn_compact_move_live(s, c, end, res, err);
+    int rc = sn_compact_move_live(s, c, end, p, res, err);
     if (rc != CN_OK)
         return rc;
     struct sn_wreq drop;
@@ -183,8 +237,24 @@ static uint64_t sn_compact_dead_locked(const struct sn_store *s, const struct sn
     return dead;
 }
 
-/* The containers to compact, each with a reference; *n of them. */
-static struct sn_container **sn_compact_candidates(struct sn_store *s, uint32_t pct, size_t *n)
+/* Whether c is a candidate of plan p. Caller holds s->lock. */
+static int sn_compact_wanted_locked(const struct sn_store *s, const struct sn_container *c,
+                                    const struct sn_compact_plan *p, uint64_t now_us)
+{
+    uint64_t used = c->indexed_upto - SN_CONTAINER_HDR;
+    uint64_t dead = sn_compact_dead_locked(s, c, now_us);
+    if (c == s->active)
+        return 0;
+    if (used == 0)
+        return 1;   /* an empty container left behind: drop it */
+    return dead > 0 && dead * 100 >= (uint64_t)p->dead_ratio_pct * used &&
+           dead >= p->min_dead_bytes;
+}
+
+/* The containers to compact, each with a reference; *n of them (v may be
+ * NULL: then only counted). */
+static struct sn_container **sn_compact_candidates(struct sn_store *s,
+                                                   const struct sn_compact_plan *p, size_t *n)
 {
     uint64_t now = cn_time_now_us();
     pthread_mutex_lock(&s->lock);
@@ -192,9 +262,7 @@ static struct sn_container **sn_compact_candidates(struct sn_store *s, uint32_t 
     *n = 0;
     for (size_t i = 0; i < s->n_cons; i++) {
         struct sn_container *c = s->cons[i];
-        uint64_t used = c->indexed_upto - SN_CONTAINER_HDR;
-        uint64_t dead = sn_compact_dead_locked(s, c, now);
-        if (c == s->active || (used > 0 && (dead == 0 || dead * 100 < (uint64_t)pct * used)))
+        if (!sn_compact_wanted_locked(s, c, p, now))
             continue;
         sn_container_ref(c);
         v[(*n)++] = c;
@@ -203,20 +271,44 @@ static struct sn_container **sn_compact_candidates(struct sn_store *s, uint32_t 
     return v;
 }
 
-int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compact_result *res,
-                   char err[CN_ERR_LEN])
+/* The plan of an automatic run, from the store's options. */
+static void sn_compact_plan_auto(const struct sn_store *s, struct sn_compact_plan *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->dead_ratio_pct = s->o.dead_ratio_pct;
+    p->min_dead_bytes = s->o.compact_min_dead_bytes;
+    p->max_rate = s->o.compact_max_rate;
+    p->automatic = 1;
+}
+
+/* Runs plan p (see sn_compact_run). */
+static int sn_compact_run_plan(struct sn_store *s, struct sn_compact_plan *p,
+                               struct sn_compact_result *res, char err[CN_ERR_LEN])
 {
     size_t n;
     int rc = CN_OK;
     memset(res, 0, sizeof(*res));
+    /* a rate-limited run flushes about an eighth of a second's worth at a
+     * time, so that its writes come in small groups, not 16 MiB bursts */
+    p->batch_bytes = SN_COMPACT_INFLIGHT_BYTES;
+    if (p->max_rate > 0)
+        p->batch_bytes = CN_MAX(SN_COMPACT_PACE_MIN_BATCH,
+                                CN_MIN(SN_COMPACT_INFLIGHT_BYTES, p->max_rate / 8));
     pthread_mutex_lock(&s->admin);
-    struct sn_container **v =
-        sn_compact_candidates(s, dead_ratio_pct ? dead_ratio_pct : s->o.dead_ratio_pct, &n);
+    p->t0_us = cn_time_mono_us();
+    p->copied = 0;
+    struct sn_container **v = sn_compact_candidates(s, p, &n);
     sn_metrics_compaction_start(s->o.metrics, n);
     for (size_t i = 0; i < n; i++) {
         char cerr[CN_ERR_LEN];
-        res->containers_scanned++;
-        if (sn_compact_container(s, v[i], res, cerr) != CN_OK) {
+        int crc = res->aborted ? CN_AGAIN : CN_OK;
+        if (crc == CN_OK) {
+            res->containers_scanned++;
+            crc = sn_compact_container(s, v[i], p, res, cerr);
+        }
+        if (crc == CN_AGAIN) {
+            res->aborted = 1;
+        } else if (crc != CN_OK) {
             res->containers_failed++;
             if (rc == CN_OK) {
                 rc = CN_ERR;
@@ -231,4 +323,47 @@ int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compac
     sn_metrics_compaction_end(s->o.metrics);
     pthread_mutex_unlock(&s->admin);
     return rc;
+}
+
+int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compact_result *res,
+                   char err[CN_ERR_LEN])
+{
+    struct sn_compact_plan p;
+    memset(&p, 0, sizeof(p));
+    p.dead_ratio_pct = dead_ratio_pct ? dead_ratio_pct : s->o.dead_ratio_pct;
+    return sn_compact_run_plan(s, &p, res, err);
+}
+
+int sn_compact_auto_claim(struct sn_store *s)
+{
+    struct sn_compact_plan p;
+    uint64_t now = cn_time_now_us();
+    int wanted = 0;
+    if (atomic_load(&s->compact_abort) || atomic_load(&s->compact_auto_claimed))
+        return 0;
+    sn_compact_plan_auto(s, &p);
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_cons && !wanted; i++)
+        wanted = sn_compact_wanted_locked(s, s->cons[i], &p, now);
+    pthread_mutex_unlock(&s->lock);
+    if (!wanted)
+        return 0;
+    int expect = 0;
+    return atomic_compare_exchange_strong(&s->compact_auto_claimed, &expect, 1);
+}
+
+int sn_compact_run_auto(struct sn_store *s, struct sn_compact_result *res,
+                        char err[CN_ERR_LEN])
+{
+    struct sn_compact_plan p;
+    sn_compact_plan_auto(s, &p);
+    atomic_fetch_add(&s->auto_compactions, 1);
+    int rc = sn_compact_run_plan(s, &p, res, err);
+    atomic_store(&s->compact_auto_claimed, 0);
+    return rc;
+}
+
+void sn_compact_abort(struct sn_store *s)
+{
+    atomic_store(&s->compact_abort, 1);
 }

@@ -14,7 +14,7 @@ static const char *const sn_config_auths[] = {"none", "curve", NULL};
 
 const struct cn_config_desc sn_config_table[] = {
     {"listen", CN_CONF_STRING, SN_OFF(listen), "tcp://127.0.0.1:7001", 0, 0, NULL,
-     "ZeroMQ endpoint the ROUTER socket binds"},
+     "ZeroMQ endpoint the ROUTER socket binds: tcp://HOST:PORT, or ipc://PATH for gateways on this host (made mode 0600: only this user may connect)"},
     {"data_dir", CN_CONF_STRING, SN_OFF(data_dir), "./data", 0, 0, NULL,
      "directory of the containers/ and index/ of this node"},
     {"node_id", CN_CONF_STRING, SN_OFF(node_id), "storage_0", 0, 0, NULL,
@@ -36,7 +36,17 @@ const struct cn_config_desc sn_config_table[] = {
     {"compaction.dead_ratio", CN_CONF_INT, SN_OFF(dead_ratio_pct), "50", 1, 100, NULL,
      "percent of dead bytes at which a container is compacted"},
     {"compaction.interval", CN_CONF_MSEC, SN_OFF(compaction_interval_ms), "0", 0,
-     86400000ll * 30, NULL, "run compaction this often (0: only on COMPACT)"},
+     86400000ll * 30, NULL, "older name of compaction.check_interval: when not 0 it is used "
+     "instead (0: use compaction.check_interval)"},
+    {"compaction.check_interval", CN_CONF_MSEC, SN_OFF(compaction_check_ms), "10s", 0,
+     86400000ll * 30, NULL, "how often the node looks for containers to compact by itself "
+     "(dead_ratio and min_dead_bytes); 0: only on COMPACT"},
+    {"compaction.min_dead_bytes", CN_CONF_SIZE, SN_OFF(compaction_min_dead), "1M", 0,
+     1ll << 40, NULL, "automatic compaction takes a container only with at least this many "
+     "dead bytes (and dead_ratio)"},
+    {"compaction.max_rate", CN_CONF_SIZE, SN_OFF(compaction_max_rate), "32M", 0, 1ll << 40,
+     NULL, "automatic compaction copies at most this many record bytes per second "
+     "(0: no limit); a COMPACT request is not limited"},
     {"compaction.tombstone_gc_after", CN_CONF_MSEC, SN_OFF(tombstone_gc_after_ms), "240h", 0,
      86400000ll * 3650, NULL,
      "compaction drops tombstones older than this (0: keep them forever); "

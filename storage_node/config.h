@@ -20,6 +20,9 @@ struct sn_config {
     int read_mmap;
     int64_t dead_ratio_pct;
     int64_t compaction_interval_ms;
+    int64_t compaction_check_ms;
+    int64_t compaction_min_dead;
+    int64_t compaction_max_rate;
     int64_t tombstone_gc_after_ms;
     int64_t max_key_len;
     int64_t max_meta_len;

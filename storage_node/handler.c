@@ -218,7 +218,7 @@ static void sn_handler_list(struct sn_job *j)
 
 /* ---- STATS, SCRUB, COMPACT ---- */
 
-#define SN_HANDLER_MAX_STATS 48
+#define SN_HANDLER_MAX_STATS 64
 
 struct sn_handler_stats {
     struct msg_stat s[SN_HANDLER_MAX_STATS];
@@ -279,6 +279,10 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "tombstones_purged", s.tombstones_purged);
     sn_handler_stat(&st, "containers_reclaimed", s.containers_reclaimed);
     sn_handler_stat(&st, "bytes_reclaimed", s.bytes_reclaimed);
+    sn_handler_stat(&st, "auto_compactions", s.auto_compactions);
+    sn_handler_stat(&st, "compaction_throttled_us", s.compact_throttle_us);
+    sn_handler_stat(&st, "corrupt_marked", s.corrupt_marked);
+    sn_handler_stat(&st, "corrupt_repaired", s.corrupt_repaired);
     sn_handler_stat(&st, "recovered_records", s.recovered_records);
     sn_handler_stat(&st, "torn_tails", s.torn_tails);
     sn_handler_stat(&st, "mem_used", cn_alloc_used());
@@ -357,12 +361,14 @@ static void sn_handler_compact(struct sn_job *j)
     struct sn_handler_stats st = {.n = 0};
     struct msg rep;
     char err[CN_ERR_LEN];
-    int rc = sn_compact_run(sn_server_store(j->srv), 0, &res, err);
-    cn_info("compaction: %u containers scanned, %u reclaimed, %llu records moved, "
-            "%llu tombstones purged, %llu bytes freed",
-            res.containers_scanned, res.containers_reclaimed,
-            (unsigned long long)res.records_moved, (unsigned long long)res.tombstones_purged,
-            (unsigned long long)res.bytes_reclaimed);
+    int rc = j->auto_compact ? sn_compact_run_auto(sn_server_store(j->srv), &res, err)
+                             : sn_compact_run(sn_server_store(j->srv), 0, &res, err);
+    cn_info("compaction%s: %u containers scanned, %u reclaimed, %llu records moved, "
+            "%llu tombstones purged, %llu bytes freed, %llu ms throttled%s",
+            j->auto_compact ? " (automatic)" : "", res.containers_scanned,
+            res.containers_reclaimed, (unsigned long long)res.records_moved,
+            (unsigned long long)res.tombstones_purged, (unsigned long long)res.bytes_reclaimed,
+            (unsigned long long)(res.throttle_us / 1000), res.aborted ? ", stopped" : "");
     if (rc != CN_OK)
         cn_warn("compaction: %s", err);
     msg_init_reply(&rep, &j->req, rc == CN_OK ? MSG_ST_OK : MSG_ST_IO_ERROR);

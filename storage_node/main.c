@@ -35,6 +35,12 @@ static int sn_main_auth(const struct sn_config *cfg, struct cn_curve_key *secret
                         char err[CN_ERR_LEN])
 {
     struct cn_curve_key pub;
+    if (cfg->auth == SN_AUTH_NONE && strncmp(cfg->listen, "ipc://", 6) == 0 &&
+        cfg->listen[6] != '@') {
+        cn_info("auth = none on a Unix socket: %s is mode 0600, so only this user's "
+                "processes may connect (docs/security.md)", cfg->listen);
+        return CN_OK;
+    }
     if (cfg->auth == SN_AUTH_NONE) {
         cn_warn("auth = none: any process that reaches %s may read, write and delete every "
                 "object; set auth = curve (docs/security.md)", cfg->listen);
@@ -64,6 +70,8 @@ static void sn_main_store_opts(const struct sn_config *c, struct sn_store_opts *
     o->read_mmap = c->read_mmap;
     o->dead_ratio_pct = (uint32_t)c->dead_ratio_pct;
     o->tombstone_gc_after_ms = (uint64_t)c->tombstone_gc_after_ms;
+    o->compact_min_dead_bytes = (uint64_t)c->compaction_min_dead;
+    o->compact_max_rate = (uint64_t)c->compaction_max_rate;
     o->index_cache = (size_t)c->index_cache;
     o->max_batch = (uint32_t)c->max_batch;
 }
@@ -77,7 +85,10 @@ static void sn_main_server_opts(const struct sn_config *c, const struct cn_curve
     o->io_threads = (uint32_t)c->io_threads;
     o->scrub_threads = (uint32_t)c->scrub_threads;
     o->max_inflight = (uint32_t)c->max_inflight;
-    o->compaction_interval_ms = (uint64_t)c->compaction_interval_ms;
+    /* compaction.interval, the older key, wins when set */
+    o->compaction_interval_ms = (uint64_t)(c->compaction_interval_ms > 0
+                                               ? c->compaction_interval_ms
+                                               : c->compaction_check_ms);
     msg_limits_default(&o->limits);
     o->limits.max_key_len = (uint32_t)c->max_key_len;
     o->limits.max_meta_len = (uint32_t)c->max_meta_len;

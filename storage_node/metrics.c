@@ -24,7 +24,7 @@ enum sn_metrics_src {
     SN_SRC_MEM, SN_SRC_PUTS, SN_SRC_DELETES, SN_SRC_STALE, SN_SRC_CORRUPT_READ,
     SN_SRC_CORRUPT_SCRUB, SN_SRC_SCRUBS, SN_SRC_COMPACTIONS, SN_SRC_RECLAIMED_CONTAINERS,
     SN_SRC_RECLAIMED_BYTES, SN_SRC_RELOCATIONS, SN_SRC_PURGED, SN_SRC_RECOVERED,
-    SN_SRC_TORN_TAILS, SN_SRC_MAX_
+    SN_SRC_TORN_TAILS, SN_SRC_AUTO_COMPACTIONS, SN_SRC_COMPACT_THROTTLE, SN_SRC_MAX_
 };
 
 struct sn_metrics {
@@ -58,6 +58,7 @@ static const struct {
     const char *name, *help;
     int gauge;
     const char *label, *value;
+    int unit_exp;   /* the value is 10^unit_exp of the unit (µs: -6) */
 } sn_metrics_src_desc[SN_SRC_MAX_] = {
     [SN_SRC_OBJECTS] = {"objects", "Live objects: index entries that are not tombstones.", 1},
     [SN_SRC_TOMBSTONES] = {"tombstones", "Index entries that are tombstones.", 1},
@@ -84,6 +85,8 @@ static const struct {
     [SN_SRC_PURGED] = {"compaction_purged_tombstones_total", "Tombstones compaction dropped from the index.", 0},
     [SN_SRC_RECOVERED] = {"recovered_records", "Records indexed by recovery when the store was opened.", 1},
     [SN_SRC_TORN_TAILS] = {"torn_tails", "Torn container tails cut by recovery when the store was opened.", 1},
+    [SN_SRC_AUTO_COMPACTIONS] = {"compaction_auto_runs_total", "Compaction runs the node started by itself (dead space over the threshold).", 0},
+    [SN_SRC_COMPACT_THROTTLE] = {"compaction_throttle_seconds_total", "Time automatic compaction waited to stay under compaction.max_rate.", 0, NULL, NULL, -6},
 };
 
 static void sn_metrics_lower(const char *s, char *out, size_t n)
@@ -183,6 +186,8 @@ static void sn_metrics_collect(struct cn_metrics *r, void *arg)
         v[SN_SRC_PURGED] = s.tombstones_purged;
         v[SN_SRC_RECOVERED] = s.recovered_records;
         v[SN_SRC_TORN_TAILS] = s.torn_tails;
+        v[SN_SRC_AUTO_COMPACTIONS] = s.auto_compactions;
+        v[SN_SRC_COMPACT_THROTTLE] = s.compact_throttle_us;
     }
     if (m->srv != NULL) {
         struct sn_server_stats f;
@@ -207,9 +212,10 @@ static void sn_metrics_register_src(struct sn_metrics *m)
         snprintf(name, sizeof(name), SN_METRICS_NS "%s", sn_metrics_src_desc[i].name);
         const char *l[] = {sn_metrics_src_desc[i].label, sn_metrics_src_desc[i].value, NULL};
         const char *const *labels = sn_metrics_src_desc[i].label ? l : NULL;
+        int ue = sn_metrics_src_desc[i].unit_exp;
         m->src[i] = sn_metrics_src_desc[i].gauge
-                        ? cn_metrics_gauge(m->reg, name, sn_metrics_src_desc[i].help, 0, labels)
-                        : cn_metrics_counter(m->reg, name, sn_metrics_src_desc[i].help, 0, labels);
+                        ? cn_metrics_gauge(m->reg, name, sn_metrics_src_desc[i].help, ue, labels)
+                        : cn_metrics_counter(m->reg, name, sn_metrics_src_desc[i].help, ue, labels);
     }
     cn_metrics_on_collect(m->reg, sn_metrics_collect, m);
 }

@@ -52,6 +52,9 @@ struct sn_scrub {
 static void sn_scrub_report(struct sn_scrub *sc, const uint8_t *key, uint32_t klen,
                             const struct sn_ival *v, const char *why)
 {
+    /* marked so that a read through a gateway, or cairn-admin repair,
+     * rewrites it from a replica (outside the lock: it waits for the writer) */
+    sn_store_mark_corrupt(sc->s, key, klen, v->ver, v->ts);
     pthread_mutex_lock(&sc->m);
     sc->res->corrupt++;
     atomic_fetch_add(&sc->s->scrub_corrupt, 1);

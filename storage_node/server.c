@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cn/alloc.h"
@@ -417,6 +418,25 @@ void sn_server_stats(struct sn_server *srv, struct sn_server_stats *st)
                  atomic_load_explicit(&srv->admin.len, memory_order_relaxed);
 }
 
+
+/* Binds the router. An ipc:// endpoint's socket file is made with mode 0600
+ * (umask 077 while libzmq creates it, which it does in this thread, then a
+ * chmod for certainty): only processes of the node's own user can connect,
+ * which is what makes auth = none acceptable on a Unix socket
+ * (docs/security.md). An abstract socket (ipc://@name) has no file. */
+static int sn_server_bind(void *router, const char *endpoint)
+{
+    const char *path = strncmp(endpoint, "ipc://", 6) == 0 ? endpoint + 6 : NULL;
+    if (path == NULL || path[0] == '@')
+        return zmq_bind(router, endpoint);
+    mode_t old = umask(077);
+    int rc = zmq_bind(router, endpoint);
+    umask(old);
+    if (rc == 0 && chmod(path, 0600) != 0)
+        cn_warn("chmod 0600 %s: %s", path, strerror(errno));
+    return rc;
+}
+
 int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
                   struct sn_server **out, char err[CN_ERR_LEN])
 {
@@ -441,7 +461,7 @@ int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
         sn_server_free(srv);
         return CN_INVAL;
     }
-    if (srv->efd < 0 || zmq_bind(srv->router, opts->listen) != 0) {
+    if (srv->efd < 0 || sn_server_bind(srv->router, opts->listen) != 0) {
         snprintf(err, CN_ERR_LEN, "bind %s: %s", opts->listen,
                  srv->efd < 0 ? strerror(errno) : zmq_strerror(zmq_errno()));
         sn_server_free(srv);
@@ -461,6 +481,7 @@ int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
 void sn_server_stop(struct sn_server *srv)
 {
     atomic_store(&srv->stop, 1);
+    sn_compact_abort(srv->store);
     sn_server_wake(srv);
 }
 
@@ -487,12 +508,16 @@ static void sn_server_do_reload(struct sn_server *srv)
                 srv->o.curve_allowed_clients_file);
 }
 
-/* Queues an internal COMPACT when compaction.interval has passed. */
+/* Every compaction check period, queues an internal automatic COMPACT when
+ * a container is worth compacting and none is queued or running already
+ * (sn_compact_auto_claim). */
 static void sn_server_auto_compact(struct sn_server *srv)
 {
     if (srv->next_compact_us == 0 || cn_time_mono_us() < srv->next_compact_us)
         return;
     srv->next_compact_us = cn_time_mono_us() + srv->o.compaction_interval_ms * 1000;
+    if (!sn_compact_auto_claim(srv->store))
+        return;
     /* the work is the admin thread's: hand it a job without a peer (an
      * empty routing id), whose reply is dropped */
     struct sn_job *j = cn_calloc(1, sizeof(*j));
@@ -500,6 +525,7 @@ static void sn_server_auto_compact(struct sn_server *srv)
     zmq_msg_init(&j->rid);
     zmq_msg_init(&j->hdr);
     msg_init_request(&j->req, MSG_OP_COMPACT, 0);
+    j->auto_compact = 1;
     atomic_fetch_add(&srv->inflight, 1);
     sn_server_queue_push(&srv->admin, j);
 }

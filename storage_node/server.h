@@ -21,7 +21,8 @@ struct sn_server_opts {
     uint32_t io_threads;
     uint32_t scrub_threads;
     uint32_t max_inflight;
-    uint64_t compaction_interval_ms;   /* 0: no automatic compaction */
+    uint64_t compaction_interval_ms;   /* how often to look for containers worth an
+                                        * automatic compaction; 0: never */
     struct msg_limits limits;
     struct sn_metrics *metrics;        /* NULL: not counted */
     /* auth = curve: the node's secret key and the allow-list file of client
@@ -42,6 +43,7 @@ struct sn_job {
     struct msg req;           /* decoded hdr (+ payload) */
     struct sn_wreq w;         /* PUT and DELETE */
     uint64_t t0_us;
+    int auto_compact;         /* internal: an automatic compaction (no reply) */
     struct sn_job *next;
 };
 

@@ -31,6 +31,8 @@ void sn_store_opts_default(struct sn_store_opts *o)
     o->max_batch = 512;
     o->max_batch_bytes = 256ull << 20;
     o->read_mmap = 1;
+    o->compact_min_dead_bytes = 1u << 20;
+    o->compact_max_rate = 32u << 20;
 }
 
 void sn_store_key_str(const uint8_t *key, uint32_t klen, char *out, size_t outlen)
@@ -225,7 +227,8 @@ static int sn_store_read_header(struct sn_container *c, const struct sn_ival *v,
         return CN_CORRUPT;
     }
     if (ri->key_len != klen || memcmp(ri->key, key, klen) != 0 || ri->ver != v->ver ||
-        ri->ts != v->ts || ri->data_len != v->data_len || ri->flags != v->flags) {
+        ri->ts != v->ts || ri->data_len != v->data_len ||
+        ri->flags != (v->flags & ~SN_IVAL_FLAG_CORRUPT)) {
         snprintf(why, CN_ERR_LEN, "record header does not match the index");
         return CN_CORRUPT;
     }
@@ -289,6 +292,12 @@ static int sn_store_read_once(struct sn_store *s, const uint8_t *key, uint32_t k
     sn_store_read_fill(r, &v);
     if (v.flags & SN_RECORD_FLAG_TOMBSTONE)
         return CN_NOTFOUND;
+    /* a HEAD does not read the data: it says so for it (a GET verifies
+     * the blocks it reads, so a slice away from the damage still reads) */
+    if ((v.flags & SN_IVAL_FLAG_CORRUPT) && !(flags & SN_READ_DATA)) {
+        snprintf(why, CN_ERR_LEN, "marked corrupt, waiting for a good copy from a replica");
+        return CN_CORRUPT;
+    }
     struct sn_container *c = sn_store_container_get(s, v.cid);
     if (c == NULL)
         return CN_AGAIN;
@@ -338,6 +347,10 @@ int sn_store_read(struct sn_store *s, const uint8_t *key, uint32_t klen, int fla
         snprintf(err, CN_ERR_LEN, "record '%s': %s", ks, why);
         if (rc == CN_CORRUPT)
             atomic_fetch_add(&s->corrupt_reads, 1);
+        /* found now (not an earlier mark): mark it so that the replicas'
+         * good copy can replace it */
+        if (rc == CN_CORRUPT && !(r->flags & SN_IVAL_FLAG_CORRUPT) && r->ts != 0)
+            sn_store_mark_corrupt(s, key, klen, r->ver, r->ts);
     } else if (rc != CN_OK && rc != CN_NOTFOUND) {
         snprintf(err, CN_ERR_LEN, "%s", why);
     }
@@ -437,6 +450,10 @@ void sn_store_stats(struct sn_store *s, struct sn_store_stats *st)
     st->compactions = atomic_load(&s->compactions);
     st->containers_reclaimed = atomic_load(&s->containers_reclaimed);
     st->bytes_reclaimed = atomic_load(&s->bytes_reclaimed);
+    st->auto_compactions = atomic_load(&s->auto_compactions);
+    st->corrupt_marked = atomic_load(&s->corrupt_marked);
+    st->corrupt_repaired = atomic_load(&s->corrupt_repaired);
+    st->compact_throttle_us = atomic_load(&s->compact_throttle_us);
     st->recovered_records = s->recovered_records;
     st->torn_tails = s->torn_tails;
 }
@@ -750,4 +767,20 @@ int sn_store_close(struct sn_store *s, char *err)
     cn_free(s->dir_index);
     cn_free(s);
     return rc;
+}
+
+int sn_store_mark_corrupt(struct sn_store *s, const uint8_t *key, uint32_t klen, uint64_t ver,
+                          uint64_t ts)
+{
+    struct sn_wreq w;
+    memset(&w, 0, sizeof(w));
+    w.op = SN_WOP_MARK;
+    w.ri.key = key;
+    w.ri.key_len = klen;
+    w.ri.ver = ver;
+    w.ri.ts = ts;
+    if (sn_store_submit_wait(s, &w) != CN_OK || !w.applied)
+        return 0;
+    atomic_fetch_add(&s->corrupt_marked, 1);
+    return 1;
 }

@@ -25,6 +25,10 @@ struct sn_store_opts {
     uint32_t max_batch;          /* group commit: most writes per batch */
     uint64_t max_batch_bytes;    /* group commit: most bytes per batch */
     int read_mmap;               /* serve record data from a mapping of the container */
+    uint64_t compact_min_dead_bytes; /* automatic compaction: a container needs at least
+                                      * this many dead bytes (and dead_ratio_pct) */
+    uint64_t compact_max_rate;   /* automatic compaction: most record bytes copied per
+                                  * second; 0: no limit */
     struct sn_metrics *metrics;  /* group commits, syncs, scrub and compaction
                                   * progress are counted here; NULL: not counted */
 };
@@ -62,7 +66,16 @@ size_t sn_store_notes(const struct sn_store *s, const char *const **notes);
  * the record's (ver, ts). PURGE (compaction, tombstone GC): remove the key
  * from the index, only if it still points at that same tombstone. DROP: forget
  * an empty container (old_cid) and unlink its file. */
-enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_PURGE, SN_WOP_DROP };
+enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_PURGE, SN_WOP_DROP,
+              SN_WOP_MARK };
+
+/* An index entry flag (next to SN_RECORD_FLAG_TOMBSTONE, never in a record):
+ * the record failed a checksum on a read or in a scrub and waits for a good
+ * copy. A HEAD of the key answers CORRUPT (a GET verifies the blocks it
+ * reads, as for any record); a PUT or DELETE with the same
+ * (ts, ver) as the marked record is applied (it is the repair), and any
+ * applied write clears the mark. LIST entries carry it (flags bit 1). */
+#define SN_IVAL_FLAG_CORRUPT 0x02u
 
 struct sn_wreq;
 typedef void (*sn_wreq_done_cb)(struct sn_wreq *w, void *arg);
@@ -103,6 +116,13 @@ void sn_store_submit(struct sn_store *s, struct sn_wreq *w);
 
 /* Submits w and waits for it (tests, compaction). Returns w->rc. */
 int sn_store_submit_wait(struct sn_store *s, struct sn_wreq *w);
+
+/* MARK: sets SN_IVAL_FLAG_CORRUPT on key's index entry (durably), if the
+ * key still holds the live record (ver, ts); waits for the writer. Returns
+ * 1 when it marked, 0 when not (gone, newer, a tombstone, already marked or
+ * an error). Called by reads and scrubs that find the record corrupt. */
+int sn_store_mark_corrupt(struct sn_store *s, const uint8_t *key, uint32_t klen, uint64_t ver,
+                          uint64_t ts);
 
 /* ---- reads ---- */
 
@@ -167,6 +187,10 @@ struct sn_store_stats {
     uint64_t reads, corrupt_reads;
     uint64_t scrubs, scrub_corrupt;
     uint64_t compactions, containers_reclaimed, bytes_reclaimed;
+    uint64_t auto_compactions;  /* runs started by sn_compact_run_auto */
+    uint64_t corrupt_marked;    /* records marked SN_IVAL_FLAG_CORRUPT */
+    uint64_t corrupt_repaired;  /* marked records replaced by a write */
+    uint64_t compact_throttle_us; /* time compaction waited for compact_max_rate */
     uint64_t recovered_records, torn_tails;
 };
 void sn_store_stats(struct sn_store *s, struct sn_store_stats *st);
@@ -181,6 +205,8 @@ struct sn_compact_result {
     uint32_t containers_scanned, containers_reclaimed, containers_failed;
     uint64_t records_moved, bytes_moved, bytes_reclaimed;
     uint64_t tombstones_purged;
+    uint64_t throttle_us;       /* time spent waiting for the rate limit */
+    int aborted;                /* stopped early by sn_compact_abort */
 };
 
 /* Compacts every container (not the active one) whose dead share is at or
@@ -191,6 +217,26 @@ struct sn_compact_result {
  * index instead of copied. One compaction or scrub at a time (others wait). */
 int sn_compact_run(struct sn_store *s, uint32_t dead_ratio_pct, struct sn_compact_result *res,
                    char err[CN_ERR_LEN]);
+
+/* Automatic compaction, in two steps. sn_compact_auto_claim() is cheap (the
+ * containers' counters under the lock, no I/O) and is called periodically:
+ * it returns 1 when some container other than the active one has a dead
+ * share of at least opts.dead_ratio_pct AND at least
+ * opts.compact_min_dead_bytes dead bytes, and no automatic run is claimed
+ * already; the claim then holds until sn_compact_run_auto() (which the
+ * caller must then call, on any thread) returns. sn_compact_run_auto()
+ * compacts those containers like sn_compact_run, paced to
+ * opts.compact_max_rate bytes copied per second (it sleeps between batches
+ * of at most an eighth of a second's worth), and stops early, leaving the
+ * rest for a later run, when sn_compact_abort() is called. A container left
+ * half-moved is consistent: moved records were re-pointed one by one. */
+int sn_compact_auto_claim(struct sn_store *s);
+int sn_compact_run_auto(struct sn_store *s, struct sn_compact_result *res,
+                        char err[CN_ERR_LEN]);
+
+/* Async-signal-safe: makes a running automatic compaction stop at its next
+ * batch (shutdown). Runs started afterwards stop at once. */
+void sn_compact_abort(struct sn_store *s);
 
 /* ---- scrub (scrub.c) ---- */
 

@@ -39,6 +39,10 @@ struct sn_store {
     atomic_uint_fast64_t tombstones_purged;
     atomic_uint_fast64_t reads, corrupt_reads, scrubs, scrub_corrupt;
     atomic_uint_fast64_t compactions, containers_reclaimed, bytes_reclaimed;
+    atomic_uint_fast64_t auto_compactions, compact_throttle_us;
+    atomic_uint_fast64_t corrupt_marked, corrupt_repaired;
+    atomic_int compact_auto_claimed;   /* an automatic run is queued or running */
+    atomic_int compact_abort;          /* sn_compact_abort: stop automatic runs */
     uint64_t recovered_records, torn_tails;
     char *notes[SN_STORE_MAX_NOTES];   /* what recovery repaired (sn_store_notes) */
     size_t n_notes;

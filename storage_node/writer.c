@@ -186,6 +186,13 @@ static int sn_writer_decide(const struct sn_wreq *w, int found, const struct sn_
         return found && cur->cid == w->old_cid && cur->off == w->old_off &&
                cur->ver == w->ri.ver && cur->ts == w->ri.ts &&
                (w->op == SN_WOP_RELOCATE || (cur->flags & SN_RECORD_FLAG_TOMBSTONE));
+    if (w->op == SN_WOP_MARK)
+        return found && cur->ver == w->ri.ver && cur->ts == w->ri.ts &&
+               !(cur->flags & (SN_RECORD_FLAG_TOMBSTONE | SN_IVAL_FLAG_CORRUPT));
+    /* a copy of the very version a marked record holds is its repair */
+    if (found && (cur->flags & SN_IVAL_FLAG_CORRUPT) && cur->ts == w->ri.ts &&
+        cur->ver == w->ri.ver)
+        return 1;
     return !found || cn_version_newer(w->ri.ts, w->ri.ver, cur->ts, cur->ver);
 }
 
@@ -212,6 +219,15 @@ static int sn_writer_place(struct sn_store *s, struct sn_apply *a, struct sn_wri
         sn_writer_apply_del(s, a, w->ri.key, w->ri.key_len, &cur);
         return CN_OK;
     }
+    if (w->op == SN_WOP_MARK) {   /* the same record, flagged: no append */
+        nv = cur;
+        nv.flags |= SN_IVAL_FLAG_CORRUPT;
+        sn_writer_apply_set(s, a, w->ri.key, w->ri.key_len, &nv, &cur);
+        return CN_OK;
+    }
+    if (found && (cur.flags & SN_IVAL_FLAG_CORRUPT) &&
+        (w->op == SN_WOP_PUT || w->op == SN_WOP_DELETE))
+        atomic_fetch_add(&s->corrupt_repaired, 1);
     uint64_t total = sn_record_total_len(&w->ri);
     uint64_t at = s->active->len + p->bytes;
     if (at > SN_CONTAINER_HDR && at + total > s->o.max_container_len) {
@@ -223,6 +239,8 @@ static int sn_writer_place(struct sn_store *s, struct sn_apply *a, struct sn_wri
     sn_writer_pending_add(p, w->hdr, w->ri.hdr_len);
     sn_writer_pending_add(p, w->data, w->ri.data_len);
     sn_store_ival_from(&nv, &w->ri, s->active->id, at);
+    if (w->op == SN_WOP_RELOCATE)   /* the same bytes: still corrupt */
+        nv.flags |= cur.flags & SN_IVAL_FLAG_CORRUPT;
     sn_writer_apply_set(s, a, w->ri.key, w->ri.key_len, &nv, found ? &cur : NULL);
     w->cur_ver = nv.ver;
     w->cur_ts = nv.ts;
@@ -305,7 +323,7 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
         }
         if (w->op == SN_WOP_RELOCATE)
             need_sync = index_sync = 1;
-        if (w->op == SN_WOP_PURGE)
+        if (w->op == SN_WOP_PURGE || w->op == SN_WOP_MARK)
             index_sync = 1;
         if (rc == CN_OK && (w->rc = sn_writer_place(s, &a, &p, w)) != CN_OK) {
             rc = w->rc;

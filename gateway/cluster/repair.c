@@ -216,6 +216,10 @@ static void gw_repair_on_head(struct gw_storage_reply *r, void *arg)
     } else if (r->rc == CN_OK && m->st == MSG_ST_NOT_FOUND) {
         int tomb = (m->flags & MSG_FLAG_TOMBSTONE) && MSG_HAS(m, MSG_F_TS);
         c->state = tomb ? GW_REPAIR_TOMB : GW_REPAIR_ABSENT;
+    } else if (r->rc == CN_OK && m->st == MSG_ST_CORRUPT) {
+        /* the node marked its copy corrupt: it takes the newest version
+         * again, even one with the same (ts, ver) (docs/cluster.md) */
+        c->state = GW_REPAIR_ABSENT;
     } else {
         c->state = GW_REPAIR_ERR;
         gw_repair_fail_node(op, r->node);

@@ -10,6 +10,7 @@
 
 #include "cn/alloc.h"
 #include "cn/crc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
 #include "cn/time.h"
 #include "cn/version.h"
@@ -526,7 +527,7 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
         return;
     }
     op->not_found += rc == CN_NOTFOUND;
-    op->missed += rc == CN_NOTFOUND;
+    op->missed += rc == CN_NOTFOUND || rc == CN_CORRUPT;   /* repaired once served */
     op->corrupt += rc == CN_CORRUPT;
     if (rc != CN_NOTFOUND)
         op->last_rc = rc;
@@ -658,6 +659,8 @@ static int gw_store_seen(struct gw_store_op *op, const struct gw_storage_reply *
     op->seen_state[i] = state;
     op->seen_ts[i] = state != 0 ? r->m.ts : 0;
     op->seen_ver[i] = state != 0 ? r->m.ver : 0;
+    if (state != 0)   /* later writes of this gateway come after what it read */
+        cn_hlc_observe(cn_hlc_default(), op->seen_ts[i]);
     int newer = cn_version_newer(op->seen_ts[i], op->seen_ver[i], op->best_ts, op->best_ver);
     /* after the decision a late answer only feeds the repair */
     if (!op->decided && state != 0 && (op->best_state == 0 || newer)) {
@@ -763,6 +766,8 @@ static void gw_store_on_version(struct gw_storage_reply *r, void *arg)
         fresh = serves && state == 1 && !op->decided && gw_store_is_best(op, r->m.ts, r->m.ver);
     } else {
         op->last_rc = rc;
+        if (rc == CN_CORRUPT)
+            op->any_stale = 1;   /* its copy is rewritten by the read repair */
         if (!op->decided)
             gw_store_quorum_widen(op, 1); /* a replica not asked yet answers instead */
     }
@@ -890,6 +895,7 @@ static void gw_store_list_absorb(struct gw_store_op *op, const struct msg *m)
         memcpy(d->etag, e->etag.ptr, el);
         d->etag[el] = '\0';
         d->ts = e->ts;
+        cn_hlc_observe(cn_hlc_default(), e->ts);
         d->ver = e->ver;
         d->flags = e->flags;
     }

@@ -284,7 +284,10 @@ static void gw_conn_read_body(struct gw_conn *c)
     } else {
         bufferevent_enable(c->bev, EV_READ);
     }
-    if ((added > 0 || r->body_done || r->body_failed) && r->on_body != NULL)
+    /* bytes left waiting count too: a handler that hands the body to a new
+     * reader (gw_http_req_body_read() again) may leave a full buffer, which
+     * no read would add to */
+    if ((added > 0 || before > 0 || r->body_done || r->body_failed) && r->on_body != NULL)
         r->on_body(r);
 }
 

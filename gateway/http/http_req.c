@@ -46,8 +46,8 @@ void gw_http_req_reply_start(struct gw_http_req *x, int status)
         int code;
         const char *text;
     } reasons[] = {
-        {200, "OK"}, {204, "No Content"}, {206, "Partial Content"},
-        {304, "Not Modified"}, {400, "Bad Request"}, {403, "Forbidden"},
+        {200, "OK"}, {201, "Created"}, {204, "No Content"}, {206, "Partial Content"},
+        {303, "See Other"}, {304, "Not Modified"}, {400, "Bad Request"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
         {411, "Length Required"}, {412, "Precondition Failed"}, {414, "URI Too Long"},
         {416, "Requested Range Not Satisfiable"}, {500, "Internal Server Error"},

@@ -65,7 +65,7 @@ int gw_http_req_release(struct gw_http_req *x);
 
 /* Starts (or keeps) reading the body: sends 100 Continue when the client
  * waits for it, then calls on_body (from the loop) whenever bytes were added
- * to x->body or body_done / body_failed became true. Reading pauses while
+ * to x->body, when it starts (or is kicked) with bytes waiting there, or body_done / body_failed became true. Reading pauses while
  * x->body holds the loop's body_buffer bytes: drain it, then call
  * gw_http_req_body_consumed(). */
 void gw_http_req_body_read(struct gw_http_req *x, gw_http_req_cb on_body);

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cn/alloc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 #define GW_LO_RECLAIM_INFLIGHT 16
 
@@ -95,7 +95,7 @@ static void gw_lo_reclaim_pump(struct gw_lo_reclaim_job *j)
         size_t klen = gw_lo_map_chunk_key(key, j->okey, j->okey_len, j->segs[j->seg].ver,
                                           j->chunk++);
         j->inflight++;
-        gw_store_delete(j->rc->store, key, klen, j->reqid, cn_time_now_us(),
+        gw_store_delete(j->rc->store, key, klen, j->reqid, cn_hlc_now(cn_hlc_default()),
                         gw_lo_reclaim_on_delete, j);
     }
     int stopped = j->rc == NULL || j->rc->closed;
@@ -180,9 +180,20 @@ struct gw_lo_reclaim_del {
     gw_store_cb cb;
     void *arg;
     uint64_t old_ts;
+    uint64_t expect_ts;           /* gw_lo_reclaim_delete_version(): the version; 0: any */
     struct gw_lo_map map;
     int have_map;
 };
+
+/* delete_version: the record read is another version (or none): cb gets
+ * rc, nothing is written. */
+static void gw_lo_reclaim_del_skip(struct gw_lo_reclaim_del *d, int rc)
+{
+    struct gw_store_result res = {.rc = rc};
+    d->cb(&res, d->arg);
+    gw_lo_map_fini(&d->map);
+    cn_free(d);
+}
 
 static void gw_lo_reclaim_del_on_tomb(struct gw_store_result *res, void *arg)
 {
@@ -197,13 +208,19 @@ static void gw_lo_reclaim_del_on_tomb(struct gw_store_result *res, void *arg)
 
 static void gw_lo_reclaim_del_tomb(struct gw_lo_reclaim_del *d)
 {
-    gw_store_delete(d->rc->store, d->okey, d->okey_len, d->ver,
-                    CN_MAX(cn_time_now_us(), d->old_ts + 1), gw_lo_reclaim_del_on_tomb, d);
+    /* a lifecycle expiry deletes exactly the version it listed: its
+     * tombstone sits just after it, so a later overwrite still wins */
+    uint64_t ts = d->expect_ts != 0 ? d->expect_ts + 1 : cn_hlc_after(cn_hlc_default(), d->old_ts);
+    gw_store_delete(d->rc->store, d->okey, d->okey_len, d->ver, ts, gw_lo_reclaim_del_on_tomb, d);
 }
 
 static void gw_lo_reclaim_del_on_get(struct gw_store_result *res, void *arg)
 {
     struct gw_lo_reclaim_del *d = arg;
+    if (d->expect_ts != 0 && (res->rc != CN_OK || res->reply->m.ts != d->expect_ts)) {
+        gw_lo_reclaim_del_skip(d, res->rc == CN_OK || res->rc == CN_NOTFOUND ? CN_AGAIN : res->rc);
+        return;
+    }
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
         d->old_ts = CN_MAX(d->old_ts, m->ts);
@@ -217,6 +234,10 @@ static void gw_lo_reclaim_del_on_head(struct gw_store_result *res, void *arg)
     struct gw_lo_reclaim_del *d = arg;
     size_t tl;
     uint64_t size;
+    if (d->expect_ts != 0 && (res->rc != CN_OK || res->reply->m.ts != d->expect_ts)) {
+        gw_lo_reclaim_del_skip(d, res->rc == CN_OK || res->rc == CN_NOTFOUND ? CN_AGAIN : res->rc);
+        return;
+    }
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
         d->old_ts = m->ts;
@@ -238,6 +259,23 @@ void gw_lo_reclaim_delete_object(struct gw_lo_reclaim *rc, const char *okey, siz
     memcpy(d->okey, okey, okey_len);
     d->okey_len = okey_len;
     d->ver = ver;
+    d->delay_ms = delay_ms;
+    d->cb = cb;
+    d->arg = arg;
+    gw_store_head(rc->store, okey, okey_len, gw_lo_reclaim_del_on_head, d);
+}
+
+void gw_lo_reclaim_delete_version(struct gw_lo_reclaim *rc, const char *okey, size_t okey_len,
+                                  uint64_t ver, uint64_t ts, int64_t delay_ms, gw_store_cb cb,
+                                  void *arg)
+{
+    CN_ASSERT(okey_len <= GW_KEYS_MAX && ts > 0);
+    struct gw_lo_reclaim_del *d = cn_calloc(1, sizeof(*d));
+    d->rc = rc;
+    memcpy(d->okey, okey, okey_len);
+    d->okey_len = okey_len;
+    d->ver = ver;
+    d->expect_ts = ts;
     d->delay_ms = delay_ms;
     d->cb = cb;
     d->arg = arg;

@@ -46,6 +46,15 @@ void gw_lo_reclaim_segs(struct gw_lo_reclaim *rc, const char *okey, size_t okey_
 void gw_lo_reclaim_delete_object(struct gw_lo_reclaim *rc, const char *okey, size_t okey_len,
                                  uint64_t ver, int64_t delay_ms, gw_store_cb cb, void *arg);
 
+/* gw_lo_reclaim_delete_object() of one version only: the version written
+ * at ts (as a listing showed it). When the record read is another version
+ * (overwritten since) or gone, cb gets CN_AGAIN and nothing is written;
+ * otherwise the tombstone is written at ts + 1, so an overwrite that lands
+ * meanwhile (a later ts) wins over it. For the lifecycle worker. */
+void gw_lo_reclaim_delete_version(struct gw_lo_reclaim *rc, const char *okey, size_t okey_len,
+                                  uint64_t ver, uint64_t ts, int64_t delay_ms, gw_store_cb cb,
+                                  void *arg);
+
 /* Jobs waiting or running, and chunk deletes done (for tests and stats). */
 uint64_t gw_lo_reclaim_pending(const struct gw_lo_reclaim *rc);
 uint64_t gw_lo_reclaim_deleted(const struct gw_lo_reclaim *rc);

@@ -9,8 +9,8 @@
 #include "lo_metrics.h"
 
 #include "cn/alloc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 struct gw_lo_writer {
     struct gw_lo_writer_config cfg;
@@ -114,7 +114,7 @@ static void gw_lo_writer_send(struct gw_lo_writer *w)
         .key = key,
         .key_len = klen,
         .ver = w->cfg.ver,
-        .ts = cn_time_now_us(),
+        .ts = cn_hlc_now(cn_hlc_default()),
     };
     w->next_idx++;
     w->sent += gw_blob_len(blob);

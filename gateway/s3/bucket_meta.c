@@ -11,11 +11,11 @@
 #include <openssl/rand.h>
 
 #include "cn/alloc.h"
-#include "cn/time.h"
+#include "cn/hlc.h"
 
 struct gw_bucket_incarnation gw_bucket_incarnation_new(void)
 {
-    struct gw_bucket_incarnation inc = {.created_us = cn_time_now_us()};
+    struct gw_bucket_incarnation inc = {.created_us = cn_hlc_now(cn_hlc_default())};
     unsigned char b[8];
     if (RAND_bytes(b, sizeof(b)) != 1)   /* the clock alone still tells incarnations apart */
         memset(b, 0, sizeof(b));

@@ -30,8 +30,8 @@
 
 #include "cn/alloc.h"
 #include "cn/hex.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 #define GW_MP_MIN_PART (5u * 1024 * 1024) /* S3: every part but the last */
 #define GW_MP_MAX_PARTS 10000
@@ -369,7 +369,7 @@ static void gw_multipart_on_forget(struct gw_store_result *res, void *arg)
 
 static void gw_multipart_forget_parts(struct gw_req *r, struct gw_multipart *m)
 {
-    uint64_t ts = cn_time_now_us();
+    uint64_t ts = cn_hlc_now(cn_hlc_default());
     for (uint32_t i = 0; i < m->n_parts; i++) {
         char key[GW_LO_KEY_MAX];
         size_t kl = gw_multipart_part_key(m, m->parts[i].number, key);
@@ -477,7 +477,7 @@ static void gw_multipart_create_bucket_ok(struct gw_req *r)
         .key = m->ukey, .key_len = m->ukey_len,
         .etag = owner, .etag_len = strlen(owner),
         .meta = m->meta, .meta_len = m->meta_len,
-        .ver = r->id, .ts = cn_time_now_us(),
+        .ver = r->id, .ts = cn_hlc_now(cn_hlc_default()),
     };
     gw_req_hold(r);
     gw_store_put(r->s3->store, &rec, NULL, gw_multipart_on_created, r);
@@ -591,7 +591,7 @@ static void gw_multipart_write_part(struct gw_req *r)
     const char *ck = m->have_part_ck && m->have_algo && m->part_ck_algo == m->algo ? m->part_ck
                                                                                    : "";
     size_t el = gw_multipart_part_etag(m->etag_field, m->md5, &m->seg, ck);
-    m->ts = cn_time_now_us();
+    m->ts = cn_hlc_now(cn_hlc_default());
     if (m->have_old_part)
         m->ts = CN_MAX(m->ts, m->old_part.ts + 1);
     struct gw_store_record rec = {
@@ -835,7 +835,7 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
         }
         gw_multipart_forget_parts(r, m);
         gw_store_delete(r->s3->store, m->ukey, m->ukey_len, r->id,
-                        CN_MAX(cn_time_now_us(), m->initiated_ts + 1), gw_multipart_on_forget,
+                        cn_hlc_after(cn_hlc_default(), m->initiated_ts), gw_multipart_on_forget,
                         NULL);
     }
     if (!gw_req_release(r))
@@ -894,7 +894,7 @@ static void gw_multipart_write_parent(struct gw_req *r)
         .key = m->okey, .key_len = m->okey_len,
         .etag = m->etag_field, .etag_len = el,
         .meta = m->meta, .meta_len = m->meta_len,
-        .ver = r->id, .ts = CN_MAX(cn_time_now_us(), m->old_ts + 1),
+        .ver = r->id, .ts = cn_hlc_after(cn_hlc_default(), m->old_ts),
     };
     gw_req_hold(r);
     gw_store_put(r->s3->store, &rec, m->blob, gw_multipart_on_completed, r);
@@ -1107,7 +1107,7 @@ static void gw_multipart_abort_listed(struct gw_req *r)
     gw_multipart_forget_parts(r, m);
     gw_req_hold(r);
     gw_store_delete(r->s3->store, m->ukey, m->ukey_len, r->id,
-                    CN_MAX(cn_time_now_us(), m->initiated_ts + 1), gw_multipart_on_aborted, r);
+                    cn_hlc_after(cn_hlc_default(), m->initiated_ts), gw_multipart_on_aborted, r);
 }
 
 static void gw_multipart_abort_upload_ok(struct gw_req *r)
@@ -1354,4 +1354,13 @@ void gw_multipart_list_uploads(struct gw_req *r)
         u->prefix_len += pf->value_len;
     }
     gw_s3_bucket_require(r, gw_multipart_list_uploads_bucket_ok);
+}
+
+int gw_multipart_part_seg(const char *etag, struct gw_lo_seg *seg)
+{
+    struct gw_mp_part p;
+    if (gw_multipart_part_parse(etag, &p) != CN_OK)
+        return CN_INVAL;
+    *seg = p.seg;
+    return CN_OK;
 }

@@ -30,4 +30,11 @@ void gw_multipart_list_parts(struct gw_req *r);
 /* GET /bucket?uploads */
 void gw_multipart_list_uploads(struct gw_req *r);
 
+struct gw_lo_seg;
+
+/* The chunks a part record's etag field (NUL-terminated, as a listing
+ * gives it) names: CN_OK with *seg, or CN_INVAL. For the lifecycle worker
+ * (lifecycle_run.c), which aborts uploads without a request. */
+int gw_multipart_part_seg(const char *etag, struct gw_lo_seg *seg);
+
 #endif

@@ -15,6 +15,7 @@
 #include "s3_cors.h"
 #include "s3_names.h"
 #include "s3_ops.h"
+#include "s3_post.h"
 #include "s3_router.h"
 
 #include "cn/alloc.h"
@@ -279,6 +280,8 @@ static void gw_req_app_clear(struct gw_http_req *x)
         r->bs_free(r->bs);
     r->bs = NULL;
     r->bs_free = NULL;
+    gw_s3_post_free(r->post);
+    r->post = NULL;
     r->then = NULL;
     r->on_body = NULL;
     r->on_drain = NULL;

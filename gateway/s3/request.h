@@ -28,6 +28,7 @@
 struct gw_req;
 struct gw_s3_op;
 struct gw_s3_cors_headers;
+struct gw_s3_post;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
 
@@ -73,6 +74,12 @@ struct gw_req {
      * looked up once (cors_checked) when r has an Origin; NULL: none */
     struct gw_s3_cors_headers *cors;
     int cors_checked;
+
+    /* POST object (s3_post.h): its form once the fields before the file
+     * passed their checks; the body reader decodes the body through it and
+     * PutObject takes the object's headers and its answer from it. NULL for
+     * every other request; freed with the request. */
+    struct gw_s3_post *post;
 
     /* callbacks of the body and of the output's drain (gw_req_body_read,
      * gw_req_on_drain), called through the HTTP layer's */
@@ -129,7 +136,7 @@ size_t gw_req_log_target(const struct gw_http_parser *h, char *out, size_t cap);
 
 /* Starts (or keeps) reading the body: sends 100 Continue when the client
  * waits for it, then calls on_body (from the loop) whenever bytes were added
- * to r->hr.body or hr.body_done / hr.body_failed became true. Reading pauses
+ * to r->hr.body, when it starts (or is kicked) with bytes waiting there, or hr.body_done / hr.body_failed became true. Reading pauses
  * while r->hr.body holds http.body_buffer bytes: drain it, then call
  * gw_req_body_consumed(). */
 void gw_req_body_read(struct gw_req *r, gw_req_cb on_body);

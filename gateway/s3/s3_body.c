@@ -1,5 +1,5 @@
-/* The body reader: r->body (HTTP framing undone) -> [aws-chunked decoder] ->
- * checksums -> sink. Each on_body wakeup consumes everything buffered, so
+/* The body reader: r->body (HTTP framing undone) -> [aws-chunked decoder,
+ * or a POST object's form parser] -> checksums -> sink. Each on_body wakeup consumes everything buffered, so
  * the connection resumes reading at once (the sink is bounded by limit). */
 #include "s3_body.h"
 
@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "aws_chunked.h"
+#include "post_form.h"
+#include "s3_post.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -24,6 +26,8 @@ struct gw_s3_body {
     struct evbuffer *data;
     struct gw_aws_chunked *ac;
     int ac_done;
+    struct gw_post_form *form;    /* POST object: only the file's bytes are the body */
+    int form_done;
     struct gw_checksum sums;
     int have_sums;
     int have_hdr_ck;          /* an x-amz-checksum-* header to verify */
@@ -72,6 +76,8 @@ static int64_t gw_s3_body_header_u64(const struct gw_req *r, const char *name)
 
 int64_t gw_s3_body_declared_length(const struct gw_req *r)
 {
+    if (r->post != NULL)
+        return -1; /* the file's length is known only at its end */
     if (gw_s3_body_is_streaming(r->auth.payload))
         return gw_s3_body_header_u64(r, "x-amz-decoded-content-length");
     return r->http->content_length;
@@ -127,6 +133,33 @@ static enum gw_s3_err gw_s3_body_feed_chunked(struct gw_s3_body *b, struct evbuf
     return GW_S3_OK;
 }
 
+/* Feeds a POST object's form: its file's bytes go to the sink; what
+ * follows the file part is read and dropped. */
+static enum gw_s3_err gw_s3_body_feed_form(struct gw_s3_body *b, struct evbuffer *in)
+{
+    while (evbuffer_get_length(in) > 0) {
+        struct evbuffer_iovec v;
+        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+            break;
+        if (b->form_done) {
+            evbuffer_drain(in, v.iov_len);
+            continue;
+        }
+        size_t used = 0;
+        enum gw_s3_err err = GW_S3_OK;
+        int rc = gw_post_form_feed(b->form, v.iov_base, v.iov_len, &used, gw_s3_body_sink, b,
+                                   &err);
+        evbuffer_drain(in, used);
+        if (rc == CN_DONE)
+            b->form_done = 1;
+        else if (rc == CN_TOOBIG && err == GW_S3_INTERNAL_ERROR)
+            return b->too_large; /* our sink refused: over the limit */
+        else if (rc != CN_AGAIN)
+            return err != GW_S3_OK ? err : GW_S3_MALFORMED_POST_REQUEST;
+    }
+    return GW_S3_OK;
+}
+
 /* Feeds plain bytes: checksums over each chain, then a zero-copy move. */
 static enum gw_s3_err gw_s3_body_feed_plain(struct gw_s3_body *b, struct evbuffer *in)
 {
@@ -159,6 +192,9 @@ static enum gw_s3_err gw_s3_body_verify(struct gw_s3_body *b)
     struct gw_req *r = b->r;
     if (b->ac != NULL && !b->ac_done)
         return GW_S3_INCOMPLETE_BODY;
+    enum gw_s3_err ferr = GW_S3_OK;
+    if (b->form != NULL && gw_post_form_finish(b->form, &ferr) != CN_OK)
+        return ferr;
     gw_checksum_final(&b->sums);
     gw_checksum_hex(&b->sums, GW_CHECKSUM_MD5, b->md5_hex);
     if (r->auth.payload == GW_SIGV4_PAYLOAD_SHA256 &&
@@ -167,7 +203,7 @@ static enum gw_s3_err gw_s3_body_verify(struct gw_s3_body *b)
         return GW_S3_X_AMZ_CONTENT_SHA256_MISMATCH;
     size_t len;
     const char *md5 = gw_req_header(r, "content-md5", &len);
-    if (md5 != NULL) {
+    if (md5 != NULL && b->form == NULL) {
         int rc = gw_checksum_verify_base64(&b->sums, GW_CHECKSUM_MD5, md5, len);
         if (rc != CN_OK)
             return rc == CN_CORRUPT ? GW_S3_BAD_DIGEST : GW_S3_INVALID_DIGEST;
@@ -188,8 +224,9 @@ static void gw_s3_body_on_body(struct gw_req *r)
     struct gw_s3_body *b = r->bs;
     if (b == NULL || b->finished || b->paused)
         return; /* paused: r->body stays full, so the connection stops reading */
-    enum gw_s3_err err = b->ac != NULL ? gw_s3_body_feed_chunked(b, r->hr.body)
-                                       : gw_s3_body_feed_plain(b, r->hr.body);
+    enum gw_s3_err err = b->ac != NULL     ? gw_s3_body_feed_chunked(b, r->hr.body)
+                         : b->form != NULL ? gw_s3_body_feed_form(b, r->hr.body)
+                                           : gw_s3_body_feed_plain(b, r->hr.body);
     evbuffer_drain(r->hr.body, evbuffer_get_length(r->hr.body));
     /* a stalled client is a timeout (clients retry it); bytes that break
      * the framing are the client's fault and the connection is closed */
@@ -232,6 +269,10 @@ static enum gw_s3_err gw_s3_body_find_checksum_header(struct gw_s3_body *b)
 static enum gw_s3_err gw_s3_body_setup(struct gw_s3_body *b)
 {
     struct gw_req *r = b->r;
+    if (r->post != NULL) { /* the request's checksum headers describe no file */
+        b->form = gw_s3_post_form(r->post);
+        b->no_hdr_ck = 1;
+    }
     enum gw_s3_err err = b->no_hdr_ck ? GW_S3_OK : gw_s3_body_find_checksum_header(b);
     if (err != GW_S3_OK)
         return err;
@@ -241,7 +282,7 @@ static enum gw_s3_err gw_s3_body_setup(struct gw_s3_body *b)
     size_t md5_len;
     const char *md5 = gw_req_header(r, "content-md5", &md5_len);
     unsigned char digest[16];
-    if (md5 != NULL && gw_checksum_content_md5_parse(md5, md5_len, digest) != CN_OK)
+    if (md5 != NULL && b->form == NULL && gw_checksum_content_md5_parse(md5, md5_len, digest) != CN_OK)
         return GW_S3_INVALID_DIGEST;
     unsigned want = GW_CHECKSUM_BIT(GW_CHECKSUM_MD5);
     if (r->auth.payload == GW_SIGV4_PAYLOAD_SHA256)

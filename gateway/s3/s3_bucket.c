@@ -18,8 +18,8 @@
 #include "xml.h"
 
 #include "cn/alloc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 /* ---- existence ------------------------------------------------------- */
 
@@ -171,7 +171,7 @@ static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
         .meta = meta,
         .meta_len = meta_len,
         .ver = r->id,
-        .ts = CN_MAX(cn_time_now_us(), msg->ts + 1),   /* newer than what it was made from */
+        .ts = cn_hlc_after(cn_hlc_default(), msg->ts),   /* newer than what it was made from */
     };
     gw_req_hold(r);
     gw_store_put(r->s3->store, &rec, NULL, gw_s3_bucket_on_cfg_written, r);
@@ -294,8 +294,6 @@ static const struct {
 } gw_s3_bucket_configs[] = {
     {"versioning", GW_S3_OK, gw_s3_bucket_doc_versioning},
     {"policy", GW_S3_NO_SUCH_BUCKET_POLICY, NULL},
-    {"lifecycle", GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION, NULL},
-    {"tagging", GW_S3_NO_SUCH_TAG_SET, NULL},
     {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND, NULL},
     {"website", GW_S3_NO_SUCH_WEBSITE_CONFIGURATION, NULL},
     {"replication", GW_S3_REPLICATION_CONFIGURATION_NOT_FOUND, NULL},
@@ -466,7 +464,7 @@ static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_delete(r->s3->store, key, n, r->id, cn_time_now_us(), gw_s3_bucket_on_deleted,
+    gw_store_delete(r->s3->store, key, n, r->id, cn_hlc_now(cn_hlc_default()), gw_s3_bucket_on_deleted,
                     r);
 }
 

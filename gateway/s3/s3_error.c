@@ -69,6 +69,9 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
         "The requested partnumber is not satisfiable"},
     [GW_S3_INVALID_PART_ORDER] = {"InvalidPartOrder", 400,
         "The list of parts was not in ascending order. Parts must be ordered by part number."},
+    [GW_S3_INVALID_POLICY_DOCUMENT] = {"InvalidPolicyDocument", 400,
+        "The content of the form does not meet the conditions specified in the policy "
+        "document."},
     [GW_S3_INVALID_RANGE] = {"InvalidRange", 416, "The requested range is not satisfiable"},
     [GW_S3_INVALID_REQUEST] = {"InvalidRequest", 400, "Invalid Request"},
     [GW_S3_INVALID_STORAGE_CLASS] = {"InvalidStorageClass", 400,
@@ -79,11 +82,15 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
      * status says what went wrong and InvalidURI is a code clients know */
     [GW_S3_URI_TOO_LONG] = {"InvalidURI", 414, "The request URI is too long."},
     [GW_S3_KEY_TOO_LONG] = {"KeyTooLongError", 400, "Your key is too long"},
+    [GW_S3_MALFORMED_POST_REQUEST] = {"MalformedPOSTRequest", 400,
+        "The body of your POST request is not well-formed multipart/form-data."},
     [GW_S3_MALFORMED_XML] = {"MalformedXML", 400,
         "The XML you provided was not well-formed or did not validate against our published "
         "schema"},
     [GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED] = {"MaxMessageLengthExceeded", 400,
         "Your request was too big."},
+    [GW_S3_MAX_POST_PRE_DATA_LENGTH_EXCEEDED] = {"MaxPostPreDataLengthExceeded", 400,
+        "Your POST request fields preceding the upload file were too large."},
     [GW_S3_METADATA_TOO_LARGE] = {"MetadataTooLarge", 400,
         "Your metadata headers exceed the maximum allowed metadata size."},
     [GW_S3_METHOD_NOT_ALLOWED] = {"MethodNotAllowed", 405,

@@ -45,6 +45,7 @@ enum gw_s3_err {
     GW_S3_INVALID_PART,                  /* 400 */
     GW_S3_INVALID_PART_NUMBER,           /* 416 InvalidPartNumber */
     GW_S3_INVALID_PART_ORDER,            /* 400 */
+    GW_S3_INVALID_POLICY_DOCUMENT,       /* 400 a POST object policy */
     GW_S3_INVALID_RANGE,                 /* 416 */
     GW_S3_INVALID_REQUEST,               /* 400 */
     GW_S3_INVALID_STORAGE_CLASS,         /* 400 */
@@ -52,8 +53,10 @@ enum gw_s3_err {
     GW_S3_INVALID_URI,                   /* 400 */
     GW_S3_URI_TOO_LONG,                  /* 414 InvalidURI: request line over the limit */
     GW_S3_KEY_TOO_LONG,                  /* 400 KeyTooLongError */
+    GW_S3_MALFORMED_POST_REQUEST,        /* 400 a POST object body */
     GW_S3_MALFORMED_XML,                 /* 400 */
     GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,   /* 400 */
+    GW_S3_MAX_POST_PRE_DATA_LENGTH_EXCEEDED, /* 400 POST object fields over 20 KiB */
     GW_S3_METADATA_TOO_LARGE,            /* 400 */
     GW_S3_METHOD_NOT_ALLOWED,            /* 405 */
     GW_S3_MISSING_CONTENT_LENGTH,        /* 411 */

@@ -28,6 +28,7 @@
 #include "s3_bucket.h"
 #include "s3_error.h"
 #include "s3_names.h"
+#include "s3_post.h"
 #include "s3_range.h"
 #include "s3_reply.h"
 #include "s3_tagging.h"
@@ -36,8 +37,8 @@
 #include "xml.h"
 
 #include "cn/alloc.h"
+#include "cn/hlc.h"
 #include "cn/log.h"
-#include "cn/time.h"
 
 #define GW_S3_OBJECT_MAX_USER_META 2048 /* bytes of x-amz-meta-* names+values, as S3 */
 
@@ -139,11 +140,14 @@ static const char *gw_s3_object_lower(struct gw_s3_object *o, const char *name, 
 static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_object *o)
 {
     struct gw_objmeta m = {.n = 0};
-    const struct gw_http_parser *h = r->http;
+    const struct gw_http_header *hdrs = r->http->headers;
+    uint32_t n_hdrs = r->http->n_headers;
     size_t user_bytes = 0;
     int have_ct = 0;
-    for (uint32_t i = 0; i < h->n_headers; i++) {
-        const struct gw_http_header *hd = &h->headers[i];
+    if (r->post != NULL) /* POST object: the form's fields are the headers */
+        hdrs = gw_s3_post_headers(r->post, &n_hdrs);
+    for (uint32_t i = 0; i < n_hdrs; i++) {
+        const struct gw_http_header *hd = &hdrs[i];
         int keep = hd->name_len > 11 && strncasecmp(hd->name, "x-amz-meta-", 11) == 0;
         if (keep)
             user_bytes += hd->name_len - 11 + hd->value_len;
@@ -224,6 +228,10 @@ static void gw_s3_object_put_done(struct gw_req *r, const struct gw_store_result
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
+    if (r->post != NULL) { /* POST object answers its own way */
+        gw_s3_post_reply(r, gw_s3_body_md5_hex(r));
+        return;
+    }
     gw_req_reply_start(r, 200);
     gw_req_reply_headerf(r, "ETag", "\"%s\"", gw_s3_body_md5_hex(r));
     enum gw_checksum_algo algo;
@@ -258,7 +266,7 @@ static void gw_s3_object_put_small_write(struct gw_req *r)
         .meta = o->meta,
         .meta_len = o->meta_len,
         .ver = r->id,
-        .ts = CN_MAX(cn_time_now_us(), o->old_ts + 1),
+        .ts = cn_hlc_after(cn_hlc_default(), o->old_ts),
     };
     gw_req_hold(r);
     gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_on_put, r);
@@ -320,7 +328,7 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
     const char *md5 = gw_s3_body_md5_hex(r);
     size_t elen;
     o->blob = gw_lo_map_parent(&seg, 1, 0, md5, strlen(md5), o->etag_field, &elen);
-    o->ts = CN_MAX(cn_time_now_us(), o->old_ts + 1);
+    o->ts = cn_hlc_after(cn_hlc_default(), o->old_ts);
     struct gw_store_record rec = {
         .key = o->skey, .key_len = o->skey_len,
         .etag = o->etag_field, .etag_len = elen,
@@ -499,6 +507,12 @@ void gw_s3_object_put(struct gw_req *r)
         gw_s3_bucket_require(r, gw_s3_object_put_bucket_ok);
     else
         gw_s3_bucket_require(r, gw_s3_object_put_large_bucket_ok);
+}
+
+void gw_s3_object_put_form(struct gw_req *r)
+{
+    gw_s3_object_state(r);
+    gw_s3_bucket_require(r, gw_s3_object_put_large_bucket_ok);
 }
 
 /* ---- conditionals ---------------------------------------------------- */
@@ -839,7 +853,7 @@ static void gw_s3_object_delete_write(struct gw_req *r)
     struct gw_s3_object *o = r->h;
     gw_req_hold(r);
     gw_store_delete(r->s3->store, o->skey, o->skey_len, r->id,
-                    CN_MAX(cn_time_now_us(), o->old_ts + 1), gw_s3_object_on_delete, r);
+                    cn_hlc_after(cn_hlc_default(), o->old_ts), gw_s3_object_on_delete, r);
 }
 
 static void gw_s3_object_delete_bucket_ok(struct gw_req *r)
@@ -935,7 +949,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
 static void gw_s3_copy_write(struct gw_req *r)
 {
     struct gw_s3_copy *c = r->h;
-    c->ts = CN_MAX(cn_time_now_us(), c->o.old_ts + 1);
+    c->ts = cn_hlc_after(cn_hlc_default(), c->o.old_ts);
     struct gw_store_record rec = {
         .key = c->o.skey, .key_len = c->o.skey_len,
         .etag = c->etag, .etag_len = strlen(c->etag),

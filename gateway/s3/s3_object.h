@@ -13,6 +13,10 @@ void gw_s3_object_put(struct gw_req *r);
 void gw_s3_object_get(struct gw_req *r);
 void gw_s3_object_delete(struct gw_req *r);
 void gw_s3_object_copy(struct gw_req *r);
+/* PutObject of POST object's file (s3_post.c, r->post set, r->key the
+ * form's key): streamed through the form parser, of unknown length, with
+ * the form's answer. The caller made the checks. */
+void gw_s3_object_put_form(struct gw_req *r);
 
 /* The stored headers of a new object from r's request headers (Content-Type,
  * x-amz-meta-*, ...) as an objmeta; *meta is cn_malloc'd (caller frees).

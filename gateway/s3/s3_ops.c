@@ -9,10 +9,13 @@
 #include "http_parser.h"
 #include "multipart.h"
 #include "s3_bucket.h"
+#include "s3_bucket_tagging.h"
 #include "s3_cors.h"
+#include "s3_lifecycle.h"
 #include "s3_list.h"
 #include "s3_multidelete.h"
 #include "s3_object.h"
+#include "s3_post.h"
 #include "s3_subres.h"
 #include "s3_tagging.h"
 
@@ -33,7 +36,7 @@ static void gw_s3_ops_reply_method_not_allowed(struct gw_req *r)
 /* Every sub-resource a NotImplemented row names: with any other method or
  * target than those rows give, the request is NotImplemented all the same. */
 static const char *const gw_s3_ops_unsupported_subs[] = {
-    "policy", "lifecycle", "versioning", "tagging", "website",
+    "policy", "versioning", "website",
     "logging", "notification", "replication", "encryption",
     "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
     "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
@@ -68,11 +71,11 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                      "an empty VersioningConfiguration: buckets are never versioned"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_POLICY, "GetBucketPolicy", "policy",
                      "404 NoSuchBucketPolicy"),
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION,
-                     "GetBucketLifecycleConfiguration", "lifecycle",
-                     "404 NoSuchLifecycleConfiguration"),
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_TAGGING, "GetBucketTagging", "tagging",
-                     "404 NoSuchTagSet"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION, "GetBucketLifecycleConfiguration",
+                 "GET", GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_get, 0,
+                 "404 NoSuchLifecycleConfiguration when none is set"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_TAGGING, "GetBucketTagging", "GET", GW_S3_OPS_B, "tagging",
+                 gw_s3_bucket_tagging_get, 0, "404 NoSuchTagSet when none is set"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_ENCRYPTION, "GetBucketEncryption", "encryption",
                      "404 ServerSideEncryptionConfigurationNotFoundError"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_WEBSITE, "GetBucketWebsite", "website",
@@ -137,16 +140,20 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  "no bucket policies: only the owner may use a bucket"),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_POLICY, "DeleteBucketPolicy", "DELETE", GW_S3_OPS_B,
                  "policy", ""),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_LIFECYCLE_CONFIGURATION, "PutBucketLifecycleConfiguration",
-                 "PUT", GW_S3_OPS_B, "lifecycle", ""),
-    GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_LIFECYCLE, "DeleteBucketLifecycle", "DELETE",
-                 GW_S3_OPS_B, "lifecycle", ""),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_LIFECYCLE_CONFIGURATION, "PutBucketLifecycleConfiguration",
+                 "PUT", GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_put, 0,
+                 "up to 1000 rules: Expiration, AbortIncompleteMultipartUpload, "
+                 "NoncurrentVersionExpiration (stored); also PutBucketLifecycle's form; "
+                 "Content-MD5 or x-amz-checksum-* required"),
+    GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_LIFECYCLE, "DeleteBucketLifecycle", "DELETE",
+                 GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_delete, 0, "204"),
     GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_VERSIONING, "PutBucketVersioning", "PUT", GW_S3_OPS_B,
                  "versioning", "buckets are never versioned"),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_TAGGING, "PutBucketTagging", "PUT", GW_S3_OPS_B, "tagging",
-                 ""),
-    GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_TAGGING, "DeleteBucketTagging", "DELETE", GW_S3_OPS_B,
-                 "tagging", ""),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_TAGGING, "PutBucketTagging", "PUT", GW_S3_OPS_B, "tagging",
+                 gw_s3_bucket_tagging_put, 0,
+                 "up to 50 tags; Content-MD5 or x-amz-checksum-* required; 204"),
+    GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_TAGGING, "DeleteBucketTagging", "DELETE", GW_S3_OPS_B,
+                 "tagging", gw_s3_bucket_tagging_delete, 0, "204"),
     GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_WEBSITE, "PutBucketWebsite", "PUT", GW_S3_OPS_B, "website",
                  ""),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_WEBSITE, "DeleteBucketWebsite", "DELETE", GW_S3_OPS_B,
@@ -251,6 +258,9 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  gw_s3_list_objects, 0, "v1"),
     GW_S3_OPS_OP(GW_S3_OP_DELETE_OBJECTS, "DeleteObjects", "POST", GW_S3_OPS_B, "delete",
                  gw_s3_multidelete, GW_S3_OP_CHECK_ACL, "up to 1000 keys"),
+    GW_S3_OPS_OP(GW_S3_OP_POST_OBJECT, "PostObject", "POST", GW_S3_OPS_B, NULL,
+                 gw_s3_post_object, GW_S3_OP_NO_AUTH,
+                 "browser form upload (multipart/form-data), SigV4 or SigV2 policy"),
 
     GW_S3_OPS_OP(GW_S3_OP_CREATE_MULTIPART_UPLOAD, "CreateMultipartUpload", "POST", GW_S3_OPS_O,
                  "uploads", gw_multipart_create, GW_S3_OPS_WRITE, ""),
@@ -284,8 +294,7 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                                      .name = "MethodNotAllowed", .targets = GW_S3_OP_ANY,
                                      .handler = gw_s3_ops_reply_method_not_allowed,
                                      .kind = GW_S3_OP_REFUSED, .checks = GW_S3_OPS_WRITE,
-                                     .doc = "any other request (POST object, browser form "
-                                            "uploads, among them)"},
+                                     .doc = "any other request"},
 };
 
 /* Does in name one of the parameters of the NULL-terminated list? */

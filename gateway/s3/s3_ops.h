@@ -99,6 +99,7 @@ enum gw_s3_op_id {
     GW_S3_OP_LIST_OBJECTS_V2,
     GW_S3_OP_LIST_OBJECTS,
     GW_S3_OP_DELETE_OBJECTS,
+    GW_S3_OP_POST_OBJECT,
     /* objects */
     GW_S3_OP_CREATE_MULTIPART_UPLOAD,
     GW_S3_OP_COMPLETE_MULTIPART_UPLOAD,
@@ -130,8 +131,9 @@ enum gw_s3_op_id {
 #define GW_S3_OP_CHECK_VERSION 2u /* on a key, a versionId other than "null" is
                                      InvalidArgument: buckets are never versioned */
 #define GW_S3_OP_NO_AUTH 4u       /* runs without SigV4 or the owner check: the
-                                     CORS preflight alone, which browsers send
-                                     without credentials */
+                                     CORS preflight, which browsers send without
+                                     credentials, and POST object, whose form
+                                     carries them (s3_post.c checks both) */
 
 enum gw_s3_op_kind {
     GW_S3_OP_SERVED,      /* an S3 operation the gateway serves */

@@ -16,6 +16,7 @@
 #include "s3_names.h"
 #include "s3_ops.h"
 #include "s3_status.h"
+#include "sigv2.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -166,7 +167,7 @@ static enum gw_s3_err gw_s3_router_target(struct gw_req *r, const char **why)
     return GW_S3_OK;
 }
 
-/* SigV4: refuses anonymous and badly signed requests. */
+/* SigV4 or SigV2: refuses anonymous and badly signed requests. */
 static enum gw_s3_err gw_s3_router_auth(struct gw_req *r, const char **why)
 {
     const struct gw_http_parser *h = r->http;
@@ -186,7 +187,12 @@ static enum gw_s3_err gw_s3_router_auth(struct gw_req *r, const char **why)
         .n_headers = n,
         .now = time(NULL),
     };
-    int rc = gw_sigv4_verify(r->s3->sigv4, &sr, &r->auth);
+    size_t vlen; /* SigV2 signs "/bucket" of a virtual-host request (sigv2.h) */
+    const char *vb = gw_s3_router_vhost_bucket(r, &vlen) != NULL ? r->bucket : NULL;
+    size_t blen = vb != NULL ? r->bucket_len : 0;
+    int rc = r->s3->sigv2 != NULL && gw_sigv2_detect(&sr)
+                 ? gw_sigv2_verify(r->s3->sigv2, &sr, vb, blen, &r->auth)
+                 : gw_sigv4_verify(r->s3->sigv4, &sr, &r->auth);
     if (rc == CN_OK)
         return GW_S3_OK;
     if (rc == CN_NOTFOUND) {
@@ -412,8 +418,9 @@ void gw_s3_router_dispatch(struct gw_req *r)
         gw_s3_router_match(r);
     if (err == GW_S3_OK && (r->op->checks & GW_S3_OP_NO_AUTH)) {
         /* the CORS preflight: browsers send it without credentials, and it
-         * reads only the bucket's CORS rules (s3_ops.h) */
-        CN_ASSERT(r->op->id == GW_S3_OP_CORS_PREFLIGHT);
+         * reads only the bucket's CORS rules (s3_ops.h); POST object, whose
+         * form is signed: s3_post.c authenticates it and checks access */
+        CN_ASSERT(r->op->id == GW_S3_OP_CORS_PREFLIGHT || r->op->id == GW_S3_OP_POST_OBJECT);
         r->op->handler(r);
         return;
     }

@@ -31,7 +31,7 @@
 
 /* One tagging request's state (r->h). */
 struct gw_s3_tagging {
-    struct gw_tagset set;       /* GET: the stored tags; PUT: the body's */
+    struct gw_tagset *set;      /* GET: the stored tags; PUT: the body's */
     int remove;                 /* DELETE: the tags go */
     char *enc;                  /* PUT: the new tags encoded; NULL: none */
     size_t enc_len;
@@ -46,6 +46,7 @@ struct gw_s3_tagging {
 static void gw_s3_tagging_free(void *p)
 {
     struct gw_s3_tagging *t = p;
+    gw_tagset_free(t->set);
     cn_free(t->enc);
     cn_free(t->etag);
     cn_free(t->meta);
@@ -56,6 +57,7 @@ static void gw_s3_tagging_free(void *p)
 static struct gw_s3_tagging *gw_s3_tagging_state(struct gw_req *r)
 {
     struct gw_s3_tagging *t = cn_calloc(1, sizeof(*t));
+    t->set = gw_tagset_new(GW_TAGSET_MAX);
     t->skey_len = gw_keys_object(t->skey, r->bucket, r->bucket_len, r->key, r->key_len);
     r->h = t;
     r->h_free = gw_s3_tagging_free;
@@ -112,7 +114,7 @@ static void gw_s3_tagging_on_head(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_tagging_get_read))
         return; /* the object is newer than the cached owner: asked again */
-    if (gw_s3_tagging_stored(m->meta.ptr, m->meta.len, &t->set) != CN_OK) {
+    if (gw_s3_tagging_stored(m->meta.ptr, m->meta.len, t->set) != CN_OK) {
         CN_LOGR(CN_LOG_ERROR, r->id, "stored tags of %.*s do not parse", (int)t->skey_len - 2,
                 t->skey + 2);
         gw_req_error(r, GW_S3_INTERNAL_ERROR, "The object's stored tags are damaged.");
@@ -121,7 +123,7 @@ static void gw_s3_tagging_on_head(struct gw_store_result *res, void *arg)
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
-    gw_tagset_write_xml(&t->set, &w);
+    gw_tagset_write_xml(t->set, &w);
     if (gw_xml_writer_finish(&w) != CN_OK)
         gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
     else
@@ -213,13 +215,13 @@ static void gw_s3_tagging_put_body(struct gw_req *r, enum gw_s3_err err, struct 
     size_t len = evbuffer_get_length(data);
     const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
     const char *why = NULL;
-    if (gw_xml_parse_tagging(body, len, &t->set, &err, &why) != CN_OK) {
+    if (gw_xml_parse_tagging(body, len, t->set, &err, &why) != CN_OK) {
         gw_req_error(r, err, why);
         return;
     }
-    if (t->set.n > 0) {
+    if (t->set->n > 0) {
         t->enc = cn_malloc(GW_TAGSET_ENCODED_MAX);
-        t->enc_len = gw_tagset_encode(&t->set, t->enc, GW_TAGSET_ENCODED_MAX);
+        t->enc_len = gw_tagset_encode(t->set, t->enc, GW_TAGSET_ENCODED_MAX);
     }
     gw_s3_tagging_rewrite(r);
 }
@@ -255,13 +257,13 @@ enum gw_s3_err gw_s3_tagging_request_tags(const struct gw_req *r, char **enc, si
     const char *h = gw_req_header(r, "x-amz-tagging", &hl);
     if (h == NULL || hl == 0)
         return GW_S3_OK;
-    struct gw_tagset *set = cn_malloc(sizeof(*set));
+    struct gw_tagset *set = gw_tagset_new(GW_TAGSET_MAX);
     enum gw_s3_err err = gw_tagset_parse_query(set, h, hl, why);
     if (err == GW_S3_OK && set->n > 0) {
         *enc = cn_malloc(GW_TAGSET_ENCODED_MAX);
         *len = gw_tagset_encode(set, *enc, GW_TAGSET_ENCODED_MAX);
     }
-    cn_free(set);
+    gw_tagset_free(set);
     return err;
 }
 

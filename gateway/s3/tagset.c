@@ -7,9 +7,11 @@
 #include "s3_names.h"
 #include "xml.h"
 
+#include "cn/alloc.h"
 #include "cn/rc.h"
 
 static const char gw_tagset_msg_too_many[] = "Object tags cannot be greater than 10";
+static const char gw_tagset_msg_too_many_bucket[] = "Bucket tag count cannot be greater than 50";
 static const char gw_tagset_msg_bad_key[] = "The TagKey you have provided is invalid";
 static const char gw_tagset_msg_bad_value[] = "The TagValue you have provided is invalid";
 static const char gw_tagset_msg_long_key[] = "The TagKey you have provided is too long, max 128";
@@ -105,11 +107,24 @@ static enum gw_s3_err gw_tagset_check(const char *key, size_t key_len, const cha
     return GW_S3_OK;
 }
 
+struct gw_tagset *gw_tagset_new(size_t max)
+{
+    CN_ASSERT(max == GW_TAGSET_MAX || max == GW_TAGSET_BUCKET_MAX);
+    struct gw_tagset *set = cn_calloc(1, sizeof(*set) + max * sizeof(set->tags[0]));
+    set->max = max;
+    return set;
+}
+
+void gw_tagset_free(struct gw_tagset *set)
+{
+    cn_free(set);
+}
+
 enum gw_s3_err gw_tagset_add(struct gw_tagset *set, const char *key, size_t key_len,
                              const char *value, size_t value_len, const char **why)
 {
-    if (set->n == GW_TAGSET_MAX) {
-        *why = gw_tagset_msg_too_many;
+    if (set->n >= set->max) {
+        *why = set->max == GW_TAGSET_MAX ? gw_tagset_msg_too_many : gw_tagset_msg_too_many_bucket;
         return GW_S3_BAD_REQUEST;
     }
     enum gw_s3_err err = gw_tagset_check(key, key_len, value, value_len, why);

@@ -1,5 +1,5 @@
-/* Object tags (S3 object tagging): a set of at most 10 key/value pairs, the
- * checks S3 makes on them, and their text forms: the URL-query form of the
+/* Object and bucket tags (S3 tagging): a set of at most 10 (an object) or
+ * 50 (a bucket) key/value pairs, the checks S3 makes on them, and their text forms: the URL-query form of the
  * x-amz-tagging header ("k1=v1&k2=v2"), which is also how a set is stored in
  * the object's meta (objmeta.h, GW_OBJMETA_TAGS), and the <Tagging> document
  * of GET ?tagging (the PUT ?tagging body is parsed by xml.c). Pure code: no
@@ -14,14 +14,16 @@
 struct gw_xml_writer;
 
 #define GW_TAGSET_MAX 10         /* tags on one object */
+#define GW_TAGSET_BUCKET_MAX 50  /* tags on one bucket */
 #define GW_TAGSET_KEY_MAX 128    /* characters, counted in UTF-16 units as S3 does */
 #define GW_TAGSET_VALUE_MAX 256
 /* UTF-8 takes at most 3 bytes per UTF-16 unit */
 #define GW_TAGSET_KEY_BYTES (3 * GW_TAGSET_KEY_MAX)
 #define GW_TAGSET_VALUE_BYTES (3 * GW_TAGSET_VALUE_MAX)
-/* The longest encoded set: every byte percent-encoded, plus '=' and '&'. */
-#define GW_TAGSET_ENCODED_MAX                                                                      \
-    (GW_TAGSET_MAX * (3 * (GW_TAGSET_KEY_BYTES + GW_TAGSET_VALUE_BYTES) + 2))
+/* The longest encoded set of n tags: every byte percent-encoded, plus '='
+ * and '&'. */
+#define GW_TAGSET_ENCODED_MAX_OF(n) ((n) * (3 * (GW_TAGSET_KEY_BYTES + GW_TAGSET_VALUE_BYTES) + 2))
+#define GW_TAGSET_ENCODED_MAX GW_TAGSET_ENCODED_MAX_OF(GW_TAGSET_MAX)
 
 struct gw_tag {
     char key[GW_TAGSET_KEY_BYTES];
@@ -30,15 +32,22 @@ struct gw_tag {
     size_t value_len;
 };
 
-/* Embedded or allocated by the caller (about 12 KiB: keep it off small
- * stacks); n = 0 is the empty set. Tags keep the order they were added in. */
+/* Allocated by gw_tagset_new() (about 12 KiB for an object's, 58 KiB for a
+ * bucket's); n = 0 is the empty set. Tags keep the order they were added
+ * in. */
 struct gw_tagset {
-    struct gw_tag tags[GW_TAGSET_MAX];
     size_t n;
+    size_t max;                  /* GW_TAGSET_MAX or GW_TAGSET_BUCKET_MAX */
+    struct gw_tag tags[];
 };
 
+/* An empty set that holds at most max tags (cn_calloc: aborts on OOM);
+ * free with gw_tagset_free(). */
+struct gw_tagset *gw_tagset_new(size_t max);
+void gw_tagset_free(struct gw_tagset *set);
+
 /* Checks key and value as S3 does and adds a copy to set. Returns GW_S3_OK;
- * BadRequest when set already holds GW_TAGSET_MAX tags; InvalidTag when the
+ * BadRequest when set already holds set->max tags; InvalidTag when the
  * key is empty, longer than GW_TAGSET_KEY_MAX, begins with "aws:" or is
  * already in set, when the value is longer than GW_TAGSET_VALUE_MAX, or when
  * either is not UTF-8 or holds a character outside letters, digits, white
@@ -57,8 +66,8 @@ enum gw_s3_err gw_tagset_add(struct gw_tagset *set, const char *key, size_t key_
 enum gw_s3_err gw_tagset_parse_query(struct gw_tagset *set, const char *s, size_t len,
                                      const char **why);
 
-/* Writes set in the query form into out (cap bytes; GW_TAGSET_ENCODED_MAX
- * is always enough): every byte but RFC 3986's unreserved ones percent-
+/* Writes set in the query form into out (cap bytes;
+ * GW_TAGSET_ENCODED_MAX_OF(set->max) is always enough): every byte but RFC 3986's unreserved ones percent-
  * encoded, so gw_tagset_parse_query() gives the same set back. Returns the
  * length (0 for the empty set), or 0 with nothing usable when cap is short. */
 size_t gw_tagset_encode(const struct gw_tagset *set, char *out, size_t cap);

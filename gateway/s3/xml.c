@@ -290,6 +290,8 @@ struct gw_xml_sax {
     enum gw_xml_tag tags[GW_XML_MAX_DEPTH_IN + 1]; /* tags[d] open at depth d */
     char text[GW_XML_TEXT_MAX];
     size_t text_len;
+    const char *name;                  /* the local name of the element the
+                                          callback is about (gw_xml_walk) */
     gw_xml_start_cb start;
     gw_xml_end_cb end;
     void *user;
@@ -327,15 +329,16 @@ static void XMLCALL gw_xml_sax_start(void *arg, const XML_Char *name, const XML_
     enum gw_xml_tag tag = gw_xml_tag_lookup(name);
     s->tags[++s->depth] = tag;
     s->text_len = 0;
+    s->name = name;
     s->start(s, tag);
 }
 
 static void XMLCALL gw_xml_sax_end(void *arg, const XML_Char *name)
 {
     struct gw_xml_sax *s = arg;
-    (void)name;
     if (s->err != GW_S3_OK)
         return;
+    s->name = name;
     s->end(s, s->tags[s->depth]);
     s->depth--;
     s->text_len = 0; /* text between siblings is not a value */
@@ -974,5 +977,57 @@ int gw_xml_parse_cors(const char *body, size_t len, struct gw_cors *out, enum gw
             memcpy(why, st.why, sizeof(st.why));
         gw_cors_fini(out);
     }
+    return rc;
+}
+
+/* ---- the walk of parsers kept in their own module --------------------- */
+
+struct gw_xml_walk_state {
+    const struct gw_xml_walk_cbs *cbs;
+    void *user;
+};
+
+/* The local name of s->name (expat gives "uri name" for a namespaced one). */
+static const char *gw_xml_walk_local(const struct gw_xml_sax *s)
+{
+    const char *local = strrchr(s->name, GW_XML_NS_SEP);
+    return local != NULL ? local + 1 : s->name;
+}
+
+static void gw_xml_walk_start(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    (void)tag;
+    struct gw_xml_walk_state *st = s->user;
+    enum gw_s3_err e = st->cbs->start(st->user, s->depth, gw_xml_walk_local(s));
+    if (e != GW_S3_OK)
+        gw_xml_sax_fail(s, e);
+}
+
+static void gw_xml_walk_end(struct gw_xml_sax *s, enum gw_xml_tag tag)
+{
+    (void)tag;
+    struct gw_xml_walk_state *st = s->user;
+    enum gw_s3_err e =
+        st->cbs->end(st->user, s->depth, gw_xml_walk_local(s), s->text, s->text_len);
+    if (e != GW_S3_OK)
+        gw_xml_sax_fail(s, e);
+}
+
+int gw_xml_walk(const char *body, size_t len, size_t max_bytes, size_t max_elems,
+                const struct gw_xml_walk_cbs *cbs, void *user, enum gw_s3_err *err)
+{
+    if (len > max_bytes) {
+        *err = GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED;
+        return CN_TOOBIG;
+    }
+    struct gw_xml_walk_state st = {cbs, user};
+    struct gw_xml_sax *s = cn_calloc(1, sizeof(*s));
+    s->max_elems = max_elems;
+    s->start = gw_xml_walk_start;
+    s->end = gw_xml_walk_end;
+    s->user = &st;
+    int rc = gw_xml_sax_run(s, body, len);
+    *err = s->err;
+    cn_free(s);
     return rc;
 }

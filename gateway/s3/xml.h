@@ -202,4 +202,22 @@ int gw_xml_parse_tagging(const char *body, size_t len, struct gw_tagset *out,
 int gw_xml_parse_cors(const char *body, size_t len, struct gw_cors *out, enum gw_s3_err *err,
                       char why[GW_XML_WHY_MAX]);
 
+/* A walk over a request body for parsers kept in their own module
+ * (lifecycle.c), with the limits and refusals of the parsers above (depth
+ * GW_XML_MAX_DEPTH_IN, max_elems elements, no DOCTYPE or entities, a leaf's
+ * text at most 8 KiB). start() is called as an element opens, end() as it
+ * closes with the element's text as sent (a leaf's value; for an element
+ * with children, only the text after the last one);
+ * depth is 1 for the root, name the local name (namespace dropped). A
+ * callback that returns other than GW_S3_OK stops the walk with that error.
+ * Returns CN_OK, or an error code with *err set (MaxMessageLengthExceeded
+ * over max_bytes, MalformedXML, or a callback's). */
+struct gw_xml_walk_cbs {
+    enum gw_s3_err (*start)(void *user, int depth, const char *name);
+    enum gw_s3_err (*end)(void *user, int depth, const char *name, const char *text,
+                          size_t len);
+};
+int gw_xml_walk(const char *body, size_t len, size_t max_bytes, size_t max_elems,
+                const struct gw_xml_walk_cbs *cbs, void *user, enum gw_s3_err *err);
+
 #endif

@@ -241,7 +241,12 @@ check_config() {
   done
 }
 check_config node2 cairn-storage "node_id = node2" "listen = tcp://0.0.0.0:7100" \
-  "data_dir = /var/lib/cairn/data"
+  "data_dir = /var/lib/cairn/data" "auth = curve"
+# the nodes answer only clients with the cluster's key (issue 18): a client
+# without it, from inside the compose network, gets no answer
+if "${dc[@]}" exec -T node1 cairn-admin --nodes tcp://node2:7100 --auth none --timeout 1000 ping; then
+  fail "node2 answered a client without the cluster's CURVE key"
+fi
 echo "node settings from the environment: ok"
 
 # ---------------------------------------------------------------- 4-7

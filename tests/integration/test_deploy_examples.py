@@ -154,7 +154,28 @@ def run_unit_command(unit, instance, conf_text, conf_name, probe, extra_files=No
             log.close()
 
 
-def test_storage_unit():
+def make_keys(admin, d):
+    """The key files the examples name under /etc/cairn (auth = curve), made
+    in d as the docs say: node, gateway and operator (client) pairs, and the
+    nodes' allow-list of the gateway's and the operator's public keys."""
+    for name in ("node", "gateway", "client"):
+        subprocess.run([admin, "keygen", os.path.join(d, name)], check=True,
+                       capture_output=True, timeout=30)
+    with open(os.path.join(d, "allowed_clients"), "w") as out:
+        for name in ("gateway", "client"):
+            with open(os.path.join(d, name + ".pub")) as f:
+                out.write(f.read())
+
+
+def curve_env(keys):
+    env = dict(os.environ)
+    env.update(CAIRN_STORAGE_AUTH="curve",
+               CAIRN_STORAGE_CURVE_SECRET_KEY_FILE=os.path.join(keys, "client.key"),
+               CAIRN_STORAGE_CURVE_SERVER_KEY_FILE=os.path.join(keys, "node.pub"))
+    return env
+
+
+def test_storage_unit(keys):
     port = free_port()
     admin = binary("cairn-admin")
     if admin is None:
@@ -162,13 +183,22 @@ def test_storage_unit():
     conf = open(os.path.join(DEPLOY, "examples", "storage.conf")).read()
     conf = re.sub(r"^listen = .*$", "listen = tcp://127.0.0.1:%d" % port, conf, flags=re.M)
     conf = re.sub(r"^data_dir = .*$", "data_dir = @TMP@/data", conf, flags=re.M)
+    if not re.search(r"^auth = curve$", conf, re.M):
+        fail("deploy/examples/storage.conf does not set auth = curve (issue 18)")
+    conf = conf.replace("/etc/cairn/", keys + "/")
+    endpoint = "tcp://127.0.0.1:%d" % port
 
     def probe(p):
         deadline = time.time() + 15
         while time.time() < deadline and p.poll() is None:
-            r = subprocess.run([admin, "--nodes", "tcp://127.0.0.1:%d" % port, "--timeout", "1000",
-                                "ping"], capture_output=True, text=True)
+            r = subprocess.run([admin, "--nodes", endpoint, "--timeout", "1000", "ping"],
+                               capture_output=True, text=True, env=curve_env(keys))
             if r.returncode == 0:
+                # and a client without the cluster's key gets no answer
+                r = subprocess.run([admin, "--nodes", endpoint, "--auth", "none", "--timeout",
+                                    "500", "ping"], capture_output=True, text=True)
+                if r.returncode == 0:
+                    fail("the example node answered a client without a CURVE key")
                 return True
             time.sleep(0.2)
         return False
@@ -176,9 +206,11 @@ def test_storage_unit():
     run_unit_command("cairn-storage@.service", "disk1", conf, "storage-disk1.conf", probe)
 
 
-def test_gateway_unit():
+def test_gateway_unit(keys):
     port = free_port()
     conf = open(os.path.join(DEPLOY, "examples", "gateway.conf")).read()
+    conf = conf.replace("/etc/cairn/gateway.key", keys + "/gateway.key")
+    conf = conf.replace("/etc/cairn/node.pub", keys + "/node.pub")
     conf = re.sub(r"^http.listen = .*$", "http.listen = 127.0.0.1", conf, flags=re.M)
     conf = re.sub(r"^http.port = .*$", "http.port = %d" % port, conf, flags=re.M)
     conf = re.sub(r"^http.threads = .*$", "http.threads = 2", conf, flags=re.M)
@@ -276,8 +308,12 @@ def test_compose_file():
 
 def main():
     test_examples_load()
-    test_storage_unit()
-    test_gateway_unit()
+    admin = binary("cairn-admin")
+    with tempfile.TemporaryDirectory(prefix="cairn-deploy-keys-") as keys:
+        if admin is not None:
+            make_keys(admin, keys)
+        test_storage_unit(keys)
+        test_gateway_unit(keys)
     test_systemd_verify()
     test_compose_file()
     if failures:

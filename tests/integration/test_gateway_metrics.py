@@ -151,8 +151,10 @@ def test_node_metrics():
         deadline = time.monotonic() + 30   # the probe of a down node: every 5 s
         while True:
             after = parse(scrape(mport))
+            # taken hints leave the queue before their replay ends: wait for both
             if after[("cairn_gateway_node_up", lab)] == 1 and \
-                    after[("cairn_gateway_node_hints", lab)] == 0:
+                    after[("cairn_gateway_node_hints", lab)] == 0 and \
+                    delta(after, before, "cairn_gateway_node_hints_replayed_total", lab) > 0:
                 break
             check(time.monotonic() < deadline, "hints not replayed")
             time.sleep(0.2)

@@ -209,7 +209,8 @@ def test_node_down(c):
     deadline = time.monotonic() + 30
     while True:
         n = [x for x in status_doc(c)["nodes"] if x["address"] == c.nodes[2].endpoint][0]
-        if n["up"] and n["hints"]["pending"] == 0:
+        # taken hints leave "pending" before their replay ends: wait for both
+        if n["up"] and n["hints"]["pending"] == 0 and n["hints"]["replayed"] > 0:
             break
         check(time.monotonic() < deadline, "the node did not come back: %r" % n)
         time.sleep(0.2)

@@ -1,10 +1,16 @@
 """The README's first command: deploy/local/cairn-local brings up a cluster
 (3 nodes + gateway) in a folder, `status` and `env` describe it, the aws cli
 works through the printed environment, `down` stops everything, and `up`
-again finds the data written before."""
+again finds the data written before.
+
+The first up runs the default transport (ipc://: Unix sockets of mode 0600
+in a 0700 folder, nodes with auth = none); the restart runs --transport tcp,
+whose default is auth = curve (cairn-admin gets in with the keys `env`
+exports and not without them)."""
 import os
 import random
 import socket
+import stat
 import subprocess
 import tempfile
 import urllib.request
@@ -79,8 +85,38 @@ def main():
         run(*aws, "s3", "mb", "s3://local-test", env=env)
         run(*aws, "s3", "cp", src, "s3://local-test/hello.txt", env=env)
 
-        # the nodes run with auth = curve: cairn-admin gets in with the keys
-        # that `env` exports, and not without them
+        # the default transport: every node on a Unix socket only this user
+        # may open, no keys
+        for i in (1, 2, 3):
+            sock = os.path.join(d, "sock", "node%d.sock" % i)
+            assert "ipc://" + sock in st.stdout, st.stdout
+            assert stat.S_ISSOCK(os.stat(sock).st_mode), sock
+            assert os.stat(sock).st_mode & 0o077 == 0, oct(os.stat(sock).st_mode)
+        assert os.stat(os.path.join(d, "sock")).st_mode & 0o077 == 0
+        assert "CAIRN_STORAGE_AUTH" not in env, env_out
+        admin = run(os.path.join(BIN, "cairn-admin"), "--cluster", env["CAIRN_CLUSTER_FILE"],
+                    "status", env=env)
+        assert admin.stdout.count(" up ") == 3, admin.stdout
+        with open(os.path.join(d, "logs", "node1.log")) as f:
+            log = f.read()
+        assert "on a Unix socket" in log and "WARN auth = none" not in log, log
+        run(LOCAL, "down", *common)
+        st = run(LOCAL, "status", *common, check=False)
+        assert st.returncode != 0 and " up (pid" not in st.stdout, st.stdout
+
+        # the data survives a restart of the whole cluster, here over tcp://
+        run(LOCAL, "up", "-d", "--nodes", "3", "--gateway-port", str(gw),
+            "--base-port", str(base), "--transport", "tcp", *common)
+        got = run(*aws, "s3", "cp", "s3://local-test/hello.txt", "-", env=env).stdout
+        assert got == "hello from cairn-local\n", got
+
+        # over tcp:// the nodes run with auth = curve: cairn-admin gets in
+        # with the keys that `env` exports, and not without them
+        env_out = run(LOCAL, "env", *common).stdout
+        for line in env_out.splitlines():
+            if line.startswith("export "):
+                k, v = line[len("export "):].split("=", 1)
+                env[k] = v
         nodes = ",".join("tcp://127.0.0.1:%d" % (base + i) for i in (1, 2, 3))
         admin = run(os.path.join(BIN, "cairn-admin"), "--nodes", nodes, "status", env=env)
         assert admin.stdout.count(" up ") == 3, admin.stdout
@@ -89,19 +125,9 @@ def main():
         plain = run(os.path.join(BIN, "cairn-admin"), "--nodes", nodes, "--auth", "none",
                     "--timeout", "500", "ping", check=False)
         assert plain.returncode == 1 and plain.stdout.count(" down ") == 3, plain.stdout
-
-        run(LOCAL, "down", *common)
-        st = run(LOCAL, "status", *common, check=False)
-        assert st.returncode != 0 and " up (pid" not in st.stdout, st.stdout
-
-        # the data survives a restart of the whole cluster
-        run(LOCAL, "up", "-d", "--nodes", "3", "--gateway-port", str(gw),
-            "--base-port", str(base), *common)
-        got = run(*aws, "s3", "cp", "s3://local-test/hello.txt", "-", env=env).stdout
-        assert got == "hello from cairn-local\n", got
     finally:
         run(LOCAL, "down", *common, check=False)
-    print("ok: cairn-local up/status/env/down and restart")
+    print("ok: cairn-local up (ipc://, no keys)/status/env/down and restart over tcp:// with curve")
 
 
 if __name__ == "__main__":

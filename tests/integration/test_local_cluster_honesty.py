@@ -43,14 +43,16 @@ def gone(pid, secs=15):
     return False
 
 
-def test_port_taken(d, base, common):
+def test_port_taken(d, base, common, transport, port):
+    """node2's port taken by another process: its protocol port over tcp://,
+    its metrics port (base+102) over ipc:// (the only port it binds)."""
     holder = socket.socket()
     holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    holder.bind(("127.0.0.1", base + 2))
+    holder.bind(("127.0.0.1", port))
     holder.listen(4)
     try:
         p = run(LOCAL, "up", "-d", "--no-build", "--nodes", "3", "--gateway-port", str(base + 4),
-                "--base-port", str(base), *common, check=False)
+                "--base-port", str(base), "--transport", transport, *common, check=False)
     finally:
         holder.close()
     assert p.returncode != 0, "up -d succeeded with node2's port taken:\n" + p.stdout
@@ -58,7 +60,7 @@ def test_port_taken(d, base, common):
     assert "up failed" in p.stderr, p.stderr
     st = run(LOCAL, "status", *common, check=False)
     assert " up (pid" not in st.stdout, "processes left after a failed up:\n" + st.stdout
-    print("ok   up fails on a taken port:\n" + "\n".join("     " + l for l in
+    print("ok   up fails on a taken port (%s):\n" % transport + "\n".join("     " + l for l in
                                                           p.stderr.splitlines()[-6:]))
 
 
@@ -121,7 +123,8 @@ def main():
     base = free_block()
     common = ["--dir", d, "--build", os.path.dirname(BIN)]
     try:
-        test_port_taken(d, base, common)
+        test_port_taken(d, base, common, "tcp", base + 2)
+        test_port_taken(d, base, common, "ipc", base + 102)
         test_stale_pid(d, base, common)
         test_ctrl_c_piped(d, base, common)
     finally:

@@ -149,9 +149,12 @@ def main():
 
 
 def test_auto_compaction():
-    """compaction.interval runs compaction without a COMPACT request."""
+    """compaction.interval (the older name of compaction.check_interval)
+    still runs compaction without a COMPACT request (these 1 MiB containers
+    hold less than the default compaction.min_dead_bytes of dead bytes)."""
     with StorageNode({"obj_containers.max_container_len": "1M", "max_record_len": "1M",
-                      "compaction.dead_ratio": 50, "compaction.interval": "300ms"}) as node:
+                      "compaction.dead_ratio": 50, "compaction.interval": "300ms",
+                      "compaction.min_dead_bytes": 0}) as node:
         c = node.client()
         for rnd in range(3):
             for i in range(40):

@@ -13,7 +13,7 @@ CN_TEST_GLOBALS;
 
 static struct gw_tagset *test_set(void)
 {
-    return cn_calloc(1, sizeof(struct gw_tagset));
+    return gw_tagset_new(GW_TAGSET_MAX);
 }
 
 static void test_add_rules(void)
@@ -163,7 +163,47 @@ static void test_xml(void)
     cn_free(s);
 }
 
+/* A bucket's set takes 50 tags from the XML body, an object's 10. */
+static void test_bucket_limit(void)
+{
+    char body[8192];
+    size_t n = (size_t)snprintf(body, sizeof(body), "<Tagging><TagSet>");
+    for (int i = 0; i < 51; i++)
+        n += (size_t)snprintf(body + n, sizeof(body) - n,
+                              "<Tag><Key>k%d</Key><Value>v</Value></Tag>", i);
+    n += (size_t)snprintf(body + n, sizeof(body) - n, "</TagSet></Tagging>");
+    struct gw_tagset *b = gw_tagset_new(GW_TAGSET_BUCKET_MAX);
+    struct gw_tagset *o = test_set();
+    enum gw_s3_err err;
+    const char *why;
+    CN_CHECK_EQ_INT(gw_xml_parse_tagging(body, n, b, &err, &why), CN_INVAL);
+    CN_CHECK_EQ_INT(err, GW_S3_BAD_REQUEST);
+    CN_CHECK_EQ_STR(why, "Bucket tag count cannot be greater than 50");
+    CN_CHECK_EQ_INT(gw_xml_parse_tagging(body, n, o, &err, &why), CN_INVAL);
+    CN_CHECK_EQ_STR(why, "Object tags cannot be greater than 10");
+    /* the same body without its 51st tag fits a bucket, round trip included */
+    char *cut = strstr(body, "<Tag><Key>k50<");
+    CN_CHECK(cut != NULL);
+    size_t m = (size_t)(cut - body);
+    memcpy(body + m, "</TagSet></Tagging>", 20);
+    CN_CHECK_EQ_INT(gw_xml_parse_tagging(body, m + 19, b, &err, &why), CN_OK);
+    CN_CHECK_EQ_INT((int)b->n, 50);
+    char *enc = cn_malloc(GW_TAGSET_ENCODED_MAX_OF(GW_TAGSET_BUCKET_MAX));
+    size_t el = gw_tagset_encode(b, enc, GW_TAGSET_ENCODED_MAX_OF(GW_TAGSET_BUCKET_MAX));
+    struct gw_tagset *back = gw_tagset_new(GW_TAGSET_BUCKET_MAX);
+    CN_CHECK_EQ_INT(gw_tagset_parse_query(back, enc, el, &why), GW_S3_OK);
+    CN_CHECK_EQ_INT((int)back->n, 50);
+    CN_CHECK(back->tags[49].key_len == 3 && memcmp(back->tags[49].key, "k49", 3) == 0);
+    /* an object's set refuses the 11th tag of the stored form */
+    CN_CHECK_EQ_INT(gw_tagset_parse_query(o, enc, el, &why), GW_S3_BAD_REQUEST);
+    cn_free(enc);
+    gw_tagset_free(back);
+    gw_tagset_free(b);
+    gw_tagset_free(o);
+}
+
 static const struct cn_test_case cases[] = {
+    {"bucket_limit", test_bucket_limit},
     {"add_rules", test_add_rules},
     {"query", test_query},
     {"encode_round_trip", test_encode_round_trip},

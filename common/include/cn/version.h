@@ -1,5 +1,5 @@
 /* The order of record versions. Every write carries (ts, ver): the gateway's
- * wall-clock microseconds and a tie-breaker. A node applies a write only when
+ * hybrid-logical-clock microseconds (cn/hlc.h) and a tie-breaker. A node applies a write only when
  * it is newer than what it holds, and readers, repair and listings pick the
  * newest copy by the same rule, so it lives here once. */
 #ifndef CN_VERSION_H

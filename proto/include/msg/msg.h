@@ -49,6 +49,9 @@ enum msg_status {
 
 /* Record flags (field "flags"). */
 #define MSG_FLAG_TOMBSTONE 0x1u
+/* LIST entries only: this node's copy failed a checksum (a read or a scrub)
+ * and waits for a good copy of the same version (docs/cluster.md). */
+#define MSG_FLAG_CORRUPT 0x2u
 
 /* LIST request flags (field "flags" of a LIST request). */
 #define MSG_LIST_TOMBSTONES 0x1u /* include tombstones (entries with MSG_FLAG_TOMBSTONE) */

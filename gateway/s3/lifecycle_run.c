@@ -1,0 +1,997 @@
+/* The lifecycle worker (lifecycle_run.h). One chain of callbacks, one store
+ * operation in flight: tick -> read the lease record -> (claim it, wait
+ * settle_us, read it back) -> when held and a scan is due: list buckets ->
+ * read each bucket record's rules -> list its objects, expire the due ones
+ * -> list its uploads, abort the due ones -> write the results. Waits (the
+ * next tick, the settle, the delete throttle) go through one timer and
+ * run->resume. The lease is renewed (read, checked, written) whenever a
+ * third of its time has passed, also in the middle of a scan; a scan stops
+ * when the record names another holder. */
+#include "lifecycle_run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <msgpack.h>
+#include <openssl/rand.h>
+
+#include "bucket_meta.h"
+#include "keys.h"
+#include "lifecycle.h"
+#include "lo_map.h"
+#include "lo_reclaim.h"
+#include "multipart.h"
+#include "objmeta.h"
+#include "store.h"
+#include "tagset.h"
+
+#include "msg/msg.h"
+
+#include "cn/alloc.h"
+#include "cn/hlc.h"
+#include "cn/log.h"
+#include "cn/metrics.h"
+#include "cn/time.h"
+
+#define GW_LC_RUN_HOLDER_MAX 128
+#define GW_LC_RUN_PARTS_PAGE 32
+
+/* What the system record holds: the lease and the last scan's results. */
+struct gw_lc_status {
+    char holder[GW_LC_RUN_HOLDER_MAX];
+    uint64_t lease_until, last_start, last_end, next_due, scans;
+    uint64_t expired, aborted, buckets, total_expired, total_aborted;
+    int scanning;
+};
+
+/* One listed record, copied out of the listing's result. */
+struct gw_lc_item {
+    char key[GW_LO_KEY_MAX];
+    uint32_t key_len;
+    uint64_t size, ts;
+    char etag[129];
+};
+
+struct gw_lc_page {
+    struct gw_lc_item *items;
+    uint32_t n, idx, cap;
+    int more;
+};
+
+struct gw_lc_run {
+    struct event_base *base;
+    struct gw_store *store;
+    struct gw_lo_reclaim *reclaim;
+    struct gw_lc_run_opts o;
+    char holder[GW_LC_RUN_HOLDER_MAX];
+    uint64_t ver;                 /* this gateway's writes of the record */
+    struct event *timer;
+    void (*resume)(struct gw_lc_run *run);
+    int closed, inflight;
+    int held;
+    struct gw_lc_status st;
+    uint64_t rec_ts;              /* the record's newest ts seen or written */
+    uint64_t last_renew;
+    uint64_t next_delete;         /* throttle: the earliest next delete */
+    /* the scan */
+    struct gw_lc_page buckets, objects, parts;
+    char bucket[64];
+    size_t bucket_len;
+    struct gw_lc lc;              /* the bucket's rules */
+    struct gw_tagset *tags;
+    struct gw_lc_item *cur;       /* the object or upload at hand */
+    char upload_okey[GW_LO_KEY_MAX];
+    size_t upload_okey_len;
+    void (*after_renew)(struct gw_lc_run *run);
+    void (*after_slot)(struct gw_lc_run *run);
+    /* metrics (reg NULL: none) */
+    struct cn_metrics *reg;
+    uint32_t m_scans, m_expired, m_aborted, m_held, m_last_end;
+};
+
+static void gw_lc_run_tick(struct gw_lc_run *run);
+static void gw_lc_run_next_bucket(struct gw_lc_run *run);
+static void gw_lc_run_next_object(struct gw_lc_run *run);
+static void gw_lc_run_next_upload(struct gw_lc_run *run);
+static void gw_lc_run_next_part(struct gw_lc_run *run);
+static void gw_lc_run_finish(struct gw_lc_run *run, const char *why);
+
+/* ---- the record -------------------------------------------------------- */
+
+static void gw_lc_run_pack_str(msgpack_packer *pk, const char *s)
+{
+    size_t n = strlen(s);
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+static void gw_lc_run_pack_u64(msgpack_packer *pk, const char *k, uint64_t v)
+{
+    gw_lc_run_pack_str(pk, k);
+    msgpack_pack_uint64(pk, v);
+}
+
+/* The record's data: a msgpack map of str keys (docs/operations.md). */
+static struct gw_blob *gw_lc_run_encode(const struct gw_lc_run *run)
+{
+    const struct gw_lc_status *s = &run->st;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 15);
+    gw_lc_run_pack_str(&pk, "holder");
+    gw_lc_run_pack_str(&pk, s->holder);
+    gw_lc_run_pack_str(&pk, "state");
+    gw_lc_run_pack_str(&pk, s->scanning ? "scanning" : "idle");
+    gw_lc_run_pack_u64(&pk, "lease_until_us", s->lease_until);
+    gw_lc_run_pack_u64(&pk, "last_start_us", s->last_start);
+    gw_lc_run_pack_u64(&pk, "last_end_us", s->last_end);
+    gw_lc_run_pack_u64(&pk, "next_due_us", s->next_due);
+    gw_lc_run_pack_u64(&pk, "scans", s->scans);
+    gw_lc_run_pack_u64(&pk, "expired", s->expired);
+    gw_lc_run_pack_u64(&pk, "aborted", s->aborted);
+    gw_lc_run_pack_u64(&pk, "buckets", s->buckets);
+    gw_lc_run_pack_u64(&pk, "total_expired", s->total_expired);
+    gw_lc_run_pack_u64(&pk, "total_aborted", s->total_aborted);
+    gw_lc_run_pack_u64(&pk, "day_length_us", run->o.day_us);
+    gw_lc_run_pack_u64(&pk, "interval_us", run->o.interval_us);
+    gw_lc_run_pack_u64(&pk, "lease_us", run->o.lease_us);
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add(b, sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+    return gw_blob_from_evbuffer(b);
+}
+
+static int gw_lc_run_key_is(const msgpack_object *k, const char *name)
+{
+    size_t n = strlen(name);
+    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
+           memcmp(k->via.str.ptr, name, n) == 0;
+}
+
+/* Reads the record's data into *s (zeroed first). Unknown keys are
+ * skipped, a key of the wrong type refuses the whole record. CN_OK or
+ * CN_INVAL. */
+static int gw_lc_run_decode(const void *data, size_t len, struct gw_lc_status *s)
+{
+    static const char *const u64s[] = {"lease_until_us", "last_start_us", "last_end_us",
+                                       "next_due_us", "scans", "expired", "aborted", "buckets",
+                                       "total_expired", "total_aborted"};
+    uint64_t *slots[] = {&s->lease_until, &s->last_start, &s->last_end, &s->next_due, &s->scans,
+                         &s->expired, &s->aborted, &s->buckets, &s->total_expired,
+                         &s->total_aborted};
+    memset(s, 0, sizeof(*s));
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    int rc = CN_INVAL;
+    if (len > 0 && len <= 4096 && msg_msgpack_bounded(data, len) == CN_OK &&
+        msgpack_unpack_next(&up, data, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
+        up.data.type == MSGPACK_OBJECT_MAP) {
+        rc = CN_OK;
+        for (uint32_t i = 0; i < up.data.via.map.size && rc == CN_OK; i++) {
+            const msgpack_object *k = &up.data.via.map.ptr[i].key, *v = &up.data.via.map.ptr[i].val;
+            if (gw_lc_run_key_is(k, "holder")) {
+                if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof(s->holder))
+                    rc = CN_INVAL;
+                else
+                    memcpy(s->holder, v->via.str.ptr, v->via.str.size);
+                continue;
+            }
+            if (gw_lc_run_key_is(k, "state")) {
+                s->scanning = v->type == MSGPACK_OBJECT_STR && v->via.str.size == 8 &&
+                              memcmp(v->via.str.ptr, "scanning", 8) == 0;
+                continue;
+            }
+            for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
+                if (gw_lc_run_key_is(k, u64s[j])) {
+                    if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+                        rc = CN_INVAL;
+                    else
+                        *slots[j] = v->via.u64;
+                }
+        }
+    }
+    msgpack_unpacked_destroy(&up);
+    if (rc != CN_OK)
+        memset(s, 0, sizeof(*s));
+    return rc;
+}
+
+int gw_lc_run_record_parses(const void *data, size_t len)
+{
+    struct gw_lc_status s;
+    int ok = gw_lc_run_decode(data, len, &s) == CN_OK;
+    CN_ASSERT(memchr(s.holder, '\0', sizeof(s.holder)) != NULL);
+    return ok;
+}
+
+/* ---- plumbing ---------------------------------------------------------- */
+
+static void gw_lc_run_on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    struct gw_lc_run *run = arg;
+    void (*fn)(struct gw_lc_run *) = run->resume;
+    run->resume = NULL;
+    if (!run->closed && fn != NULL)
+        fn(run);
+}
+
+/* Runs fn(run) delay_us from now, from the loop. */
+static void gw_lc_run_after(struct gw_lc_run *run, uint64_t delay_us,
+                            void (*fn)(struct gw_lc_run *run))
+{
+    run->resume = fn;
+    struct timeval tv = {(time_t)(delay_us / 1000000), (suseconds_t)(delay_us % 1000000)};
+    evtimer_add(run->timer, &tv);
+}
+
+/* The time between ticks: the interval, or a third of the lease when that
+ * is shorter (so a holder renews before its lease runs out). */
+static uint64_t gw_lc_run_tick_us(const struct gw_lc_run *run)
+{
+    uint64_t t = CN_MIN(run->o.interval_us, run->o.lease_us / 3);
+    return CN_MAX(t, 100000u);
+}
+
+/* A store callback's first call: 1 when the worker was closed meanwhile
+ * (the callback must return at once). */
+static int gw_lc_run_op_done(struct gw_lc_run *run)
+{
+    run->inflight--;
+    return run->closed;
+}
+
+static void gw_lc_run_set_held(struct gw_lc_run *run, int held)
+{
+    if (held != run->held)
+        CN_LOG(CN_LOG_INFO, "lifecycle: %s the lease (%s)", held ? "holding" : "not holding",
+               run->holder);
+    run->held = held;
+    if (run->reg != NULL)
+        cn_metrics_set(run->reg, run->m_held, held);
+}
+
+/* Writes the record (this gateway's view of it, st) and then cb. */
+static void gw_lc_run_write(struct gw_lc_run *run, gw_store_cb cb)
+{
+    uint64_t ts = cn_hlc_after(cn_hlc_default(), run->rec_ts);
+    run->rec_ts = ts;
+    struct gw_store_record rec = {
+        .key = GW_LC_RUN_KEY, .key_len = strlen(GW_LC_RUN_KEY),
+        .etag = "", .etag_len = 0, .meta = "", .meta_len = 0,
+        .ver = run->ver, .ts = ts,
+    };
+    struct gw_blob *b = gw_lc_run_encode(run);
+    run->inflight++;
+    gw_store_put(run->store, &rec, b, cb, run);
+    gw_blob_unref(b);
+}
+
+static void gw_lc_run_read(struct gw_lc_run *run, gw_store_cb cb)
+{
+    run->inflight++;
+    gw_store_get(run->store, GW_LC_RUN_KEY, strlen(GW_LC_RUN_KEY), 1, 0, 0, cb, run);
+}
+
+/* The record as read: into *s, and its ts noted. CN_OK (found or not
+ * found: *s is then empty) or the store's error. */
+static int gw_lc_run_record(struct gw_lc_run *run, struct gw_store_result *res,
+                            struct gw_lc_status *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (res->rc == CN_NOTFOUND)
+        return CN_OK;
+    if (res->rc != CN_OK)
+        return res->rc;
+    const struct msg *m = &res->reply->m;
+    run->rec_ts = CN_MAX(run->rec_ts, m->ts);
+    if (gw_lc_run_decode(m->payload.ptr, m->payload.len, s) != CN_OK)
+        CN_LOG(CN_LOG_WARN, "lifecycle: the record %s does not parse: taken as empty",
+               GW_LC_RUN_KEY);
+    return CN_OK;
+}
+
+/* ---- the lease --------------------------------------------------------- */
+
+static void gw_lc_run_on_renewed(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc == CN_OK)
+        run->last_renew = cn_time_now_us();
+    gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+}
+
+static void gw_lc_run_on_scan_started(struct gw_store_result *res, void *arg);
+
+/* The lease is ours: scan when one is due, else renew it. */
+static void gw_lc_run_held_now(struct gw_lc_run *run)
+{
+    uint64_t now = cn_time_now_us();
+    gw_lc_run_set_held(run, 1);
+    run->st.lease_until = now + run->o.lease_us;
+    if (now >= run->st.next_due) {
+        run->st.scanning = 1;
+        run->st.last_start = now;
+        run->st.expired = run->st.aborted = run->st.buckets = 0;
+        CN_LOG(CN_LOG_INFO, "lifecycle: scan starts (%s)", run->holder);
+        gw_lc_run_write(run, gw_lc_run_on_scan_started);
+        return;
+    }
+    gw_lc_run_write(run, gw_lc_run_on_renewed);
+}
+
+static void gw_lc_run_on_claim_check(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    struct gw_lc_status s;
+    if (gw_lc_run_record(run, res, &s) == CN_OK && strcmp(s.holder, run->holder) == 0) {
+        run->st = s;
+        gw_lc_run_held_now(run);
+        return;
+    }
+    gw_lc_run_set_held(run, 0);   /* another gateway's claim won */
+    gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+}
+
+static void gw_lc_run_claim_check(struct gw_lc_run *run)
+{
+    gw_lc_run_read(run, gw_lc_run_on_claim_check);
+}
+
+static void gw_lc_run_on_claimed(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc != CN_OK) {
+        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+        return;
+    }
+    /* every claim that raced this one has been written by now: the newest
+     * of them is the record every gateway reads back */
+    gw_lc_run_after(run, run->o.settle_us, gw_lc_run_claim_check);
+}
+
+static void gw_lc_run_on_lease_read(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    struct gw_lc_status s;
+    if (gw_lc_run_record(run, res, &s) != CN_OK) {
+        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+        return;
+    }
+    uint64_t now = cn_time_now_us();
+    int mine = strcmp(s.holder, run->holder) == 0;
+    run->st = s;
+    if (s.lease_until > now && mine) {
+        gw_lc_run_held_now(run);
+        return;
+    }
+    if (s.lease_until > now) {   /* another gateway holds it */
+        gw_lc_run_set_held(run, 0);
+        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+        return;
+    }
+    snprintf(run->st.holder, sizeof(run->st.holder), "%s", run->holder);
+    run->st.lease_until = now + run->o.lease_us;
+    run->st.scanning = 0;
+    gw_lc_run_write(run, gw_lc_run_on_claimed);
+}
+
+static void gw_lc_run_tick(struct gw_lc_run *run)
+{
+    gw_lc_run_read(run, gw_lc_run_on_lease_read);
+}
+
+/* In a scan: renews the lease when a third of it has passed, then fn(run);
+ * stops the scan when the record names another holder. */
+static void gw_lc_run_on_scan_renew_read(struct gw_store_result *res, void *arg);
+
+static void gw_lc_run_gate(struct gw_lc_run *run, void (*fn)(struct gw_lc_run *run))
+{
+    uint64_t now = cn_time_now_us();
+    if (now < run->last_renew + run->o.lease_us / 3) {
+        fn(run);
+        return;
+    }
+    run->after_renew = fn;
+    gw_lc_run_read(run, gw_lc_run_on_scan_renew_read);
+}
+
+static void gw_lc_run_on_scan_renewed(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc != CN_OK) {
+        gw_lc_run_finish(run, "the lease could not be renewed");
+        return;
+    }
+    run->last_renew = cn_time_now_us();
+    run->after_renew(run);
+}
+
+static void gw_lc_run_on_scan_renew_read(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    struct gw_lc_status s;
+    if (gw_lc_run_record(run, res, &s) != CN_OK) {
+        gw_lc_run_finish(run, "the lease record could not be read");
+        return;
+    }
+    if (strcmp(s.holder, run->holder) != 0) {
+        CN_LOG(CN_LOG_WARN, "lifecycle: lease taken by %s during a scan: scan stopped",
+               s.holder);
+        run->st.scanning = 0;
+        gw_lc_fini(&run->lc);
+        gw_lc_run_set_held(run, 0);
+        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+        return;
+    }
+    run->st.lease_until = cn_time_now_us() + run->o.lease_us;
+    gw_lc_run_write(run, gw_lc_run_on_scan_renewed);
+}
+
+static void gw_lc_run_slot_reached(struct gw_lc_run *run)
+{
+    gw_lc_run_gate(run, run->after_slot);
+}
+
+/* Throttle: fn(run) once the next delete may start (max_deletes_per_sec). */
+static void gw_lc_run_delete_slot(struct gw_lc_run *run, void (*fn)(struct gw_lc_run *run))
+{
+    uint64_t now = cn_time_now_us();
+    uint64_t at = CN_MAX(now, run->next_delete);
+    run->next_delete = at + 1000000u / CN_MAX(run->o.max_deletes_per_sec, 1u);
+    if (at > now) {
+        run->after_slot = fn;
+        gw_lc_run_after(run, at - now, gw_lc_run_slot_reached);
+        return;
+    }
+    gw_lc_run_gate(run, fn);
+}
+
+/* ---- listings ---------------------------------------------------------- */
+
+/* Copies a listing's entries into page; 0 when the listing failed. */
+static int gw_lc_run_page_fill(struct gw_lc_page *page, const struct gw_store_list_result *res)
+{
+    page->n = page->idx = 0;
+    page->more = 0;
+    if (res->rc != CN_OK)
+        return 0;
+    for (uint32_t i = 0; i < res->n_ents && page->n < page->cap; i++) {
+        const struct gw_store_entry *e = &res->ents[i];
+        if (e->key_len > GW_LO_KEY_MAX)
+            continue;
+        struct gw_lc_item *it = &page->items[page->n++];
+        memcpy(it->key, e->key, e->key_len);
+        it->key_len = e->key_len;
+        it->size = e->size;
+        it->ts = e->ts;
+        memcpy(it->etag, e->etag, sizeof(it->etag));
+    }
+    page->more = res->more && res->n_ents > 0;
+    return 1;
+}
+
+/* Lists a page of prefix after the page's last key (none: from the start). */
+static void gw_lc_run_list(struct gw_lc_run *run, struct gw_lc_page *page, const char *prefix,
+                           size_t prefix_len, int from_start, gw_store_list_cb cb)
+{
+    const struct gw_lc_item *last = from_start || page->n == 0 ? NULL : &page->items[page->n - 1];
+    run->inflight++;
+    gw_store_list(run->store, prefix, prefix_len, last != NULL ? last->key : NULL,
+                  last != NULL ? last->key_len : 0, page->cap, cb, run);
+}
+
+/* ---- buckets ----------------------------------------------------------- */
+
+static void gw_lc_run_on_buckets(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (!gw_lc_run_page_fill(&run->buckets, res)) {
+        gw_lc_run_finish(run, res->err);
+        return;
+    }
+    gw_lc_run_next_bucket(run);
+}
+
+static void gw_lc_run_on_scan_started(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc != CN_OK) {
+        run->st.scanning = 0;
+        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+        return;
+    }
+    run->last_renew = cn_time_now_us();
+    run->buckets.n = 0;
+    gw_lc_run_list(run, &run->buckets, "b/", 2, 1, gw_lc_run_on_buckets);
+}
+
+/* Does some Enabled rule of the bucket expire objects / abort uploads? */
+static int gw_lc_run_has(const struct gw_lc *lc, int aborts)
+{
+    for (uint32_t i = 0; i < lc->n_rules; i++) {
+        const struct gw_lc_rule *r = &lc->rules[i];
+        if (r->enabled && (aborts ? r->abort_days != GW_LC_NONE
+                                  : r->exp_days != GW_LC_NONE || r->exp_date_s != GW_LC_NONE))
+            return 1;
+    }
+    return 0;
+}
+
+static void gw_lc_run_objects_page(struct gw_lc_run *run, int from_start);
+static void gw_lc_run_uploads_page(struct gw_lc_run *run, int from_start);
+
+static void gw_lc_run_on_bucket(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    gw_lc_fini(&run->lc);
+    struct gw_bucket_meta bm;
+    const struct gw_bucket_meta_config *cfg = NULL;
+    if (res->rc == CN_OK) {
+        const struct msg *m = &res->reply->m;
+        if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
+                                  m->etag.len) == CN_OK)
+            cfg = gw_bucket_meta_config(&bm, "lifecycle");
+    }
+    if (cfg != NULL) {
+        enum gw_s3_err err;
+        char why[GW_XML_WHY_MAX];
+        if (gw_lc_parse(cfg->value, cfg->value_len, &run->lc, &err, why) != CN_OK)
+            CN_LOG(CN_LOG_WARN, "lifecycle: bucket '%.*s': stored rules unreadable",
+                   (int)run->bucket_len, run->bucket);
+    }
+    if (run->lc.n_rules == 0) {
+        gw_lc_run_next_bucket(run);
+        return;
+    }
+    run->st.buckets++;
+    if (gw_lc_run_has(&run->lc, 0))
+        gw_lc_run_objects_page(run, 1);
+    else
+        gw_lc_run_uploads_page(run, 1);
+}
+
+static void gw_lc_run_next_bucket(struct gw_lc_run *run)
+{
+    struct gw_lc_page *p = &run->buckets;
+    if (p->idx == p->n) {
+        if (p->more)
+            gw_lc_run_list(run, p, "b/", 2, 0, gw_lc_run_on_buckets);
+        else
+            gw_lc_run_finish(run, NULL);
+        return;
+    }
+    const struct gw_lc_item *it = &p->items[p->idx++];
+    if (it->key_len < 3 || it->key_len - 2 >= sizeof(run->bucket)) {
+        gw_lc_run_next_bucket(run);
+        return;
+    }
+    run->bucket_len = it->key_len - 2;
+    memcpy(run->bucket, it->key + 2, run->bucket_len);
+    run->inflight++;
+    gw_store_head(run->store, it->key, it->key_len, gw_lc_run_on_bucket, run);
+}
+
+/* ---- objects ----------------------------------------------------------- */
+
+static void gw_lc_run_on_objects(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (!gw_lc_run_page_fill(&run->objects, res)) {
+        gw_lc_run_finish(run, res->err);
+        return;
+    }
+    gw_lc_run_next_object(run);
+}
+
+static void gw_lc_run_objects_page(struct gw_lc_run *run, int from_start)
+{
+    char prefix[GW_KEYS_MAX];
+    size_t n = gw_keys_object_prefix(prefix, run->bucket, run->bucket_len);
+    if (from_start)
+        run->objects.n = 0;
+    gw_lc_run_list(run, &run->objects, prefix, n, from_start, gw_lc_run_on_objects);
+}
+
+/* The rule that expires the object it (key after the bucket prefix) now:
+ * 1 expire, 0 keep, -1 a rule with tags could: read them (tags NULL). */
+static int gw_lc_run_object_due(const struct gw_lc_run *run, const struct gw_lc_item *it,
+                                const struct gw_tagset *tags, int have_tags)
+{
+    size_t plen = 2 + run->bucket_len + 1;
+    const char *key = it->key + plen;
+    size_t klen = it->key_len - plen;
+    uint64_t size = it->size, now = cn_time_now_us();
+    size_t tl;
+    uint64_t lsize;
+    if (gw_lo_map_etag_split(it->etag, strlen(it->etag), &tl, &lsize))
+        size = lsize;   /* a large object: the listing's size is its chunk map's */
+    int need_tags = 0;
+    for (uint32_t i = 0; i < run->lc.n_rules; i++) {
+        const struct gw_lc_rule *r = &run->lc.rules[i];
+        if (!r->enabled || gw_lc_rule_expire_at(r, it->ts, run->o.day_us) > now)
+            continue;
+        if (r->n_tags > 0 && !have_tags) {
+            need_tags |= gw_lc_rule_prefix_matches(r, key, klen);
+            continue;
+        }
+        if (gw_lc_rule_matches(r, key, klen, size, tags))
+            return 1;
+    }
+    return need_tags ? -1 : 0;
+}
+
+static void gw_lc_run_on_expired(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc == CN_OK) {
+        run->st.expired++;
+        run->st.total_expired++;
+        if (run->reg != NULL)
+            cn_metrics_add(run->reg, run->m_expired, 1);
+    } else if (res->rc != CN_AGAIN) {
+        CN_LOG(CN_LOG_WARN, "lifecycle: expiring %.*s failed: %s", (int)run->cur->key_len,
+               run->cur->key, res->err);
+    }
+    gw_lc_run_next_object(run);
+}
+
+static void gw_lc_run_expire(struct gw_lc_run *run)
+{
+    run->inflight++;
+    gw_lo_reclaim_delete_version(run->reclaim, run->cur->key, run->cur->key_len, run->ver,
+                                 run->cur->ts, run->o.reclaim_delay_ms, gw_lc_run_on_expired,
+                                 run);
+}
+
+static void gw_lc_run_on_object_head(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc != CN_OK || res->reply->m.ts != run->cur->ts) {
+        gw_lc_run_next_object(run);   /* gone or overwritten since the listing */
+        return;
+    }
+    const struct msg *m = &res->reply->m;
+    struct gw_objmeta om;
+    const struct gw_objmeta_header *h = NULL;
+    const char *why;
+    run->tags->n = 0;
+    if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK)
+        h = gw_objmeta_find(&om, GW_OBJMETA_TAGS);
+    if (h != NULL && gw_tagset_parse_query(run->tags, h->value, h->value_len, &why) != GW_S3_OK)
+        run->tags->n = 0;
+    if (gw_lc_run_object_due(run, run->cur, run->tags, 1) == 1)
+        gw_lc_run_delete_slot(run, gw_lc_run_expire);
+    else
+        gw_lc_run_next_object(run);
+}
+
+static void gw_lc_run_next_object(struct gw_lc_run *run)
+{
+    struct gw_lc_page *p = &run->objects;
+    if (p->idx == p->n) {
+        if (p->more)
+            gw_lc_run_objects_page(run, 0);
+        else
+            gw_lc_run_uploads_page(run, 1);
+        return;
+    }
+    run->cur = &p->items[p->idx++];
+    int due = gw_lc_run_object_due(run, run->cur, NULL, 0);
+    if (due == 1) {
+        gw_lc_run_delete_slot(run, gw_lc_run_expire);
+    } else if (due < 0) {
+        run->inflight++;
+        gw_store_head(run->store, run->cur->key, run->cur->key_len, gw_lc_run_on_object_head,
+                      run);
+    } else {
+        gw_lc_run_next_object(run);
+    }
+}
+
+/* ---- uploads (the objects' page is reused: that phase is over) -------- */
+
+static void gw_lc_run_on_uploads(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (!gw_lc_run_page_fill(&run->objects, res)) {
+        gw_lc_run_finish(run, res->err);
+        return;
+    }
+    gw_lc_run_next_upload(run);
+}
+
+static void gw_lc_run_uploads_page(struct gw_lc_run *run, int from_start)
+{
+    if (!gw_lc_run_has(&run->lc, 1)) {
+        gw_lc_run_next_bucket(run);
+        return;
+    }
+    char prefix[GW_KEYS_MAX];
+    size_t n = gw_keys_object_prefix(prefix, run->bucket, run->bucket_len);
+    prefix[0] = 'u';
+    if (from_start)
+        run->objects.n = 0;
+    gw_lc_run_list(run, &run->objects, prefix, n, from_start, gw_lc_run_on_uploads);
+}
+
+/* The parts' prefix of the upload run->cur ("u/b/k" NUL id -> "p/b/k" NUL
+ * id "/") into out (GW_LO_KEY_MAX + 1 bytes); its length. */
+static size_t gw_lc_run_parts_prefix(const struct gw_lc_run *run, char *out)
+{
+    memcpy(out, run->cur->key, run->cur->key_len);
+    out[0] = 'p';
+    out[run->cur->key_len] = '/';
+    return run->cur->key_len + 1;
+}
+
+static void gw_lc_run_on_parts(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (!gw_lc_run_page_fill(&run->parts, res)) {
+        gw_lc_run_finish(run, res->err);
+        return;
+    }
+    gw_lc_run_next_part(run);
+}
+
+static void gw_lc_run_parts_page(struct gw_lc_run *run, int from_start)
+{
+    char prefix[GW_LO_KEY_MAX + 1];
+    size_t n = gw_lc_run_parts_prefix(run, prefix);
+    if (from_start)
+        run->parts.n = 0;
+    gw_lc_run_list(run, &run->parts, prefix, n, from_start, gw_lc_run_on_parts);
+}
+
+static void gw_lc_run_on_upload_deleted(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc == CN_OK) {
+        run->st.aborted++;
+        run->st.total_aborted++;
+        if (run->reg != NULL)
+            cn_metrics_add(run->reg, run->m_aborted, 1);
+    } else {
+        CN_LOG(CN_LOG_WARN, "lifecycle: aborting an upload of bucket '%.*s' failed: %s",
+               (int)run->bucket_len, run->bucket, res->err);
+    }
+    gw_lc_run_next_upload(run);
+}
+
+/* Every part is gone: the upload record goes, as AbortMultipartUpload's. */
+static void gw_lc_run_delete_upload(struct gw_lc_run *run)
+{
+    run->inflight++;
+    gw_store_delete(run->store, run->cur->key, run->cur->key_len, run->ver,
+                    cn_hlc_after(cn_hlc_default(), run->cur->ts), gw_lc_run_on_upload_deleted, run);
+}
+
+static void gw_lc_run_on_part_deleted(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc != CN_OK)
+        CN_LOG(CN_LOG_WARN, "lifecycle: a part record delete failed: %s", res->err);
+    gw_lc_run_next_part(run);
+}
+
+/* The part at hand: its chunks to the reclaimer (at once: no reader ever
+ * saw them), its record a tombstone. */
+static void gw_lc_run_delete_part(struct gw_lc_run *run)
+{
+    const struct gw_lc_item *it = &run->parts.items[run->parts.idx - 1];
+    struct gw_lo_seg seg;
+    if (gw_multipart_part_seg(it->etag, &seg) == CN_OK)
+        gw_lo_reclaim_segs(run->reclaim, run->upload_okey, run->upload_okey_len, &seg, 1, 0,
+                           run->ver);
+    run->inflight++;
+    gw_store_delete(run->store, it->key, it->key_len, run->ver,
+                    cn_hlc_after(cn_hlc_default(), it->ts), gw_lc_run_on_part_deleted, run);
+}
+
+static void gw_lc_run_next_part(struct gw_lc_run *run)
+{
+    struct gw_lc_page *p = &run->parts;
+    if (p->idx == p->n) {
+        if (p->more)
+            gw_lc_run_parts_page(run, 0);
+        else
+            gw_lc_run_delete_slot(run, gw_lc_run_delete_upload);
+        return;
+    }
+    p->idx++;
+    gw_lc_run_delete_slot(run, gw_lc_run_delete_part);
+}
+
+/* Is the upload it (key "u/b/k" NUL id, ts its initiation) due? */
+static int gw_lc_run_upload_due(const struct gw_lc_run *run, const struct gw_lc_item *it)
+{
+    size_t plen = 2 + run->bucket_len + 1;
+    const char *nul = memchr(it->key, '\0', it->key_len);
+    if (nul == NULL || (size_t)(nul - it->key) < plen)
+        return 0;
+    const char *key = it->key + plen;
+    size_t klen = (size_t)(nul - key);
+    uint64_t now = cn_time_now_us();
+    for (uint32_t i = 0; i < run->lc.n_rules; i++) {
+        const struct gw_lc_rule *r = &run->lc.rules[i];
+        if (r->enabled && gw_lc_rule_abort_at(r, it->ts, run->o.day_us) <= now &&
+            gw_lc_rule_prefix_matches(r, key, klen))
+            return 1;
+    }
+    return 0;
+}
+
+static void gw_lc_run_next_upload(struct gw_lc_run *run)
+{
+    struct gw_lc_page *p = &run->objects;
+    if (p->idx == p->n) {
+        if (p->more)
+            gw_lc_run_uploads_page(run, 0);
+        else
+            gw_lc_run_next_bucket(run);
+        return;
+    }
+    run->cur = &p->items[p->idx++];
+    if (!gw_lc_run_upload_due(run, run->cur)) {
+        gw_lc_run_next_upload(run);
+        return;
+    }
+    const char *nul = memchr(run->cur->key, '\0', run->cur->key_len);
+    run->upload_okey_len = (size_t)(nul - run->cur->key);
+    memcpy(run->upload_okey, run->cur->key, run->upload_okey_len);
+    run->upload_okey[0] = 'o';
+    CN_LOG(CN_LOG_INFO, "lifecycle: aborting an upload of '%.*s' in bucket '%.*s'",
+           (int)(run->upload_okey_len - 3 - run->bucket_len),
+           run->upload_okey + 3 + run->bucket_len, (int)run->bucket_len, run->bucket);
+    gw_lc_run_parts_page(run, 1);
+}
+
+/* ---- the end of a scan ------------------------------------------------- */
+
+static void gw_lc_run_on_finished(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    if (res->rc == CN_OK)
+        run->last_renew = cn_time_now_us();
+    gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+}
+
+/* Ends the scan (why: NULL, or what stopped it) and writes the results. */
+static void gw_lc_run_finish(struct gw_lc_run *run, const char *why)
+{
+    uint64_t now = cn_time_now_us();
+    gw_lc_fini(&run->lc);
+    run->st.scanning = 0;
+    run->st.last_end = now;
+    run->st.scans++;
+    run->st.next_due = run->st.last_start + run->o.interval_us;
+    run->st.lease_until = now + run->o.lease_us;
+    if (run->reg != NULL) {
+        cn_metrics_add(run->reg, run->m_scans, 1);
+        cn_metrics_set(run->reg, run->m_last_end, (int64_t)(now / 1000000));
+    }
+    if (why != NULL)
+        CN_LOG(CN_LOG_WARN, "lifecycle: scan stopped: %s", why);
+    CN_LOG(CN_LOG_INFO, "lifecycle: scan done in %llu ms: %llu buckets with rules, %llu objects "
+           "expired, %llu uploads aborted", (unsigned long long)((now - run->st.last_start) / 1000),
+           (unsigned long long)run->st.buckets, (unsigned long long)run->st.expired,
+           (unsigned long long)run->st.aborted);
+    gw_lc_run_write(run, gw_lc_run_on_finished);
+}
+
+/* ---- life -------------------------------------------------------------- */
+
+static void gw_lc_run_page_init(struct gw_lc_page *p, uint32_t cap)
+{
+    p->items = cn_calloc(cap, sizeof(*p->items));
+    p->cap = cap;
+}
+
+static void gw_lc_run_metrics(struct gw_lc_run *run)
+{
+    struct cn_metrics *reg = run->reg;
+    run->m_scans = cn_metrics_counter(reg, "cairn_gateway_lifecycle_scans_total",
+                                      "Lifecycle scans this gateway ran (as the lease holder)",
+                                      0, NULL);
+    run->m_expired = cn_metrics_counter(reg, "cairn_gateway_lifecycle_expired_total",
+                                        "Objects this gateway expired by lifecycle rules", 0,
+                                        NULL);
+    run->m_aborted = cn_metrics_counter(reg, "cairn_gateway_lifecycle_aborted_uploads_total",
+                                        "Multipart uploads this gateway aborted by lifecycle "
+                                        "rules", 0, NULL);
+    run->m_held = cn_metrics_gauge(reg, "cairn_gateway_lifecycle_lease_held",
+                                   "1 while this gateway holds the lifecycle lease", 0, NULL);
+    run->m_last_end = cn_metrics_gauge(reg, "cairn_gateway_lifecycle_last_scan_end_seconds",
+                                       "Unix time the last scan of this gateway ended", 0, NULL);
+}
+
+struct gw_lc_run *gw_lc_run_new(struct event_base *base, struct gw_store *store,
+                                struct gw_lo_reclaim *reclaim, const struct gw_lc_run_opts *o,
+                                struct cn_metrics *reg)
+{
+    struct gw_lc_run *run = cn_calloc(1, sizeof(*run));
+    run->base = base;
+    run->store = store;
+    run->reclaim = reclaim;
+    run->o = *o;
+    run->o.holder = NULL;
+    snprintf(run->holder, sizeof(run->holder), "%s", o->holder);
+    unsigned char b[8];
+    if (RAND_bytes(b, sizeof(b)) != 1)
+        memset(b, 0, sizeof(b));
+    memcpy(&run->ver, b, sizeof(run->ver));
+    run->timer = evtimer_new(base, gw_lc_run_on_timer, run);
+    run->tags = gw_tagset_new(GW_TAGSET_MAX);
+    gw_lc_run_page_init(&run->buckets, GW_LC_RUN_PAGE);
+    gw_lc_run_page_init(&run->objects, GW_LC_RUN_PAGE);
+    gw_lc_run_page_init(&run->parts, GW_LC_RUN_PARTS_PAGE);
+    run->reg = reg;
+    if (reg != NULL)
+        gw_lc_run_metrics(run);
+    gw_lc_run_after(run, gw_lc_run_tick_us(run) / 4, gw_lc_run_tick);
+    return run;
+}
+
+void gw_lc_run_close(struct gw_lc_run *run)
+{
+    if (run == NULL)
+        return;
+    run->closed = 1;
+    evtimer_del(run->timer);
+}
+
+void gw_lc_run_free(struct gw_lc_run *run)
+{
+    if (run == NULL)
+        return;
+    if (run->inflight != 0) {   /* a callback still to come would find it freed */
+        CN_LOG(CN_LOG_WARN, "lifecycle: %d store operations never answered: worker not freed",
+               run->inflight);
+        return;
+    }
+    event_free(run->timer);
+    gw_lc_fini(&run->lc);
+    gw_tagset_free(run->tags);
+    cn_free(run->buckets.items);
+    cn_free(run->objects.items);
+    cn_free(run->parts.items);
+    cn_free(run);
+}
