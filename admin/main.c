@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "gateway.h"
+#include "json.h"
 #include "keygen.h"
 #include "lifecycle.h"
 #include "repair.h"
@@ -80,7 +81,6 @@ static void adm_usage(FILE *out)
                  "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
                  "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
                  "$AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY); --json: one JSON document\n"
-                 "  (not yet for lifecycle status)\n"
                  "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
                  "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
@@ -96,27 +96,6 @@ static uint64_t adm_stat(const struct msg *m, const char *name)
             memcmp(m->stats[i].name.ptr, name, m->stats[i].name.len) == 0)
             return m->stats[i].value;
     return 0;
-}
-
-/* Writes s[n] as a JSON string (control and non-ASCII bytes as \u00XX). */
-static void adm_json_str(const char *s, size_t n)
-{
-    putchar('"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20 || c >= 0x7f)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
-static void adm_json_cstr(const char *s)
-{
-    adm_json_str(s, strlen(s));
 }
 
 /* One node's answer as a JSON object (--json). */
@@ -538,12 +517,7 @@ int main(int argc, char **argv)
     if (strcmp(o.cmd, "repair") == 0) {
         bad = adm_repair(cl, &o);
     } else if (strcmp(o.cmd, "lifecycle") == 0) {
-        if (o.json) {
-            fprintf(stderr, "cairn-admin: --json is not supported by lifecycle status yet\n");
-            bad = 2;
-        } else {
-            bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve);
-        }
+        bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve, o.json);
     } else {
         bad = adm_nodes(cl, &o);
     }

@@ -6,7 +6,7 @@ from their defaults) is served only to a request signed by an admin key
 a forged signature, other methods and other spellings of the path never see
 it. A stopped node shows as down with its hints. `cairn-admin status
 --gateway` prints it with the nodes' summary; --json on status, stats, ping,
-repair and keygen prints one JSON document."""
+lifecycle status, repair and keygen prints one JSON document."""
 import json
 import os
 import subprocess
@@ -166,6 +166,11 @@ def test_cairn_admin_json_everywhere(c):
         doc = json.loads(out)
         check(rc == 0 and doc["command"] == cmd and len(doc["nodes"]) == 3 and
               all(n["ok"] for n in doc["nodes"]), "%s --json: %s %s" % (cmd, out, err))
+    rc, out, err = admin("--nodes", nodes, "--json", "lifecycle", "status")
+    doc = json.loads(out)
+    check(rc == 0 and doc["command"] == "lifecycle status" and doc["answered"] == 3 and
+          doc["down"] == [] and (doc["record"] is None or isinstance(doc["record"], dict)),
+          "lifecycle status --json: %s %s" % (out, err))
     rc, out, err = admin("--nodes", nodes, "--json", "--dry-run", "repair")
     doc = json.loads(out)
     check(doc["command"] == "repair" and doc["dry_run"] is True and doc["error"] is None and
