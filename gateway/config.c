@@ -13,6 +13,7 @@
 static const char *const gw_config_log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const gw_config_auths[] = {"none", "curve", NULL};
 static const char *const gw_config_log_formats[] = {"text", "json", NULL};
+static const char *const gw_config_auto[] = {"auto", NULL}; /* stored as 0 */
 
 const struct cn_config_desc gw_config_table[] = {
     {"http.port", CN_CONF_INT, GW_OFF(http_port), "8080", 0, 65535, NULL,
@@ -121,13 +122,33 @@ const struct cn_config_desc gw_config_table[] = {
      "objects smaller than this are one record; a PUT body at or above it is cut into chunks"},
     {"large_object.chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_chunk_len), "5M", 64 * GW_KIB,
      1024 * GW_MIB, NULL, "length of each chunk of a large object (and of a multipart part)"},
-    {"large_object.reading_chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_read_len), "512K",
-     4 * GW_KIB, 1024 * GW_MIB, NULL,
+    {"large_object.reading_chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_read_len), "auto",
+     4 * GW_KIB, 1024 * GW_MIB, gw_config_auto,
      "GET slice length: a large-object GET asks the nodes for slices of at most this many "
      "bytes, never crossing a chunk (LeoFS used this name for the PUT socket read size; "
-     "that is http.read_size here). Must not exceed chunked_obj_len"},
-    {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "4", 1, 256, NULL,
-     "slice requests in flight per large-object GET (read-ahead depth)"},
+     "that is http.read_size here). Must not exceed chunked_obj_len. auto: each stream "
+     "starts at 512K and tunes it within [128K, 2M] (docs/large-objects.md)"},
+    {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "auto", 1, 256,
+     gw_config_auto,
+     "slice requests in flight per large-object GET (read-ahead depth). auto: each stream "
+     "starts at 2 and grows (up to 16, at most 4M ahead of the client) while its client "
+     "waits and the nodes are idle, shrinks while its client is the bottleneck"},
+    {"large_object.read_ahead_budget", CN_CONF_SIZE, GW_OFF(lo_read_ahead_budget), "256M",
+     1 * GW_MIB, 1024 * GW_GIB, NULL,
+     "bytes of slices all large-object GETs of the gateway hold together (in flight, waiting "
+     "to be written in order, queued toward clients), shared evenly by the http.threads; "
+     "when short, streams read ahead less and in shorter slices, and a new GET waits before "
+     "its headers (docs/large-objects.md)"},
+    {"large_object.read_queue_timeout", CN_CONF_MSEC, GW_OFF(lo_read_queue_timeout_ms), "30s",
+     1, 3600000, NULL,
+     "a large-object GET that finds no room in read_ahead_budget waits (FIFO, before its "
+     "headers) at most this long, then gets 503 SlowDown"},
+    {"large_object.read_retries", CN_CONF_INT, GW_OFF(lo_read_retries), "5", 0, 100, NULL,
+     "a slice that timed out or could not be sent on every replica is asked again this many "
+     "times (backing off) before the GET, whose headers went out, is cut short"},
+    {"large_object.read_retry_backoff", CN_CONF_MSEC, GW_OFF(lo_read_retry_backoff_ms),
+     "100ms", 1, 60000, NULL,
+     "the wait before a slice is asked again; it doubles with each retry, up to 5s"},
     {"large_object.max_chunked_objs", CN_CONF_INT, GW_OFF(lo_max_chunks), "1000", 1, 100000, NULL,
      "most chunks one object may have: max_chunked_objs x chunked_obj_len bounds a single PUT "
      "(EntityTooLarge beyond) and a multipart part"},
@@ -189,7 +210,7 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
         snprintf(err, CN_ERR_LEN, "http.max_request_line is above http.max_header_bytes");
         return CN_INVAL;
     }
-    if (cfg->lo_read_len > cfg->lo_chunk_len) {
+    if (cfg->lo_read_len > 0 && cfg->lo_read_len > cfg->lo_chunk_len) {
         snprintf(err, CN_ERR_LEN, "large_object.reading_chunked_obj_len (%lld) is above "
                  "large_object.chunked_obj_len (%lld): a slice never crosses a chunk",
                  (long long)cfg->lo_read_len, (long long)cfg->lo_chunk_len);

@@ -59,6 +59,10 @@ struct gw_config {
     int64_t lo_chunk_len;
     int64_t lo_read_len;
     int64_t lo_read_prefetch;
+    int64_t lo_read_ahead_budget;
+    int64_t lo_read_queue_timeout_ms;
+    int64_t lo_read_retries;
+    int64_t lo_read_retry_backoff_ms;
     int64_t lo_max_chunks;
     int64_t lo_write_inflight;
     int64_t lo_reclaim_delay_ms;

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <event2/thread.h>
@@ -28,6 +29,7 @@
 #include "lo_metrics.h"
 #include "sigv2.h"
 #include "lo_reclaim.h"
+#include "read_budget.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
@@ -54,7 +56,7 @@ struct gw_server {
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
-    uint64_t boot_s;
+    uint64_t id_prefix;   /* request ids' random top bits (http_loop.c) */
     int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
     struct event_base *ctl;          /* the main thread's loop: signals, the workers' ends */
     struct event *worker_ended;      /* activated by each worker thread as it ends */
@@ -85,6 +87,9 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .max_chunks = (uint32_t)cfg->lo_max_chunks,
         .read_len = (uint64_t)cfg->lo_read_len,
         .read_prefetch = (uint32_t)cfg->lo_read_prefetch,
+        .read_budget = x->lo.read_budget,
+        .read_retries = (uint32_t)cfg->lo_read_retries,
+        .read_retry_backoff_ms = cfg->lo_read_retry_backoff_ms,
         .output_high_water = (uint64_t)cfg->http_output_high_water,
         .reclaim_delay_ms = cfg->lo_reclaim_delay_ms,
     };
@@ -109,6 +114,14 @@ static void gw_server_http_opts(const struct gw_config *cfg, struct gw_http_opts
     };
 }
 
+/* One worker's share of large_object.read_ahead_budget: room for at least
+ * one stream's base (two of the shortest slices) each. */
+static uint64_t gw_server_read_budget_share(const struct gw_server *s)
+{
+    uint64_t share = (uint64_t)s->cfg->lo_read_ahead_budget / s->n_workers;
+    return CN_MAX(share, 2 * (uint64_t)GW_READ_BUDGET_MIN_SLICE);
+}
+
 static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ERR_LEN])
 {
     struct gw_worker *w = &s->workers[i];
@@ -125,7 +138,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     struct gw_http_app app;
     gw_server_http_opts(s->cfg, &opts);
     gw_req_app_init(&app, &w->s3);   /* the S3 layer answers this loop's requests */
-    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->boot_s);
+    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->id_prefix);
     w->client = gw_cluster_client_new(s->cluster, w->base, s->zmq, err);
     if (w->client == NULL)
         return CN_ERR;
@@ -140,6 +153,9 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->draining = &w->http.draining;
     x->lo.base = w->base;
     gw_server_s3_opts(s->cfg, x);
+    /* each worker holds its share of the budget: together, never more */
+    x->lo.read_budget = gw_read_budget_new(w->base, gw_server_read_budget_share(s),
+                                           s->cfg->lo_read_queue_timeout_ms);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -299,6 +315,19 @@ static void gw_server_status_info(struct gw_server *s)
     s->status.settings_json = gw_server_changed_settings(s->cfg);
 }
 
+/* Request ids name the version of every record a request writes (and the
+ * chunk keys of a large object), so two gateways must not issue the same
+ * one: their top 24 bits are random per process. (They were the start
+ * second's low bits: two gateways started in the same second issued the
+ * same ids.) Falls back to time and pid if getrandom fails. */
+static uint64_t gw_server_id_prefix(void)
+{
+    uint32_t v;
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+        v = (uint32_t)(cn_time_now_us() ^ ((uint64_t)getpid() << 20));
+    return v & 0xffffffu;
+}
+
 struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
     evthread_use_pthreads();
@@ -306,7 +335,7 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     struct gw_server *s = cn_calloc(1, sizeof(*s));
     s->cfg = cfg;
     s->port = (int)cfg->http_port;
-    s->boot_s = cn_time_now_us() / 1000000;
+    s->id_prefix = gw_server_id_prefix();
     if (gw_credentials_load_file(cfg->s3_credentials, &s->creds, err) != CN_OK)
         goto fail;
     s->cluster = gw_cluster_new(cfg, err);
@@ -495,6 +524,7 @@ void gw_server_free(struct gw_server *s)
         if (i == 0)
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
         gw_lo_reclaim_free(w->s3.reclaim);
+        gw_read_budget_free(w->s3.lo.read_budget);
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
         gw_sigv2_free(w->s3.sigv2);

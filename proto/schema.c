@@ -10,7 +10,8 @@
 
 const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_V, "v", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, v,
-      "protocol version of the sender; this document describes version 1"),
+      "protocol version of the message: the lowest that has every op, field and status it uses "
+      "(1, or 2 for LOCK, UNLOCK, `tok`, `ifver`, PRECONDITION and LOCKED)"),
     F(MSG_F_ID, "id", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, id,
       "request id chosen by the client; the reply carries the same id"),
     F(MSG_F_OP, "op", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, op,
@@ -55,6 +56,12 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
       "map of counter name (str) to unsigned integer"),
     F(MSG_F_APPLIED, "applied", MSG_T_BOOL, MSG_LIM_NONE, 1, applied,
       "false when the node already held a newer (ts, ver) and ignored the write"),
+    F(MSG_F_TOK, "tok", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, tok,
+      "(v2) lease token chosen by a conditional writer (the `ver` it will write); on a PUT: "
+      "write only while this token holds the key's lease, which the write then releases"),
+    F(MSG_F_IFVER, "ifver", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, ifver,
+      "(v2) LOCK: grant only if the key's live record has this `ver`; absent: only if the key "
+      "has no live record (none, or a tombstone)"),
 };
 
 #define E(key, type, lim, max, member, doc) \
@@ -77,7 +84,7 @@ static const struct msg_use msg_ping_rep[] = {{MSG_F_NODE, 1}, END};
 static const struct msg_use msg_stats_rep[] = {{MSG_F_NODE, 1}, {MSG_F_STATS, 1}, END};
 static const struct msg_use msg_put_req[] = {
     {MSG_F_KEY, 1}, {MSG_F_CRC, 1}, {MSG_F_VER, 1}, {MSG_F_TS, 1},
-    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, END};
+    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_TOK, 0}, END};
 static const struct msg_use msg_put_rep[] = {{MSG_F_APPLIED, 0}, END};
 static const struct msg_use msg_get_req[] = {{MSG_F_KEY, 1}, {MSG_F_OFF, 0}, {MSG_F_LEN, 0}, END};
 static const struct msg_use msg_get_rep[] = {
@@ -94,6 +101,9 @@ static const struct msg_use msg_list_req[] = {
 static const struct msg_use msg_list_rep[] = {{MSG_F_ENTS, 0}, {MSG_F_MORE, 0}, END};
 static const struct msg_use msg_scrub_rep[] = {{MSG_F_STATS, 0}, {MSG_F_ENTS, 0}, END};
 static const struct msg_use msg_compact_rep[] = {{MSG_F_STATS, 0}, END};
+static const struct msg_use msg_lock_req[] = {{MSG_F_KEY, 1}, {MSG_F_TOK, 1}, {MSG_F_IFVER, 0}, END};
+static const struct msg_use msg_lock_rep[] = {{MSG_F_VER, 0}, {MSG_F_TS, 0}, END};
+static const struct msg_use msg_unlock_req[] = {{MSG_F_KEY, 1}, {MSG_F_TOK, 1}, END};
 
 const struct msg_op_desc msg_ops[] = {
     {MSG_OP_PING, "PING", "liveness check; the reply names the node", 0, 0,
@@ -123,6 +133,14 @@ const struct msg_op_desc msg_ops[] = {
      0, 0, msg_none, msg_scrub_rep},
     {MSG_OP_COMPACT, "COMPACT", "reclaim the space of dead records now; the reply counts the work",
      0, 0, msg_none, msg_compact_rep},
+    {MSG_OP_LOCK, "LOCK",
+     "(v2) take the key's conditional-write lease for `tok` if the key's live record is the one "
+     "expected (`ifver`, or none); answers PRECONDITION (with the live record's `ver` and `ts`, "
+     "if any) or LOCKED (another token holds an unexpired lease). Leases live in memory, expire "
+     "after 10 s and are lost when the node restarts",
+     0, 0, msg_lock_req, msg_lock_rep},
+    {MSG_OP_UNLOCK, "UNLOCK", "(v2) release the key's lease if `tok` holds it (OK either way)",
+     0, 0, msg_unlock_req, msg_none},
     {0, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -138,6 +156,11 @@ const struct msg_status_desc msg_statuses[] = {
     {MSG_ST_BAD_VERSION, "BAD_VERSION", "the protocol version `v` is not supported"},
     {MSG_ST_BAD_CHECKSUM, "BAD_CHECKSUM", "a PUT payload does not match its `crc`"},
     {MSG_ST_INTERNAL, "INTERNAL", "a bug or resource failure in the node"},
+    {MSG_ST_PRECONDITION, "PRECONDITION",
+     "(v2) LOCK: the key's live record is not the one `ifver` expects"},
+    {MSG_ST_LOCKED, "LOCKED",
+     "(v2) LOCK, or PUT with `tok`: another token holds the key's lease (or, for a PUT, `tok` "
+     "does not hold it)"},
     {0, NULL, NULL},
 };
 

@@ -32,6 +32,7 @@ struct sn_server_opts {
 };
 
 struct sn_server;
+struct sn_lease_table;
 
 /* One request from arrival to reply. */
 struct sn_job {
@@ -66,6 +67,8 @@ void sn_server_reload(struct sn_server *srv);
 void sn_server_free(struct sn_server *srv);
 
 struct sn_store *sn_server_store(struct sn_server *srv);
+/* The node's conditional-write leases (lease.h). */
+struct sn_lease_table *sn_server_leases(struct sn_server *srv);
 const struct sn_server_opts *sn_server_opts(struct sn_server *srv);
 
 /* Sends the reply rep to job's peer (from any thread) and frees the job.

@@ -26,6 +26,9 @@ static const struct {
                                      "its client's output was full (resumed on drain)"},
     [GW_LO_M_GET_ABORTS] = {"cairn_gateway_lo_get_aborts_total", 0,
                             "Large-object GETs cut short: a slice failed on every replica"},
+    [GW_LO_M_SLICE_REASKS] = {"cairn_gateway_lo_slice_reasks_total", 0,
+                              "Slices a large-object GET asked again after a wait, every "
+                              "replica having timed out or failed (large_object read retries)"},
     [GW_LO_M_PUT_CHUNKS] = {"cairn_gateway_lo_put_chunks_total", 0,
                             "Chunk writes of large-object PUTs and parts started"},
     [GW_LO_M_PUT_CHUNKS_IN_FLIGHT] = {"cairn_gateway_lo_put_chunks_in_flight", 1,
@@ -67,6 +70,5 @@ void gw_lo_metrics_slice_requested(uint32_t depth)
     if (gw_lo_metrics.reg == NULL)
         return;
     cn_metrics_add(gw_lo_metrics.reg, gw_lo_metrics.id[GW_LO_M_SLICES], 1);
-    cn_metrics_add(gw_lo_metrics.reg, gw_lo_metrics.id[GW_LO_M_SLICES_IN_FLIGHT], 1);
     cn_metrics_observe(gw_lo_metrics.reg, gw_lo_metrics.depth, depth);
 }

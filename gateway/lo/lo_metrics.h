@@ -18,6 +18,7 @@ enum gw_lo_metric {
     GW_LO_M_SLICES_IN_FLIGHT,      /* gauge: slice reads not answered yet */
     GW_LO_M_BACKPRESSURE_PAUSES,   /* counter: a GET stopped reading ahead for its client */
     GW_LO_M_GET_ABORTS,            /* counter: GETs cut short (a slice failed everywhere) */
+    GW_LO_M_SLICE_REASKS,          /* counter: slices asked again after a wait */
     GW_LO_M_PUT_CHUNKS,            /* counter: chunk writes started */
     GW_LO_M_PUT_CHUNKS_IN_FLIGHT,  /* gauge: chunk writes not acknowledged yet */
     GW_LO_M_COUNT
@@ -29,8 +30,9 @@ void gw_lo_metrics_register(struct cn_metrics *reg);
 /* Adds delta (negative for a gauge going down) to metric k. */
 void gw_lo_metrics_add(enum gw_lo_metric k, int64_t delta);
 
-/* A slice read was requested while depth slices of its GET were in flight
- * (itself included): counts it, in flight, and the read-ahead depth. */
+/* A slice was requested while depth slices of its GET were in its ring
+ * (itself included): counts it and the read-ahead depth. (In flight is
+ * counted per ask, retries included: GW_LO_M_SLICES_IN_FLIGHT.) */
 void gw_lo_metrics_slice_requested(uint32_t depth);
 
 #endif

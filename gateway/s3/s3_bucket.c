@@ -340,6 +340,15 @@ void gw_s3_bucket_config_get(struct gw_req *r)
 
 /* ---- CreateBucket ---------------------------------------------------- */
 
+/* CreateBucket's 200: the bucket's Location. */
+static void gw_s3_bucket_reply_created(struct gw_req *r)
+{
+    gw_req_reply_start(r, 200);
+    gw_req_reply_headerf(r, "Location", "/%s", r->bucket);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
 static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -349,10 +358,7 @@ static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    gw_req_reply_start(r, 200);
-    gw_req_reply_headerf(r, "Location", "/%s", r->bucket);
-    gw_req_reply_send_headers(r, 0);
-    gw_req_reply_end(r);
+    gw_s3_bucket_reply_created(r);
 }
 
 static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
@@ -364,6 +370,13 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         const struct msg *m = &res->reply->m;
         const char *owner = r->auth.cred->owner_id;
         int mine = m->etag.len == strlen(owner) && memcmp(m->etag.ptr, owner, m->etag.len) == 0;
+        /* S3 answers its owner's re-create 200 in us-east-1 (legacy) and
+         * BucketAlreadyOwnedByYou in every other region; the bucket is
+         * left as it is */
+        if (mine && strcmp(r->s3->opts.region, "us-east-1") == 0) {
+            gw_s3_bucket_reply_created(r);
+            return;
+        }
         gw_req_error(r, mine ? GW_S3_BUCKET_ALREADY_OWNED_BY_YOU : GW_S3_BUCKET_ALREADY_EXISTS,
                      NULL);
         return;

@@ -35,6 +35,10 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
         "Your previous request to create the named bucket succeeded and you already own it."},
     [GW_S3_BUCKET_NOT_EMPTY] = {"BucketNotEmpty", 409,
         "The bucket you tried to delete is not empty"},
+    [GW_S3_CONDITIONAL_REQUEST_CONFLICT] = {"ConditionalRequestConflict", 409,
+        "A conflicting operation occurred. If using PutObject you can retry the request. If "
+        "using multipart upload you should initiate another CreateMultipartUpload request and "
+        "re-upload each part."},
     [GW_S3_ENTITY_TOO_LARGE] = {"EntityTooLarge", 400,
         "Your proposed upload exceeds the maximum allowed size"},
     [GW_S3_ENTITY_TOO_SMALL] = {"EntityTooSmall", 400,

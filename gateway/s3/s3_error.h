@@ -27,6 +27,7 @@ enum gw_s3_err {
     GW_S3_BUCKET_ALREADY_EXISTS,         /* 409 */
     GW_S3_BUCKET_ALREADY_OWNED_BY_YOU,   /* 409 */
     GW_S3_BUCKET_NOT_EMPTY,              /* 409 */
+    GW_S3_CONDITIONAL_REQUEST_CONFLICT,  /* 409 */
     GW_S3_ENTITY_TOO_LARGE,              /* 400 */
     GW_S3_ENTITY_TOO_SMALL,              /* 400 */
     GW_S3_EXPIRED_TOKEN,                 /* 400 */

@@ -351,6 +351,8 @@ static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
     l->fetch_owner = fo != NULL && strcmp(fo->value, "true") == 0;
     l->prefix = gw_req_param(r, "prefix");
     l->delim = gw_req_param(r, "delimiter");
+    if (l->delim != NULL && l->delim->value_len == 0)
+        l->delim = NULL; /* S3: an empty delimiter is none, and is not echoed */
     l->max_keys = (uint32_t)r->s3->opts.max_keys;
     const struct gw_req_param *mk = gw_req_param(r, "max-keys");
     if (mk != NULL) {

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "bucket_owner.h"
+#include "cond_write.h"
 #include "http_date.h"
 #include "keys.h"
 #include "lo_copy.h"
@@ -49,6 +50,7 @@ struct gw_s3_object {
     struct gw_lo_map old_map;          /* the chunks an overwrite or delete replaces */
     int have_old;
     int is_put;                        /* PutObject: If-Match / If-None-Match apply */
+    struct gw_cond_write cw;           /* ... and make the write conditional */
     uint64_t old_ts;
     uint64_t ts;
     char etag_field[GW_LO_ETAG_MAX];
@@ -67,6 +69,7 @@ static void gw_s3_object_fini(struct gw_s3_object *o)
     gw_lo_get_free(o->get);
     gw_lo_put_free(o->lp);
     gw_lo_map_fini(&o->old_map);
+    gw_cond_write_fini(&o->cw);
 }
 
 static void gw_s3_object_free(void *p)
@@ -96,27 +99,35 @@ static const char *const gw_s3_object_std_headers[] = {
     "content-language", "expires", "x-amz-website-redirect-location",
 };
 
-/* Content-Encoding without the aws-chunked token (it describes the upload). */
+/* Content-Encoding without the aws-chunked token (it describes the upload),
+ * the client's other codings kept exactly as sent: each kept coding with
+ * the separator that preceded it ("gzip, aws-chunked, br" -> "gzip, br";
+ * "aws-chunked,gzip" -> "gzip"; "aws-chunked" alone -> empty: no header).
+ * Returns the length written to out (at most cap - 1; a value that does not
+ * fit is cut at the last coding that does). */
 static size_t gw_s3_object_strip_aws_chunked(const char *v, size_t len, char *out, size_t cap)
 {
-    size_t n = 0, i = 0;
+    size_t n = 0, i = 0, prev_end = 0;
     while (i < len) {
-        while (i < len && (v[i] == ' ' || v[i] == ','))
+        while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
             i++;
         size_t s = i;
         while (i < len && v[i] != ',')
             i++;
         size_t e = i;
-        while (e > s && v[e - 1] == ' ')
+        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
             e--;
-        if (e == s || (e - s == 11 && strncasecmp(v + s, "aws-chunked", 11) == 0))
-            continue;
-        if (n + (e - s) + 1 >= cap)
-            break;
-        if (n > 0)
-            out[n++] = ',';
-        memcpy(out + n, v + s, e - s);
-        n += e - s;
+        int drop = e == s || (e - s == 11 && strncasecmp(v + s, "aws-chunked", 11) == 0);
+        if (!drop) {
+            /* the separator as sent before this coding (none for the first) */
+            size_t from = n > 0 ? prev_end : s;
+            if (n + (e - from) + 1 > cap)
+                break;
+            memcpy(out + n, v + from, e - from);
+            n += e - from;
+        }
+        if (e > s)
+            prev_end = e;
     }
     return n;
 }
@@ -215,7 +226,6 @@ enum gw_s3_err gw_s3_object_request_meta(struct gw_req *r, char **meta, size_t *
 /* ---- PutObject ------------------------------------------------------- */
 
 static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next);
-static int gw_s3_object_etag_in(const char *list, size_t len, const char *etag, size_t elen);
 
 /* The end of a PutObject, small or large, once its record write settled:
  * drops the request's hold, then answers with the ETag and the checksum the
@@ -269,7 +279,7 @@ static void gw_s3_object_put_small_write(struct gw_req *r)
         .ts = cn_hlc_after(cn_hlc_default(), o->old_ts),
     };
     gw_req_hold(r);
-    gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_on_put, r);
+    gw_cond_write_put(&o->cw, r, &rec, o->blob, gw_s3_object_on_put);
 }
 
 static void gw_s3_object_put_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
@@ -336,7 +346,7 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
         .ver = r->id, .ts = o->ts,
     };
     gw_req_hold(r);
-    gw_store_put(r->s3->store, &rec, o->blob, gw_s3_object_lo_on_parent, r);
+    gw_cond_write_put(&o->cw, r, &rec, o->blob, gw_s3_object_lo_on_parent);
 }
 
 /* Reads the chunk map of the record an overwrite or delete replaces (a
@@ -363,29 +373,6 @@ static void gw_s3_object_old_on_get(struct gw_store_result *res, void *arg)
     r->then(r);
 }
 
-/* PutObject's conditional write, decided against the record it replaces
- * (m NULL: there is none): If-None-Match ("*" or ETags) fails with 412 when
- * the object exists (and matches), If-Match with 404 NoSuchKey when it does
- * not and 412 when no ETag matches. Returns GW_S3_OK to write. Not atomic:
- * two conditional writes racing on one key may both pass. */
-static enum gw_s3_err gw_s3_object_put_conditions(const struct gw_req *r, const struct msg *m)
-{
-    size_t im_len, inm_len, elen = 0;
-    const char *im = gw_req_header(r, "if-match", &im_len);
-    const char *inm = gw_req_header(r, "if-none-match", &inm_len);
-    const char *etag = m != NULL ? (const char *)m->etag.ptr : "";
-    uint64_t size;
-    if (m != NULL && !gw_lo_map_etag_split(etag, m->etag.len, &elen, &size))
-        elen = m->etag.len;
-    if (im != NULL && m == NULL)
-        return GW_S3_NO_SUCH_KEY;
-    if (im != NULL && !gw_s3_object_etag_in(im, im_len, etag, elen))
-        return GW_S3_PRECONDITION_FAILED;
-    if (inm != NULL && m != NULL && gw_s3_object_etag_in(inm, inm_len, etag, elen))
-        return GW_S3_PRECONDITION_FAILED;
-    return GW_S3_OK;
-}
-
 static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -400,7 +387,7 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
         large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size);
     }
     if (o->is_put && (res->rc == CN_OK || res->rc == CN_NOTFOUND))
-        cerr = gw_s3_object_put_conditions(r, res->rc == CN_OK ? &res->reply->m : NULL);
+        cerr = gw_cond_write_check(&o->cw, r, res->rc == CN_OK ? &res->reply->m : NULL);
     else if (o->is_put && (gw_req_header(r, "if-match", NULL) != NULL ||
                            gw_req_header(r, "if-none-match", NULL) != NULL))
         cerr = gw_s3_error_from_store(res->rc); /* a condition cannot be decided */
@@ -517,31 +504,6 @@ void gw_s3_object_put_form(struct gw_req *r)
 
 /* ---- conditionals ---------------------------------------------------- */
 
-/* Does an If-Match / If-None-Match list match etag (hex, unquoted)? */
-static int gw_s3_object_etag_in(const char *list, size_t len, const char *etag, size_t elen)
-{
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && (list[i] == ' ' || list[i] == ','))
-            i++;
-        size_t s = i;
-        while (i < len && list[i] != ',')
-            i++;
-        size_t e = i;
-        while (e > s && list[e - 1] == ' ')
-            e--;
-        if (e - s >= 2 && list[s] == 'W' && list[s + 1] == '/')
-            s += 2;
-        if (e - s >= 2 && list[s] == '"' && list[e - 1] == '"') {
-            s++;
-            e--;
-        }
-        if ((e - s == 1 && list[s] == '*') || (e - s == elen && memcmp(list + s, etag, elen) == 0))
-            return 1;
-    }
-    return 0;
-}
-
 /* Evaluates If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since
  * (RFC 7232 order, as S3). prefix "" for GET, "x-amz-copy-source-" for copy. */
 static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char *prefix,
@@ -553,7 +515,7 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
     time_t t;
     snprintf(name, sizeof(name), "%sif-match", prefix);
     const char *im = gw_req_header(r, name, &len);
-    if (im != NULL && !gw_s3_object_etag_in(im, len, etag, elen))
+    if (im != NULL && !gw_cond_write_etag_in(im, len, etag, elen))
         return GW_S3_PRECONDITION_FAILED;
     snprintf(name, sizeof(name), "%sif-unmodified-since", prefix);
     if (im == NULL && (v = gw_req_header(r, name, &len)) != NULL &&
@@ -562,7 +524,7 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
     snprintf(name, sizeof(name), "%sif-none-match", prefix);
     const char *inm = gw_req_header(r, name, &len);
     int is_copy = prefix[0] != '\0';
-    if (inm != NULL && gw_s3_object_etag_in(inm, len, etag, elen))
+    if (inm != NULL && gw_cond_write_etag_in(inm, len, etag, elen))
         return is_copy ? GW_S3_PRECONDITION_FAILED : GW_S3_NOT_MODIFIED;
     snprintf(name, sizeof(name), "%sif-modified-since", prefix);
     if (inm == NULL && (v = gw_req_header(r, name, &len)) != NULL &&
@@ -722,10 +684,10 @@ static void gw_s3_object_error_416(struct gw_req *r, enum gw_s3_err err, uint64_
     gw_req_error_header(r, err, NULL, "Content-Range", cr, n);
 }
 
-/* Sends the status line and headers of a GET/HEAD answer. */
-static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t etag_len,
-                                   const struct gw_objmeta *om,
-                                   const struct gw_s3_object_span *sp)
+/* Builds the status line and headers of a GET/HEAD answer (not sent). */
+static void gw_s3_object_build_head(struct gw_req *r, const struct msg *m, size_t etag_len,
+                                    const struct gw_objmeta *om,
+                                    const struct gw_s3_object_span *sp)
 {
     gw_req_reply_start(r, sp->status);
     gw_s3_object_reply_headers(r, m, etag_len, om, sp->status == 206);
@@ -736,7 +698,6 @@ static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t
         size_t n = gw_s3_range_content_range(&sp->range, sp->size, cr, sizeof(cr));
         gw_req_reply_header(r, "Content-Range", cr, n);
     }
-    gw_req_reply_send_headers(r, sp->len);
 }
 
 /* The client's output drained during a large GET: its pipeline resumes. */
@@ -796,17 +757,19 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
             gw_s3_object_error_416(r, err, size);
         return;
     }
-    gw_s3_object_send_head(r, m, etag_len, &om, &sp);
+    gw_s3_object_build_head(r, m, etag_len, &om, &sp);
+    if (large && !r->hr.head_only) {
+        /* the headers go out when the read-ahead budget lets it in */
+        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
+                               gw_s3_object_get_on_drain);
+        gw_lo_get_start(o->get);
+        return;
+    }
+    gw_req_reply_send_headers(r, sp.len);
     if (r->hr.head_only) {
         if (have_map)
             gw_lo_map_fini(&map);
         gw_req_reply_end(r);
-        return;
-    }
-    if (large) {
-        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
-                               gw_s3_object_get_on_drain);
-        gw_lo_get_start(o->get);
         return;
     }
     struct evbuffer *tmp = evbuffer_new();
