@@ -372,6 +372,12 @@ int cn_config_cli(const struct cn_config_desc *tab, void *obj, const char *progn
 {
     const char *file = NULL;
     int dump = 0, rc;
+    /* --help and --version return CN_DONE before the defaults are set, and
+     * the caller then runs cn_config_fini: its strings must be NULL, not
+     * whatever the stack held (ASan caught a wild free) */
+    for (const struct cn_config_desc *d = tab; d->name != NULL; d++)
+        if (d->type == CN_CONF_STRING)
+            *(char **)((char *)obj + d->offset) = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if ((strcmp(a, "--config") == 0 || strcmp(a, "-c") == 0) && i + 1 < argc) {

@@ -11,6 +11,8 @@
 #define GW_GIB (1024LL * 1024 * 1024)
 
 static const char *const gw_config_log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const gw_config_ownerships[] = {"ObjectWriter", "BucketOwnerPreferred",
+                                                      "BucketOwnerEnforced", NULL};
 static const char *const gw_config_auths[] = {"none", "curve", NULL};
 static const char *const gw_config_log_formats[] = {"text", "json", NULL};
 static const char *const gw_config_auto[] = {"auto", NULL}; /* stored as 0 */
@@ -109,8 +111,15 @@ const struct cn_config_desc gw_config_table[] = {
      "largest page of a listing (max-keys is capped to it)"},
     {"s3.bucket_owner_ttl", CN_CONF_MSEC, GW_OFF(s3_bucket_owner_ttl_ms), "5s", 0, 3600000,
      NULL,
-     "how long a worker trusts a bucket's owner it looked up (only the owner may use a bucket); "
-     "0 = look it up on every request"},
+     "how long a worker trusts a bucket's access config it looked up (owner, ACL, policy, "
+     "ownership, public access block): the bound within which a change made through another "
+     "worker or gateway is in force (docs/security.md); 0 = look it up on every request"},
+    {"s3.default_object_ownership", CN_CONF_ENUM, GW_OFF(s3_default_object_ownership),
+     "ObjectWriter", 0, 0, gw_config_ownerships,
+     "Object Ownership of new buckets (CreateBucket without x-amz-object-ownership): "
+     "ObjectWriter (ACLs enabled, no public access block, as Ceph RGW and MinIO), "
+     "BucketOwnerPreferred, or BucketOwnerEnforced (AWS's defaults since 2023: ACLs disabled "
+     "and all four public access block flags on)"},
     {"s3.clock_skew", CN_CONF_MSEC, GW_OFF(s3_clock_skew_ms), "15m", 1000, 86400000, NULL,
      "signed requests further than this from the gateway's clock get RequestTimeTooSkewed"},
     {"s3.sigv2", CN_CONF_BOOL, GW_OFF(s3_sigv2), "true", 0, 0, NULL,

@@ -53,6 +53,7 @@ struct gw_config {
     int64_t s3_max_keys;
     int64_t s3_clock_skew_ms;
     int64_t s3_bucket_owner_ttl_ms;
+    int s3_default_object_ownership; /* enum gw_access_ownership order */
     int s3_sigv2;                   /* accept SigV2 (sigv2.c) */
     /* large objects */
     int64_t lo_threshold;

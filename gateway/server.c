@@ -73,6 +73,7 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .domain = cfg->s3_domain,
         .max_key_len = (size_t)cfg->s3_max_key_len,
         .max_keys = (uint32_t)cfg->s3_max_keys,
+        .default_object_ownership = cfg->s3_default_object_ownership,
         .put_limit = CN_MIN((uint64_t)cfg->s3_max_object_size, chunked),
         /* S3's 5 GiB per part too */
         .part_limit = CN_MIN(CN_MIN((uint64_t)5 << 30, chunked), (uint64_t)cfg->s3_max_object_size),

@@ -641,6 +641,11 @@ void gw_sigv4_free(struct gw_sigv4 *v)
     cn_free(v);
 }
 
+const struct gw_credentials *gw_sigv4_credentials(const struct gw_sigv4 *v)
+{
+    return v->creds;
+}
+
 void gw_sigv4_set_credentials(struct gw_sigv4 *v, const struct gw_credentials *creds)
 {
     v->creds = creds;

@@ -61,6 +61,14 @@ void gw_http_req_hold(struct gw_http_req *x);
  * (then the caller must not touch x again; its memory may be freed). */
 int gw_http_req_release(struct gw_http_req *x);
 
+/* 1 when x arrived on the HTTPS listener. */
+int gw_http_req_is_tls(const struct gw_http_req *x);
+
+/* The client's address (getpeername of the connection) into *ss: CN_OK,
+ * or CN_ERR when the socket is gone or has none. */
+struct sockaddr_storage;
+int gw_http_req_peer(const struct gw_http_req *x, struct sockaddr_storage *ss);
+
 /* ---- the body -------------------------------------------------------- */
 
 /* Starts (or keeps) reading the body: sends 100 Continue when the client

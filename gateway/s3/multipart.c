@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "access.h"
 #include "bucket_owner.h"
 #include "cond_write.h"
 #include "keys.h"
@@ -718,7 +719,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc == CN_NOTFOUND) {
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_access_source_missing(r), NULL);
         return;
     }
     if (res->rc != CN_OK) {
@@ -729,6 +730,11 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     if (gw_bucket_owner_recheck(r, r->copy_src.bucket, r->copy_src.bucket_len, sm->ts,
                                 gw_multipart_copy_upload_ok))
         return;   /* the source is newer than its bucket's cached owner */
+    if (!gw_access_source_allows(r, sm->meta.ptr, sm->meta.len)) {
+        if (!gw_bucket_owner_retry_denied(r, 1, gw_multipart_copy_upload_ok))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
+        return;
+    }
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access.h"
 #include "access_log.h"
 #include "http_loop.h"
 #include "s3_metrics.h"
@@ -307,6 +308,18 @@ static void gw_req_app_clear(struct gw_http_req *x)
     r->bucket_len = 0;
     memset(&r->auth, 0, sizeof(r->auth));
     r->owner_known_until_us = 0;
+    r->anonymous = 0;
+    gw_access_config_unref(r->access_cfg);
+    r->access_cfg = NULL;
+    r->access_need_object = 0;
+    r->access_cfg_fresh = 0;
+    gw_access_config_unref(r->access_src_cfg);
+    r->access_src_cfg = NULL;
+    r->access_need_source = 0;
+    r->access_src_cfg_fresh = 0;
+    cn_free(r->acl_text);
+    r->acl_text = NULL;
+    r->acl_text_len = 0;
     r->http = NULL;
     r->id = 0;
     r->dispatched = 0;

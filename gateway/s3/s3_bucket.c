@@ -13,6 +13,7 @@
 #include "s3_body.h"
 #include "s3_error.h"
 #include "s3_reply.h"
+#include "s3_subres.h"
 #include "s3_ops.h"
 #include "store.h"
 #include "xml.h"
@@ -34,10 +35,8 @@ static void gw_s3_bucket_on_require(struct gw_store_result *res, void *arg)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
         gw_s3_reply_store_error(r, res->rc, res->err);
-    else if (!gw_bucket_owner_allows(r, r->bucket, r->bucket_len,
-                                     (const char *)res->reply->m.etag.ptr,
-                                     res->reply->m.etag.len))
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* re-created by another account */
+    else if (!gw_bucket_owner_allows(r, &res->reply->m))
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* re-created, or its config changed */
     else
         next(r);
 }
@@ -76,8 +75,7 @@ static int gw_s3_bucket_cfg_record(struct gw_req *r, struct gw_store_result *res
         return 0;
     }
     const struct msg *msg = &res->reply->m;
-    if (!gw_bucket_owner_allows(r, r->bucket, r->bucket_len, (const char *)msg->etag.ptr,
-                                msg->etag.len)) {
+    if (!gw_bucket_owner_allows(r, msg)) {
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return 0;
     }
@@ -394,6 +392,12 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         .owner_len = strlen(owner),
         .inc = gw_bucket_incarnation_new(),
     };
+    char pab[5];
+    enum gw_s3_err aerr = gw_s3_acl_create_configs(r, &bm, pab);
+    if (aerr != GW_S3_OK) {
+        gw_req_error(r, aerr, "Invalid x-amz-object-ownership header");
+        return;
+    }
     char *meta;
     size_t meta_len;
     if (gw_bucket_meta_encode(&bm, &meta, &meta_len) != CN_OK) {

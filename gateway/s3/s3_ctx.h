@@ -28,6 +28,7 @@ struct gw_s3_opts {
     const char *domain;          /* s3.domain: virtual-host addressing; NULL or "": off */
     size_t max_key_len;          /* s3.max_key_len */
     uint32_t max_keys;           /* s3.max_keys: the most a listing page holds */
+    int default_object_ownership;/* s3.default_object_ownership (access.h) */
     uint64_t put_limit;          /* one PUT or copy: min(s3.max_object_size, chunks x chunk) */
     uint64_t part_limit;         /* one part: the same, and S3's 5 GiB */
 };

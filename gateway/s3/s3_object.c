@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "access.h"
 #include "bucket_owner.h"
 #include "cond_write.h"
 #include "http_date.h"
@@ -192,6 +193,12 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
     const char *why;
     if (gw_s3_tagging_request_tags(r, &tags, &tags_len, &why) == GW_S3_OK && tags != NULL &&
         gw_objmeta_add(&m, GW_OBJMETA_TAGS, strlen(GW_OBJMETA_TAGS), tags, tags_len) != CN_OK) {
+        cn_free(tags);
+        return GW_S3_METADATA_TOO_LARGE;
+    }
+    /* the ACL the router checked (x-amz-acl, x-amz-grant-*) */
+    if (r->acl_text != NULL && gw_objmeta_add(&m, GW_OBJMETA_ACL, strlen(GW_OBJMETA_ACL),
+                                              r->acl_text, r->acl_text_len) != CN_OK) {
         cn_free(tags);
         return GW_S3_METADATA_TOO_LARGE;
     }
@@ -537,7 +544,8 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
 
 static void gw_s3_object_not_found_bucket_ok(struct gw_req *r)
 {
-    gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+    /* AccessDenied rather than NoSuchKey to who may not list the bucket */
+    gw_req_error(r, gw_bucket_owner_missing_key(r), NULL);
 }
 
 /* The spelling S3 answers a stored standard header with ("Content-Type");
@@ -725,6 +733,11 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_object_get))
         return;   /* the object is newer than the cached owner: asked again */
+    if (!gw_access_object_allows(r, m->meta.ptr, m->meta.len)) {
+        if (!gw_bucket_owner_retry_denied(r, 0, gw_s3_object_get))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the object's ACL */
+        return;
+    }
     struct gw_objmeta om;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) != CN_OK)
         CN_LOGR(CN_LOG_WARN, r->id, "object meta does not decode; answering without it");
@@ -879,17 +892,14 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_copy *c = r->h;
     if (res->rc == CN_NOTFOUND)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
         gw_s3_reply_store_error(r, res->rc, res->err);
-    else if (!gw_bucket_owner_allows(r, c->src_bucket, c->src_bucket_len,
-                                     (const char *)res->reply->m.etag.ptr,
-                                     res->reply->m.etag.len))
+    else if (!gw_bucket_owner_allows_source(r, &res->reply->m))
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
     else
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_access_source_missing(r), NULL);
 }
 
 /* The source is missing: S3 answers NoSuchBucket when its bucket does not
@@ -898,7 +908,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
 {
     if (c->src_bucket_len == r->bucket_len &&
         memcmp(c->src_bucket, r->bucket, r->bucket_len) == 0) {
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_access_source_missing(r), NULL);
         return;
     }
     char key[GW_KEYS_MAX];
@@ -983,9 +993,16 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     if (gw_bucket_owner_recheck(r, c->src_bucket, c->src_bucket_len, m->ts,
                                 gw_s3_copy_bucket_ok))
         return;   /* the source is newer than its bucket's cached owner */
+    if (!gw_access_source_allows(r, m->meta.ptr, m->meta.len)) {
+        if (!gw_bucket_owner_retry_denied(r, 1, gw_s3_copy_bucket_ok))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
+        return;
+    }
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);
+    char *acl_meta = NULL;
+    size_t acl_meta_len = 0;
     enum gw_s3_err err = gw_s3_object_conditions(r, "x-amz-copy-source-",
                                                  (const char *)m->etag.ptr, tl,
                                                  (time_t)(m->ts / 1000000));
@@ -1021,10 +1038,18 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     /* x-amz-tagging-directive: the source's tags (COPY) or the request's */
     err = gw_s3_tagging_copy_meta(r, replace, m->meta.ptr, m->meta.len, &c->o.meta,
                                   &c->o.meta_len);
+    /* the copy's ACL is the request's (x-amz-acl), never the source's */
+    if (err == GW_S3_OK && gw_objmeta_replace(c->o.meta, c->o.meta_len, GW_OBJMETA_ACL,
+                                              r->acl_text, r->acl_text_len, &acl_meta,
+                                              &acl_meta_len) != CN_OK)
+        err = GW_S3_METADATA_TOO_LARGE;
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
         return;
     }
+    cn_free(c->o.meta);
+    c->o.meta = acl_meta;
+    c->o.meta_len = acl_meta_len;
     if (large) {
         gw_s3_copy_large(r, m, lsize);
         return;

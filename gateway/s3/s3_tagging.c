@@ -66,7 +66,7 @@ static struct gw_s3_tagging *gw_s3_tagging_state(struct gw_req *r)
 
 static void gw_s3_tagging_no_such_key(struct gw_req *r)
 {
-    gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+    gw_req_error(r, gw_bucket_owner_missing_key(r), NULL);   /* 403 to who may not list */
 }
 
 /* The common answer of a record read that found nothing or failed: 1 when

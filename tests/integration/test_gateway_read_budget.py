@@ -139,7 +139,9 @@ def test_bound(c):
           "(bound %.1f MiB)" % (secs, before / MIB, hwm / MIB, bound / MIB), flush=True)
     bad = [o for o in out if o is None or o[0] != 200 or not o[2]]
     check(not bad, "readers failed, were refused or cut: %r" % bad[:5])
-    check(hwm < bound, "peak RSS %.1f MiB above the bound %.1f MiB" % (hwm / MIB, bound / MIB))
+    # ASan's quarantine and shadow memory make the peak meaningless there
+    check(os.environ.get("CAIRN_SANITIZE") or hwm < bound,
+          "peak RSS %.1f MiB above the bound %.1f MiB" % (hwm / MIB, bound / MIB))
 
 
 def test_wait_then_refuse(c):
