@@ -14,6 +14,7 @@ static const char *const gw_config_log_levels[] = {"debug", "info", "warn", "err
 static const char *const gw_config_ownerships[] = {"ObjectWriter", "BucketOwnerPreferred",
                                                       "BucketOwnerEnforced", NULL};
 static const char *const gw_config_auths[] = {"none", "curve", NULL};
+static const char *const gw_config_log_formats[] = {"text", "json", NULL};
 static const char *const gw_config_auto[] = {"auto", NULL}; /* stored as 0 */
 
 const struct cn_config_desc gw_config_table[] = {
@@ -188,6 +189,16 @@ const struct cn_config_desc gw_config_table[] = {
      "TCP port of the metrics endpoint; 0: off (nothing is counted)"},
     {"log.level", CN_CONF_ENUM, GW_OFF(log_level), "info", 0, 0, gw_config_log_levels,
      "least severe log level written (debug, info, warn, error)"},
+    {"log.access_file", CN_CONF_STRING, GW_OFF(log_access_file), "", 0, 0, NULL,
+     "file of the access log (one line per request, docs/operations.md), reopened on SIGHUP "
+     "for logrotate; empty: the lines go to the gateway's log, at level info"},
+    {"log.format", CN_CONF_ENUM, GW_OFF(log_format), "text", 0, 0, gw_config_log_formats,
+     "format of the access lines: text (space-separated fields) or json (one object a line)"},
+    {"log.access_buffer", CN_CONF_SIZE, GW_OFF(log_access_buffer), "1M", 64 * GW_KIB,
+     1024 * GW_MIB, NULL,
+     "access lines waiting for the disk; when the file is slower than the requests, lines past "
+     "this are dropped and counted (cairn_gateway_access_log_dropped_lines_total). Memory: 2 x "
+     "this"},
     CN_CONFIG_END,
 };
 

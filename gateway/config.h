@@ -75,6 +75,9 @@ struct gw_config {
     int64_t lifecycle_max_deletes_per_sec;
     /* logging */
     int log_level;
+    char *log_access_file;
+    int log_format;                 /* 0 text, 1 json (gw_access_log_format) */
+    int64_t log_access_buffer;
 };
 
 /* The descriptor table (CN_CONFIG_END-terminated). */

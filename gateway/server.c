@@ -17,12 +17,16 @@
 #include <zmq.h>
 
 #include "accept.h"
+#include "access_log.h"
 #include "bucket_owner.h"
 #include "cluster.h"
+#include "cluster_metrics.h"
 #include "http_tls.h"
 #include "lifecycle_run.h"
 #include "request.h"
+#include "s3_status.h"
 #include "s3_metrics.h"
+#include "lo_metrics.h"
 #include "sigv2.h"
 #include "lo_reclaim.h"
 #include "read_budget.h"
@@ -30,6 +34,7 @@
 
 #include "cn/alloc.h"
 #include "cn/cluster.h"
+#include "cn/crc.h"
 #include "cn/log.h"
 #include "cn/metrics_http.h"
 #include "cn/time.h"
@@ -44,6 +49,8 @@ struct gw_server {
     struct gw_accept *accept;   /* the connection cap of all workers */
     struct gw_http_loop **loops;        /* each worker's, for the metrics */
     struct gw_s3_metrics *metrics;      /* NULL: metrics.port 0 */
+    struct gw_access_log *access;       /* the access lines (log.access_file) */
+    struct gw_s3_status_info status;    /* what GET /_cairn/status shows of the start */
     struct cn_metrics_http *metrics_http;
     int port;
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
@@ -141,6 +148,8 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->reclaim = gw_lo_reclaim_new(w->base, x->store);
     x->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
     x->metrics = s->metrics;
+    x->access = s->access;
+    x->status = &s->status;
     x->cluster = s->cluster;
     x->draining = &w->http.draining;
     x->lo.base = w->base;
@@ -238,6 +247,75 @@ static void gw_server_on_libevent_log(int severity, const char *msg)
     }
 }
 
+/* The settings that differ from their defaults as a JSON object (cn_free):
+ * both dumps of the table, compared line by line (same keys, same order). */
+static char *gw_server_changed_settings(const struct gw_config *cfg)
+{
+    struct gw_config def;
+    char err[CN_ERR_LEN], *a = NULL, *b = NULL;
+    size_t alen = 0, blen = 0;
+    struct evbuffer *out = evbuffer_new();
+    evbuffer_add(out, "{", 1);
+    FILE *fa = open_memstream(&a, &alen), *fb = open_memstream(&b, &blen);
+    if (fa != NULL && fb != NULL && cn_config_init(gw_config_table, &def, err) == CN_OK) {
+        cn_config_dump(gw_config_table, cfg, fa);
+        cn_config_dump(gw_config_table, &def, fb);
+        cn_config_fini(gw_config_table, &def);
+    }
+    if (fa != NULL)
+        fclose(fa);
+    if (fb != NULL)
+        fclose(fb);
+    int first = 1;
+    for (char *p = a, *q = b; p != NULL && q != NULL && *p != '\0' && *q != '\0';) {
+        char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+        if (pe == NULL || qe == NULL)
+            break;
+        const char *eq = strstr(p, " = ");
+        if (eq != NULL && eq < pe && (pe - p != qe - q || memcmp(p, q, (size_t)(pe - p)) != 0)) {
+            evbuffer_add_printf(out, "%s\n    ", first ? "" : ",");
+            gw_s3_status_json_str(out, p, (size_t)(eq - p));
+            evbuffer_add(out, ": ", 2);
+            gw_s3_status_json_str(out, eq + 3, (size_t)(pe - eq - 3));
+            first = 0;
+        }
+        p = pe + 1;
+        q = qe + 1;
+    }
+    evbuffer_add_printf(out, "%s}", first ? "" : "\n  ");
+    free(a);
+    free(b);
+    size_t n = evbuffer_get_length(out);
+    char *json = cn_malloc(n + 1);
+    evbuffer_remove(out, json, n);
+    json[n] = '\0';
+    evbuffer_free(out);
+    return json;
+}
+
+/* Fills s->status: start time, threads, the ring's digest and vnodes, the
+ * changed settings. */
+static void gw_server_status_info(struct gw_server *s)
+{
+    const struct cn_cluster *cl = gw_cluster_nodes(s->cluster);
+    uint32_t crc = 0, v = (uint32_t)s->cfg->ring_vnodes;
+    for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++) {
+        const struct cn_cluster_node *n = cn_cluster_node(cl, i);
+        const char *zone = n->zone != NULL ? n->zone : "";
+        crc = cn_crc32c(crc, n->id, strlen(n->id) + 1);
+        crc = cn_crc32c(crc, n->address, strlen(n->address) + 1);
+        crc = cn_crc32c(crc, &n->weight, sizeof(n->weight));
+        crc = cn_crc32c(crc, zone, strlen(zone) + 1);
+    }
+    crc = cn_crc32c(crc, &v, sizeof(v));
+    s->status.started_us = cn_time_now_us();
+    s->status.started_mono_us = cn_time_mono_us();
+    s->status.threads = s->n_workers;
+    s->status.vnodes = v;
+    snprintf(s->status.ring_digest, sizeof(s->status.ring_digest), "%08x", crc);
+    s->status.settings_json = gw_server_changed_settings(s->cfg);
+}
+
 /* Request ids name the version of every record a request writes (and the
  * chunk keys of a large object), so two gateways must not issue the same
  * one: their top 24 bits are random per process. (They were the start
@@ -264,6 +342,9 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->cluster = gw_cluster_new(cfg, err);
     if (s->cluster == NULL)
         goto fail;
+    if (gw_access_log_new(cfg->log_access_file, (enum gw_access_log_format)cfg->log_format,
+                          (size_t)cfg->log_access_buffer, &s->access, err) != CN_OK)
+        goto fail;
     if (cfg->http_tls_port > 0) {
         s->tls_port = (int)cfg->http_tls_port;
         s->tls = gw_http_tls_new(cfg->http_tls_cert_file, cfg->http_tls_key_file, err);
@@ -275,12 +356,16 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->n_workers = cfg->http_threads > 0 ? (uint32_t)cfg->http_threads
                                          : (uint32_t)(cores > 0 ? cores : 1);
     s->workers = cn_calloc(s->n_workers, sizeof(*s->workers));
+    gw_server_status_info(s);
     gw_server_accept_init(s);
     if (cfg->metrics_port > 0) {
         s->loops = cn_calloc(s->n_workers, sizeof(*s->loops));
         for (uint32_t i = 0; i < s->n_workers; i++)
             s->loops[i] = &s->workers[i].http;
         s->metrics = gw_s3_metrics_new(s->loops, s->n_workers);
+        gw_s3_metrics_watch_access_log(s->metrics, s->access);
+        gw_lo_metrics_register(gw_s3_metrics_registry(s->metrics));
+        gw_cluster_metrics_register(gw_s3_metrics_registry(s->metrics), s->cluster);
     }
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
@@ -365,19 +450,26 @@ static void gw_server_on_signal(evutil_socket_t sig, short what, void *arg)
                         &now);
 }
 
-/* SIGHUP: the HTTPS certificate and key are read again and used for the
+/* SIGHUP: the access log's file is opened again (logrotate moved it);
+ * the HTTPS certificate and key are read again and used for the
  * connections accepted from now on; a file that does not load leaves the
- * old certificate in place (logged). */
+ * old certificate (or access log file) in place (logged). */
 static void gw_server_on_reload(evutil_socket_t sig, short what, void *arg)
 {
     (void)sig;
     (void)what;
     struct gw_server *s = arg;
+    char err[CN_ERR_LEN];
+    if (s->cfg->log_access_file[0] != '\0') {
+        if (gw_access_log_reopen(s->access, err) != CN_OK)
+            cn_error("SIGHUP: access log not reopened, the previous file stays: %s", err);
+        else
+            cn_info("SIGHUP: access log %s reopened", s->cfg->log_access_file);
+    }
     if (s->tls == NULL) {
-        cn_info("SIGHUP: nothing to reload (http.tls_port is 0)");
+        cn_info("SIGHUP: no TLS certificate to reload (http.tls_port is 0)");
         return;
     }
-    char err[CN_ERR_LEN];
     if (gw_http_tls_reload(s->tls, err) != CN_OK) {
         cn_error("SIGHUP: TLS certificate not reloaded, the previous one stays: %s", err);
         return;
@@ -445,11 +537,19 @@ void gw_server_free(struct gw_server *s)
     cn_free(s->workers);
     gw_accept_free(s->accept);
     gw_s3_metrics_free(s->metrics);
+    if (s->access != NULL) {   /* after the loops: closing them logs the requests cut short */
+        uint64_t dropped = gw_access_log_dropped(s->access);
+        gw_access_log_free(s->access);
+        if (dropped > 0)
+            cn_warn("%llu access lines were dropped (the file was slower than the requests; "
+                    "log.access_buffer)", (unsigned long long)dropped);
+    }
     cn_free(s->loops);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);
     gw_credentials_free(s->creds);
+    cn_free(s->status.settings_json);
     gw_http_tls_free(s->tls);   /* after the loops: their connections hold SSL_CTX refs */
     cn_free(s);
 }

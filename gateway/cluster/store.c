@@ -15,6 +15,7 @@
 #include "cn/time.h"
 #include "cn/version.h"
 
+#include "cluster_metrics.h"
 #include "handoff.h"
 #include "node_health.h"
 #include "repair.h"
@@ -83,6 +84,7 @@ struct gw_store_op {
     char *key;
     size_t key_len;
     int whole;
+    int immutable;        /* a chunk's slice (gw_store_get_immutable) */
     uint64_t off, len;
     uint32_t missed;      /* R = 1: replicas that answered a plain NOT_FOUND */
     uint32_t answers;     /* R > 1: version answers (OK or NOT_FOUND) */
@@ -667,6 +669,7 @@ static void gw_store_read_repair(struct gw_store_op *op)
     if (op->s->closing)
         return;
     op->s->stats.read_repairs++;
+    gw_cluster_metrics_read_repair();
     gw_repair_key(op->s, op->key, op->key_len, NULL, NULL);
 }
 
@@ -693,6 +696,8 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
     op->corrupt += rc == CN_CORRUPT;
     if (rc != CN_NOTFOUND)
         op->last_rc = rc;
+    if (op->immutable && op->next < op->n_replicas)
+        gw_cluster_metrics_slice_retry();
     /* N - W + 1 replicas without the key: a write acknowledged by W
      * replicas would be on one of them, so the key is absent (and a hung
      * replica further down the list is not waited for) */
@@ -1004,6 +1009,7 @@ void gw_store_get_immutable(struct gw_store *s, const void *key, size_t key_len,
     op->cb = cb;
     op->arg = arg;
     op->whole = 0;
+    op->immutable = 1;
     op->off = off;
     op->len = len;
     gw_store_read_start(op, 1);

@@ -16,6 +16,7 @@
 #include "http_loop.h"
 
 #include "cn/log.h"
+#include "cn/time.h"
 
 void gw_http_req_hold(struct gw_http_req *x)
 {
@@ -126,6 +127,7 @@ void gw_http_req_reply_send_headers(struct gw_http_req *x, uint64_t length)
     struct gw_conn *c = x->conn;
     CN_ASSERT(!x->headers_sent);
     x->headers_sent = 1;
+    x->first_byte_us = cn_time_mono_us();
     /* an unread request body makes the connection unusable afterwards */
     if (!x->body_done || x->body_failed || c->loop->draining)
         x->close_after = 1;

@@ -29,6 +29,10 @@ struct gw_http_req {
     uint64_t id;
     char id_str[17];                   /* id as 16 upper-case hex digits */
     uint64_t start_us;
+    uint64_t first_byte_us;            /* the response head was queued; 0: not yet */
+    int aborted;                       /* ended without reply_end: done() ran at cleanup */
+    char peer[56];                     /* the client, "ADDR:PORT"; "-" when unknown
+                                          (one connection's, set when it is accepted) */
 
     /* request body, decoded from its HTTP framing */
     struct evbuffer *body;

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "lo_metrics.h"
 #include "read_pipeline.h"
 #include "s3_error.h"
 #include "store.h"
@@ -141,6 +142,7 @@ struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_
         .retry_backoff_ms = lo->read_retry_backoff_ms,
     };
     g->p = gw_read_pipeline_new(&store, &sink, &opt, okey, okey_len, map, first, len);
+    gw_lo_metrics_add(GW_LO_M_GETS_IN_FLIGHT, 1);
     return g;
 }
 
@@ -159,5 +161,6 @@ void gw_lo_get_free(struct gw_lo_get *g)
     if (g == NULL)
         return;
     gw_read_pipeline_free(g->p);
+    gw_lo_metrics_add(GW_LO_M_GETS_IN_FLIGHT, -1);
     cn_free(g);
 }

@@ -15,6 +15,7 @@
 
 #include "read_ahead.h"
 #include "read_budget.h"
+#include "lo_metrics.h"
 
 #include "cn/alloc.h"
 #include "cn/time.h"
@@ -150,6 +151,7 @@ static void gw_read_pipeline_abort(struct gw_read_pipeline *p, const struct gw_r
              (unsigned long long)seg->ver, s->slice.seg + 1, (unsigned long long)s->slice.off,
              (unsigned long long)s->slice.len, why);
     p->failed = 1;
+    gw_lo_metrics_add(GW_LO_M_GET_ABORTS, 1);
     p->sink.abort(p->sink.ctx, msg);
 }
 
@@ -178,6 +180,7 @@ static int gw_read_pipeline_retry(struct gw_read_pipeline *p, struct gw_read_slo
     ms = CN_MIN(ms, GW_READ_RETRY_MAX_MS);
     s->tries++;
     s->state = GW_READ_SLOT_RETRY;
+    gw_lo_metrics_add(GW_LO_M_SLICE_REASKS, 1);
     if (s->retry == NULL)
         s->retry = evtimer_new(p->opt.base, gw_read_pipeline_on_retry, s);
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
@@ -191,6 +194,7 @@ void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io)
     struct gw_read_pipeline *p = io->p;
     struct gw_read_slot *s = &p->slots[io->slot];
     CN_ASSERT(s->state == GW_READ_SLOT_WAIT);
+    gw_lo_metrics_add(GW_LO_M_SLICES_IN_FLIGHT, -1);
     if (!p->sink.release(p->sink.ctx) || p->failed)
         return; /* the client is gone (p may be freed) or we gave up */
     if (io->rc != CN_OK) {
@@ -222,6 +226,7 @@ void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io)
 static void gw_read_pipeline_issue(struct gw_read_pipeline *p, struct gw_read_slot *s)
 {
     s->state = GW_READ_SLOT_WAIT;
+    gw_lo_metrics_add(GW_LO_M_SLICES_IN_FLIGHT, 1);
     s->asked_us = gw_read_pipeline_now(p);
     char key[GW_LO_KEY_MAX];
     size_t klen = gw_lo_map_chunk_key(key, p->okey, p->okey_len, p->map.segs[s->slice.seg].ver,
@@ -244,6 +249,7 @@ static void gw_read_pipeline_request(struct gw_read_pipeline *p, const struct gw
 {
     struct gw_read_slot *s = &p->slots[(p->head + p->count) % p->prefetch];
     p->count++;
+    gw_lo_metrics_slice_requested(p->count);
     s->pos = p->next;
     s->slice = *slice;
     s->tries = 0;
@@ -343,6 +349,7 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
                                 : CN_MIN(p->opt.output_high_water, p->slice_len);
     if (queued >= p->high_water) {
         p->window_limited = 0;
+        gw_lo_metrics_add(GW_LO_M_BACKPRESSURE_PAUSES, 1);
         p->sink.wait_drain(p->sink.ctx);
         return;
     }
@@ -364,6 +371,7 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
         /* the window or the budget is full of bytes queued toward the
          * client (with nothing queued the base always has room): only its
          * draining can start the next slice */
+        gw_lo_metrics_add(GW_LO_M_BACKPRESSURE_PAUSES, 1);
         p->sink.wait_drain(p->sink.ctx);
     }
 }

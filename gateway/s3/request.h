@@ -50,6 +50,7 @@ struct gw_req {
     const struct gw_http_parser *http; /* the head; valid until the request ends */
     uint64_t id;
     int dispatched;            /* counted as in flight (s3_metrics.c) */
+    enum gw_s3_err err;        /* the S3 error answered (the access line); GW_S3_OK: none */
 
     /* S3 target, filled by the router */
     char bucket[64];

@@ -18,6 +18,8 @@ struct gw_bucket_owner_cache;
 struct gw_sigv4;
 struct gw_sigv2;
 struct gw_s3_metrics;
+struct gw_access_log;
+struct gw_s3_status_info;
 struct gw_cluster;
 struct gw_credentials;
 
@@ -39,6 +41,8 @@ struct gw_s3_ctx {
     struct gw_sigv2 *sigv2;                 /* NULL: s3.sigv2 = false */
     const struct gw_credentials *creds;     /* who may sign (POST object forms) */
     struct gw_s3_metrics *metrics;          /* NULL: not counted */
+    struct gw_access_log *access;           /* the access log (access_log.h); NULL: none */
+    const struct gw_s3_status_info *status; /* GET /_cairn/status (s3_status.h) */
     const struct gw_cluster *cluster;       /* readiness (GET /_cairn/ready) */
     const int *draining;                    /* this thread's HTTP loop is stopping */
     struct gw_lo_env lo;

@@ -16,6 +16,7 @@
 #include "s3_subres.h"
 #include "s3_names.h"
 #include "s3_ops.h"
+#include "s3_status.h"
 #include "sigv2.h"
 
 #include "cn/alloc.h"
@@ -214,6 +215,31 @@ static int gw_s3_router_is(const struct gw_req *r, const char *m)
     return gw_http_token_eq(r->http->method, r->http->method_len, m);
 }
 
+/* GET /_cairn/status (s3_status.h): answered only for a request signed by
+ * an admin key; anyone else gets AccessDenied (anonymous ones too, as for a
+ * bucket they may not read). Returns 1 when r was that path (answered). */
+static int gw_s3_router_status(struct gw_req *r)
+{
+    const struct gw_http_parser *h = r->http;
+    if (h->path_len != 14 || memcmp(h->path, "/_cairn/status", 14) != 0)
+        return 0;
+    const char *why = NULL;
+    enum gw_s3_err err = GW_S3_OK;
+    if (!gw_s3_router_is(r, "GET") && !gw_s3_router_is(r, "HEAD"))
+        err = GW_S3_METHOD_NOT_ALLOWED;
+    else
+        err = gw_s3_router_auth(r, &why);
+    if (err == GW_S3_OK && !gw_s3_status_allowed(&r->auth)) {
+        err = GW_S3_ACCESS_DENIED;
+        why = "Only an admin key (admin=true in the credentials file) may read the status.";
+    }
+    if (err != GW_S3_OK)
+        gw_req_error(r, err, why);
+    else
+        gw_s3_status_reply(r);
+    return 1;
+}
+
 /* Does r ask for server-side encryption (SSE-S3, SSE-KMS, SSE-C, or SSE-C
  * of a copy source)? The gateway stores nothing encrypted, so such a
  * request is refused rather than stored in the clear behind the client's
@@ -404,7 +430,7 @@ static void gw_s3_router_match(struct gw_req *r)
 
 void gw_s3_router_dispatch(struct gw_req *r)
 {
-    if (gw_s3_router_probe(r))
+    if (gw_s3_router_probe(r) || gw_s3_router_status(r))
         return;
     const char *why = NULL;
     enum gw_s3_err err = gw_s3_router_parse_query(r);
