@@ -55,6 +55,20 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
       "map of counter name (str) to unsigned integer"),
     F(MSG_F_APPLIED, "applied", MSG_T_BOOL, MSG_LIM_NONE, 1, applied,
       "false when the node already held a newer (ts, ver) and ignored the write"),
+    F(MSG_F_UPTO, "upto", MSG_T_BIN, MSG_LIM_KEY, 0, upto,
+      "DIGEST: the range's last key (inclusive); absent: no upper bound (1.1)"),
+    F(MSG_F_FANOUT, "fanout", MSG_T_UINT, MSG_LIM_NONE, 256, fanout,
+      "DIGEST: how many sub-ranges to split the range into, 1 to 256 (1.1)"),
+    F(MSG_F_ARCS, "arcs", MSG_T_BIN, MSG_LIM_FIXED, 65536, arcs,
+      "DIGEST: count only keys whose ring hash lies in these arcs: pairs of u64 BE "
+      "(first, last), inclusive, sorted, disjoint (1.1)"),
+    F(MSG_F_SUMS, "sums", MSG_T_BIN, MSG_LIM_FIXED, 6144, sums,
+      "DIGEST reply: per sub-range, in order, 24 bytes: count, digest lane 0, digest lane 1 "
+      "(u64 BE each) (1.1)"),
+    F(MSG_F_LO, "lo", MSG_T_BIN, MSG_LIM_KEY, 0, lo,
+      "DIGEST reply: the smallest key counted (absent when none) (1.1)"),
+    F(MSG_F_HI, "hi", MSG_T_BIN, MSG_LIM_KEY, 0, hi,
+      "DIGEST reply: the largest key counted (absent when none) (1.1)"),
 };
 
 #define E(key, type, lim, max, member, doc) \
@@ -94,6 +108,10 @@ static const struct msg_use msg_list_req[] = {
 static const struct msg_use msg_list_rep[] = {{MSG_F_ENTS, 0}, {MSG_F_MORE, 0}, END};
 static const struct msg_use msg_scrub_rep[] = {{MSG_F_STATS, 0}, {MSG_F_ENTS, 0}, END};
 static const struct msg_use msg_compact_rep[] = {{MSG_F_STATS, 0}, END};
+static const struct msg_use msg_digest_req[] = {
+    {MSG_F_AFTER, 0}, {MSG_F_UPTO, 0}, {MSG_F_FANOUT, 1}, {MSG_F_ARCS, 0}, END};
+static const struct msg_use msg_digest_rep[] = {
+    {MSG_F_SUMS, 1}, {MSG_F_MORE, 0}, {MSG_F_LO, 0}, {MSG_F_HI, 0}, END};
 
 const struct msg_op_desc msg_ops[] = {
     {MSG_OP_PING, "PING", "liveness check; the reply names the node", 0, 0,
@@ -123,6 +141,11 @@ const struct msg_op_desc msg_ops[] = {
      0, 0, msg_none, msg_scrub_rep},
     {MSG_OP_COMPACT, "COMPACT", "reclaim the space of dead records now; the reply counts the work",
      0, 0, msg_none, msg_compact_rep},
+    {MSG_OP_DIGEST, "DIGEST",
+     "(1.1) split the key range (`after`, `upto`] into `fanout` sub-ranges and answer each one's "
+     "record count and digest sum (tombstones included), from the index only; `more` true: the "
+     "node's work cap stopped it and `sums` covers only the first sub-ranges",
+     0, 0, msg_digest_req, msg_digest_rep},
     {0, NULL, NULL, 0, 0, NULL, NULL},
 };
 

@@ -18,6 +18,10 @@
 #include "cn/rc.h"
 
 #define MSG_VERSION 1
+/* Minor revision of version 1: 1 added DIGEST (op 10) and its fields. A
+ * minor revision only adds ops and optional fields, which older peers
+ * answer with BAD_REQUEST ("unknown op") or ignore; `v` stays 1. */
+#define MSG_VERSION_MINOR 1
 
 enum msg_op {
     MSG_OP_PING = 1,
@@ -29,7 +33,8 @@ enum msg_op {
     MSG_OP_LIST = 7,
     MSG_OP_SCRUB = 8,
     MSG_OP_COMPACT = 9,
-    MSG_OP_MAX_ = 10
+    MSG_OP_DIGEST = 10,   /* protocol 1.1: range digests (msg/digest.h) */
+    MSG_OP_MAX_ = 11
 };
 
 /* Reply status (field "st"). */
@@ -63,6 +68,7 @@ enum msg_field {
     MSG_F_VER, MSG_F_TS, MSG_F_FLAGS, MSG_F_ETAG, MSG_F_META,
     MSG_F_PREFIX, MSG_F_AFTER, MSG_F_LIMIT, MSG_F_ENTS, MSG_F_MORE,
     MSG_F_NODE, MSG_F_STATS, MSG_F_APPLIED,
+    MSG_F_UPTO, MSG_F_FANOUT, MSG_F_ARCS, MSG_F_SUMS, MSG_F_LO, MSG_F_HI,
     MSG_F_MAX_
 };
 
@@ -112,6 +118,9 @@ struct msg {
     struct msg_stat *stats;
     uint32_t n_stats;
     uint32_t applied;
+    struct msg_bytes upto;      /* DIGEST (1.1): the range is (after, upto] */
+    uint32_t fanout;
+    struct msg_bytes arcs, sums, lo, hi;
     struct msg_bytes payload;   /* the payload frame (PUT request, GET reply) */
 
     msgpack_unpacked unpacked_; /* owns the decode zone; msg_release() frees */
