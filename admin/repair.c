@@ -1,8 +1,10 @@
-/* Anti-entropy repair: a k-way merge of every node's sorted key stream
- * (LIST with tombstones, one page per node at a time), then per key a
- * compare and, for stale replicas, a copy from a holder of the newest
- * version. Blocking protocol clients, one per node. */
+/* Anti-entropy repair, the full pass and the per-key repair: a k-way merge
+ * of every node's sorted key stream (LIST with tombstones, one page per node
+ * at a time), then per key a compare and, for stale replicas, a copy from a
+ * holder of the newest version. Blocking protocol clients, one per node.
+ * The digest pass (repair_digest.c) runs first unless --full. */
 #include "repair.h"
+#include "repair_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,33 +15,16 @@
 #include "cn/version.h"
 #include "msg/client.h"
 
-#define ADM_REPAIR_PAGE 1000
-
-struct adm_repair_ent {
-    uint8_t *key;
-    uint32_t key_len;
-    uint64_t ts, ver;
-    uint32_t flags;
-};
-
-struct adm_repair_cursor {
-    struct msg_client *c;
-    const char *address;
-    struct adm_repair_ent *ents;
-    uint32_t n, pos;
-    int more;
-    uint8_t *after;   /* last key of the page (next page starts after it) */
-    uint32_t after_len;
-};
-
-struct adm_repair {
-    const struct cn_cluster *cl;
-    const struct adm_repair_opts *o;
-    struct cn_ring *ring;
-    struct adm_repair_cursor *cur;
-    uint32_t n;
-    struct adm_repair_counts *counts;
-};
+int adm_repair_call(struct adm_repair *rp, struct msg_client *c, const struct msg *req,
+                    struct msg_reply *rep, char why[CN_ERR_LEN])
+{
+    int rc = msg_client_call(c, req, rep, rp->o->timeout_ms, why);
+    rp->counts->requests++;
+    if (rc == CN_OK)
+        rp->counts->bytes_read += zmq_msg_size(&rep->hdr) +
+                                  (rep->has_payload ? zmq_msg_size(&rep->payload) : 0);
+    return rc;
+}
 
 static void adm_repair_page_free(struct adm_repair_cursor *c)
 {
@@ -68,7 +53,7 @@ static int adm_repair_fetch(struct adm_repair *rp, struct adm_repair_cursor *c,
     req.flags = MSG_LIST_TOMBSTONES;
     MSG_SET(&req, MSG_F_FLAGS);
     char why[CN_ERR_LEN];
-    if (msg_client_call(c->c, &req, &rep, rp->o->timeout_ms, why) != CN_OK) {
+    if (adm_repair_call(rp, c->c, &req, &rep, why) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "%s: LIST: %s", c->address, why);
         return CN_IO;
     }
@@ -85,6 +70,7 @@ static int adm_repair_fetch(struct adm_repair *rp, struct adm_repair_cursor *c,
                                                  e->ts, e->ver, e->flags};
         }
         c->n = rep.m.n_ents;
+        rp->counts->listed += rep.m.n_ents;
         c->more = rep.m.more && rep.m.n_ents > 0;
         if (c->n > 0) {
             cn_free(c->after);
@@ -107,7 +93,7 @@ static const struct adm_repair_ent *adm_repair_peek(struct adm_repair *rp,
     return c->pos < c->n ? &c->ents[c->pos] : NULL;
 }
 
-static int adm_repair_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
+int adm_repair_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
 {
     int c = memcmp(a, b, CN_MIN(al, bl));
     return c != 0 ? c : (al < bl ? -1 : al > bl);
@@ -118,7 +104,7 @@ static void adm_repair_write(struct adm_repair *rp, uint32_t node, struct msg *r
 {
     struct msg_reply rep;
     char why[CN_ERR_LEN];
-    int rc = msg_client_call(rp->cur[node].c, req, &rep, rp->o->timeout_ms, why);
+    int rc = adm_repair_call(rp, rp->cur[node].c, req, &rep, why);
     if (rc == CN_OK && rep.m.st == MSG_ST_OK) {
         rp->counts->repaired++;
     } else {
@@ -153,7 +139,7 @@ static void adm_repair_copy(struct adm_repair *rp, const struct adm_repair_ent *
     msg_init_request(&req, MSG_OP_GET, 0);
     req.key = (struct msg_bytes){best->key, best->key_len};
     MSG_SET(&req, MSG_F_KEY);
-    if (msg_client_call(rp->cur[src].c, &req, &g, rp->o->timeout_ms, why) != CN_OK) {
+    if (adm_repair_call(rp, rp->cur[src].c, &req, &g, why) != CN_OK) {
         printf("repair: read from %s failed: %s\n", rp->cur[src].address, why);
         rp->counts->failed += n_stale;
         return;
@@ -193,9 +179,7 @@ static void adm_repair_copy(struct adm_repair *rp, const struct adm_repair_ent *
     msg_reply_release(&g);
 }
 
-/* Compares one key across the nodes (have[i]: node i's entry or NULL) and
- * repairs its replicas. */
-static void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *have)
+void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *have)
 {
     const struct adm_repair_ent *best = NULL;
     uint32_t src = 0;
@@ -281,9 +265,20 @@ int adm_repair_run(const struct cn_cluster *cl, const struct adm_repair_opts *o,
         else
             msg_client_set_limits(rp.cur[i].c, &lim);
     }
-    for (uint32_t i = 0; i < rp.n && rc == CN_OK; i++)
+    int full = o->full;
+    if (rc == CN_OK && !full) {
+        out->digest = 1;
+        rc = adm_repair_digest_run(&rp, err);
+        if (rc == CN_NOTFOUND) {
+            printf("repair: %s; running the full pass\n", err);
+            memset(out, 0, sizeof(*out));
+            full = 1;
+            rc = CN_OK;
+        }
+    }
+    for (uint32_t i = 0; i < rp.n && rc == CN_OK && full; i++)
         rc = adm_repair_fetch(&rp, &rp.cur[i], err);
-    if (rc == CN_OK)
+    if (rc == CN_OK && full)
         rc = adm_repair_merge(&rp, err);
     for (uint32_t i = 0; i < rp.n; i++) {
         adm_repair_page_free(&rp.cur[i]);

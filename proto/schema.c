@@ -109,9 +109,9 @@ static const struct msg_use msg_list_rep[] = {{MSG_F_ENTS, 0}, {MSG_F_MORE, 0}, 
 static const struct msg_use msg_scrub_rep[] = {{MSG_F_STATS, 0}, {MSG_F_ENTS, 0}, END};
 static const struct msg_use msg_compact_rep[] = {{MSG_F_STATS, 0}, END};
 static const struct msg_use msg_digest_req[] = {
-    {MSG_F_AFTER, 0}, {MSG_F_UPTO, 0}, {MSG_F_FANOUT, 1}, {MSG_F_ARCS, 0}, END};
+    {MSG_F_AFTER, 0}, {MSG_F_UPTO, 0}, {MSG_F_FANOUT, 1}, {MSG_F_ARCS, 0}, {MSG_F_LIMIT, 0}, END};
 static const struct msg_use msg_digest_rep[] = {
-    {MSG_F_SUMS, 1}, {MSG_F_MORE, 0}, {MSG_F_LO, 0}, {MSG_F_HI, 0}, END};
+    {MSG_F_SUMS, 1}, {MSG_F_MORE, 0}, {MSG_F_LO, 0}, {MSG_F_HI, 0}, {MSG_F_ENTS, 0}, END};
 
 const struct msg_op_desc msg_ops[] = {
     {MSG_OP_PING, "PING", "liveness check; the reply names the node", 0, 0,
@@ -144,7 +144,8 @@ const struct msg_op_desc msg_ops[] = {
     {MSG_OP_DIGEST, "DIGEST",
      "(1.1) split the key range (`after`, `upto`] into `fanout` sub-ranges and answer each one's "
      "record count and digest sum (tombstones included), from the index only; `more` true: the "
-     "node's work cap stopped it and `sums` covers only the first sub-ranges",
+     "node's work cap stopped it and `sums` covers only the first sub-ranges; with `limit`, "
+     "when the whole range counts at most `limit` records, `ents` lists them as LIST would",
      0, 0, msg_digest_req, msg_digest_rep},
     {0, NULL, NULL, 0, 0, NULL, NULL},
 };

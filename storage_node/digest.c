@@ -3,7 +3,8 @@
  * request's arcs into its sub-range, and sum the record digests
  * (msg/digest.h). The walk stops past `upto` or after max_digest_scan
  * index entries; then only the sub-ranges before the one it stopped in are
- * answered and `more` is set. */
+ * answered and `more` is set. With `limit`, the records counted are also
+ * kept (at most limit) and sent as `ents` when the whole range fits. */
 #include "digest.h"
 
 #include <string.h>
@@ -27,7 +28,28 @@ struct sn_digest_walk {
     int more;                       /* stopped by the scan cap */
     uint8_t *lo, *hi;               /* first and last key counted (owned) */
     uint32_t lo_len, hi_len, hi_cap;
+    struct msg_entry *ents;         /* with `limit`: the records counted, while */
+    uint32_t n_ents, max_ents;      /* they number at most max_ents */
+    int ents_over;
 };
+
+/* Keeps a counted record for the reply's ents (key and etag copied). */
+static void sn_digest_keep(struct sn_digest_walk *w, const uint8_t *key, uint32_t klen,
+                           const struct sn_ival *v)
+{
+    if (w->ents == NULL || w->ents_over)
+        return;
+    if (w->n_ents == w->max_ents) {
+        w->ents_over = 1;
+        return;
+    }
+    struct msg_entry *e = &w->ents[w->n_ents++];
+    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + 1);
+    memcpy(b, key, klen);
+    memcpy(b + klen, v->etag, v->etag_len);
+    *e = (struct msg_entry){(struct msg_bytes){b, klen}, v->data_len,
+                            (struct msg_bytes){b + klen, v->etag_len}, v->ts, v->ver, v->flags};
+}
 
 static int sn_digest_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
 {
@@ -54,6 +76,7 @@ static int sn_digest_walk_cb(void *arg, const uint8_t *key, uint32_t klen,
     uint64_t h[2];
     msg_digest_record(key, klen, v->ts, v->ver, v->flags, v->data_len, v->etag, v->etag_len, h);
     msg_digest_sum_add(&w->sums[w->idx], h);
+    sn_digest_keep(w, key, klen, v);
     if (w->lo == NULL) {
         w->lo = cn_memdup(key, klen);
         w->lo_len = klen;
@@ -108,6 +131,10 @@ void sn_digest_handle(struct sn_job *j)
         goto out;
     }
     w->complete = q->fanout;
+    if (MSG_HAS(q, MSG_F_LIMIT)) {
+        w->max_ents = q->limit;
+        w->ents = cn_calloc((size_t)q->limit + 1, sizeof(*w->ents));
+    }
     char err[CN_ERR_LEN];
     int more_keys = 0;
     int rc = sn_store_list_ex(sn_server_store(j->srv), (const uint8_t *)"", 0,
@@ -132,8 +159,16 @@ void sn_digest_handle(struct sn_job *j)
         MSG_SET(&rep, MSG_F_LO);
         MSG_SET(&rep, MSG_F_HI);
     }
+    if (!w->more && w->ents != NULL && !w->ents_over) {
+        rep.ents = w->ents;
+        rep.n_ents = w->n_ents;
+        MSG_SET(&rep, MSG_F_ENTS);
+    }
     sn_server_reply(j, &rep, NULL, NULL, 0);
 out:
+    for (uint32_t i = 0; i < w->n_ents; i++)
+        cn_free((void *)(uintptr_t)w->ents[i].key.ptr);
+    cn_free(w->ents);
     cn_free(packed);
     cn_free(w->lo);
     cn_free(w->hi);
