@@ -66,7 +66,7 @@ static void adm_usage(FILE *out)
                  "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
                  "--vnodes, default 168: as the gateways' settings)\n  by range digests "
-                 "(DIGEST, --fanout 64, --leaf-keys 16) or, with --full, by listing every key\n  --auth and the key files "
+                 "(DIGEST, --fanout 64, --leaf-keys 4) or, with --full, by listing every key\n  --auth and the key files "
                  "default to $CAIRN_STORAGE_AUTH, $CAIRN_STORAGE_CURVE_SECRET_KEY_FILE,\n"
                  "  $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (docs/security.md)\n");
 }

@@ -26,9 +26,10 @@ struct adm_repair_opts {
     int dry_run;        /* count differences, write nothing */
     int verbose;        /* print each difference */
     int full;           /* list every key of every node (the pass before 1.1) */
-    uint32_t fanout;    /* digest pass: sub-ranges per DIGEST request (0: 64) */
+    uint32_t fanout;    /* digest pass: most sub-ranges per DIGEST request (0: 64;
+                         * fewer for a range known to hold few records) */
     uint32_t leaf_keys; /* digest pass: list a differing range at or below this
-                         * many records (0: 16) */
+                         * many records (0: 4) */
     const struct msg_curve_client *curve; /* keys toward the nodes (NULL: none) */
 };
 

@@ -19,7 +19,7 @@
 #include "msg/digest.h"
 
 #define ADM_DIGEST_FANOUT 64
-#define ADM_DIGEST_LEAF_KEYS 16
+#define ADM_DIGEST_LEAF_KEYS 4
 #define ADM_DIGEST_MAX_DEPTH 64
 
 /* A replica set (node indexes, ascending) and the ring arcs it holds. */
@@ -36,6 +36,7 @@ struct adm_digest_range {
     uint32_t alen, ulen;
     int has_upto;
     uint32_t depth;
+    uint64_t most;   /* the most records a member had in it (0: unknown) */
 };
 
 /* One member's answer for a range. */
@@ -52,7 +53,8 @@ struct adm_digest {
     const struct adm_digest_set *set;
     const uint8_t *arcs;         /* packed arcs of this chunk; NULL: no filter */
     uint32_t arcs_len;
-    uint32_t fanout, leaf_keys;
+    uint32_t fanout, leaf_keys;  /* the most sub-ranges per DIGEST; a leaf's records */
+    uint32_t cur;                /* the fanout of the range being compared */
     struct adm_digest_range *stack;
     uint32_t n_stack, cap_stack;
     struct adm_digest_answer *ans;   /* one per member */
@@ -130,7 +132,8 @@ static struct adm_digest_set *adm_digest_sets(const struct cn_ring *r, uint32_t 
 /* ---- the stack of ranges ---- */
 
 static void adm_digest_push(struct adm_digest *d, const uint8_t *after, uint32_t alen,
-                            const uint8_t *upto, uint32_t ulen, int has_upto, uint32_t depth)
+                            const uint8_t *upto, uint32_t ulen, int has_upto, uint32_t depth,
+                            uint64_t most)
 {
     if (d->n_stack == d->cap_stack) {
         d->cap_stack = d->cap_stack ? d->cap_stack * 2 : 256;
@@ -143,6 +146,7 @@ static void adm_digest_push(struct adm_digest *d, const uint8_t *after, uint32_t
     r->ulen = ulen;
     r->has_upto = has_upto;
     r->depth = depth;
+    r->most = most;
 }
 
 static void adm_digest_range_free(struct adm_digest_range *r)
@@ -178,7 +182,7 @@ static int adm_digest_ask(struct adm_digest *d, uint32_t node, const struct adm_
         req.upto = (struct msg_bytes){r->upto, r->ulen};
         MSG_SET(&req, MSG_F_UPTO);
     }
-    req.fanout = d->fanout;
+    req.fanout = d->cur;
     MSG_SET(&req, MSG_F_FANOUT);
     if (d->arcs != NULL) {
         req.arcs = (struct msg_bytes){d->arcs, d->arcs_len};
@@ -199,11 +203,11 @@ static int adm_digest_ask(struct adm_digest *d, uint32_t node, const struct adm_
         snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s %.*s", addr, msg_status_str(rep.m.st),
                  (int)rep.m.err.len, (const char *)rep.m.err.ptr);
         rc = CN_IO;
-    } else if (msg_digest_sums_unpack(&rep.m.sums, a->sums, d->fanout, &a->n) != CN_OK) {
+    } else if (msg_digest_sums_unpack(&rep.m.sums, a->sums, d->cur, &a->n) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "%s: DIGEST: malformed sums (%u bytes)", addr, rep.m.sums.len);
         rc = CN_IO;
     } else {
-        a->more = rep.m.more || a->n < d->fanout;
+        a->more = rep.m.more || a->n < d->cur;
         if (MSG_HAS(&rep.m, MSG_F_LO) && MSG_HAS(&rep.m, MSG_F_HI) && rep.m.lo.len > 0 &&
             rep.m.hi.len > 0) {
             a->lo = cn_memdup(rep.m.lo.ptr, rep.m.lo.len);
@@ -417,7 +421,14 @@ static int adm_digest_narrow(struct adm_digest *d, const struct adm_digest_range
 {
     uint32_t nm = d->set->n_members, nonempty = 0;
     const struct adm_digest_answer *lo = NULL, *hi = NULL;
-    for (uint32_t i = 0; i < d->fanout; i++) {
+    uint64_t most = 0;
+    for (uint32_t m = 0; m < nm; m++) {
+        uint64_t c = 0;
+        for (uint32_t i = 0; i < d->cur; i++)
+            c += d->ans[m].sums[i].count;
+        most = CN_MAX(most, c);
+    }
+    for (uint32_t i = 0; i < d->cur; i++) {
         int any = 0;
         for (uint32_t m = 0; m < nm; m++)
             any |= d->ans[m].sums[i].count > 0;
@@ -447,7 +458,7 @@ static int adm_digest_narrow(struct adm_digest *d, const struct adm_digest_range
     int narrower = na != r->after || !r->has_upto ||
                    adm_repair_key_cmp(hi->hi, hi->hi_len, r->upto, r->ulen) < 0;
     if (narrower)
-        adm_digest_push(d, na, nalen, hi->hi, hi->hi_len, 1, r->depth + 1);
+        adm_digest_push(d, na, nalen, hi->hi, hi->hi_len, 1, r->depth + 1, most);
     cn_free(below);
     return narrower;
 }
@@ -481,7 +492,7 @@ static void adm_digest_sub(const struct adm_digest_range *r, const struct msg_di
     int ba, bu;
     adm_digest_bound(r, sp, i, buf_a, &a, &al, &ba);
     adm_digest_bound(r, sp, to_end ? sp->fanout : i + 1, buf_u, &u, &ul, &bu);
-    *out = (struct adm_digest_range){(uint8_t *)a, (uint8_t *)u, al, ul, bu, r->depth + 1};
+    *out = (struct adm_digest_range){(uint8_t *)a, (uint8_t *)u, al, ul, bu, r->depth + 1, 0};
 }
 
 static void adm_digest_progress(struct adm_digest *d, int force)
@@ -506,7 +517,11 @@ static int adm_digest_step(struct adm_digest *d, const struct adm_digest_range *
                            char err[CN_ERR_LEN])
 {
     struct adm_repair *rp = d->rp;
-    uint32_t nm = d->set->n_members, k = d->fanout;
+    /* about two records per sub-range: a reply costs 24 bytes a sub-range,
+     * listing a record about three times that */
+    d->cur = r->most == 0 ? d->fanout
+                          : (uint32_t)CN_MAX(2u, CN_MIN((uint64_t)d->fanout, (r->most + 1) / 2));
+    uint32_t nm = d->set->n_members, k = d->cur;
     int more = 0;
     for (uint32_t m = 0; m < nm; m++) {
         int rc = adm_digest_ask(d, d->set->members[m], r, &d->ans[m], err);
@@ -519,7 +534,7 @@ static int adm_digest_step(struct adm_digest *d, const struct adm_digest_range *
     rp->counts->ranges_compared++;
     struct msg_digest_split sp;
     msg_digest_split_init(&sp, r->after ? r->after : (const uint8_t *)"", r->alen, r->upto,
-                          r->ulen, r->has_upto, d->fanout);
+                          r->ulen, r->has_upto, d->cur);
     uint8_t *ba = cn_malloc(sp.plen + MSG_DIGEST_WINDOW + 1);
     uint8_t *bu = cn_malloc(sp.plen + MSG_DIGEST_WINDOW + 1);
     int differs = 0, rc = CN_OK;
@@ -543,17 +558,18 @@ static int adm_digest_step(struct adm_digest *d, const struct adm_digest_range *
         if (most <= d->leaf_keys || sub.depth >= ADM_DIGEST_MAX_DEPTH || d->fanout == 1)
             rc = adm_digest_leaf(d, &sub, most, err);
         else
-            adm_digest_push(d, sub.after, sub.alen, sub.upto, sub.ulen, sub.has_upto, sub.depth);
+            adm_digest_push(d, sub.after, sub.alen, sub.upto, sub.ulen, sub.has_upto, sub.depth,
+                            most);
     }
-    if (rc == CN_OK && k < d->fanout) {
+    if (rc == CN_OK && k < d->cur) {
         /* a member's scan cap cut its answer short inside sub-range k: that
          * one holds more than the cap and is split; the rest is asked anew */
         struct adm_digest_range sub;
         adm_digest_sub(r, &sp, k, 0, &sub, ba, bu);
-        adm_digest_push(d, sub.after, sub.alen, sub.upto, sub.ulen, sub.has_upto, sub.depth);
-        if (k + 1 < d->fanout) {
+        adm_digest_push(d, sub.after, sub.alen, sub.upto, sub.ulen, sub.has_upto, sub.depth, 0);
+        if (k + 1 < d->cur) {
             adm_digest_sub(r, &sp, k + 1, 1, &sub, ba, bu);
-            adm_digest_push(d, sub.after, sub.alen, sub.upto, sub.ulen, sub.has_upto, r->depth);
+            adm_digest_push(d, sub.after, sub.alen, sub.upto, sub.ulen, sub.has_upto, r->depth, 0);
         }
     }
 out:
@@ -567,7 +583,7 @@ out:
 static int adm_digest_set_run(struct adm_digest *d, char err[CN_ERR_LEN])
 {
     int rc = CN_OK;
-    adm_digest_push(d, NULL, 0, NULL, 0, 0, 0);
+    adm_digest_push(d, NULL, 0, NULL, 0, 0, 0, 0);
     while (d->n_stack > 0) {
         struct adm_digest_range r = d->stack[--d->n_stack];
         if (rc == CN_OK)

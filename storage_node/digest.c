@@ -153,13 +153,14 @@ void sn_digest_handle(struct sn_job *j)
     rep.more = (uint32_t)w->more;
     MSG_SET(&rep, MSG_F_SUMS);
     MSG_SET(&rep, MSG_F_MORE);
-    if (!w->more && w->lo != NULL) {   /* lo and hi only for a whole answer */
+    int with_ents = !w->more && w->ents != NULL && !w->ents_over;
+    if (!w->more && w->lo != NULL && !with_ents) {   /* whole answers; ents say it all */
         rep.lo = (struct msg_bytes){w->lo, w->lo_len};
         rep.hi = (struct msg_bytes){w->hi, w->hi_len};
         MSG_SET(&rep, MSG_F_LO);
         MSG_SET(&rep, MSG_F_HI);
     }
-    if (!w->more && w->ents != NULL && !w->ents_over) {
+    if (with_ents) {
         rep.ents = w->ents;
         rep.n_ents = w->n_ents;
         MSG_SET(&rep, MSG_F_ENTS);

@@ -22,7 +22,7 @@ from snclient import FLAG_TOMBSTONE, StorageNode, admin_env, crc32c  # noqa: E40
 
 BIN = os.environ.get("CAIRN_BIN", "build/bin")
 NODES, N, KEYS = 4, 3, 3000
-LEAF_KEYS = 16
+LEAF_KEYS = 4   # cairn-admin's default --leaf-keys
 
 
 def admin(cf, *args, timeout=300):
