@@ -12,18 +12,47 @@
 #include "cn/alloc.h"
 #include "cn/crc.h"
 #include "cn/ring.h"
+#include "cn/time.h"
 #include "cn/version.h"
 #include "msg/client.h"
+
+int adm_repair_send(struct adm_repair *rp, struct msg_client *c, struct msg *req,
+                    char why[CN_ERR_LEN])
+{
+    req->id = ++rp->next_id;
+    rp->counts->requests++;
+    return msg_client_send(c, req, NULL, NULL, why) == CN_OK ? CN_OK : CN_IO;
+}
+
+int adm_repair_recv(struct adm_repair *rp, struct msg_client *c, uint64_t id,
+                    struct msg_reply *rep, char why[CN_ERR_LEN])
+{
+    int timeout_ms = rp->o->timeout_ms;
+    uint64_t deadline = cn_time_mono_us() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000u;
+    for (;;) {
+        int left = -1;
+        if (timeout_ms >= 0) {
+            uint64_t now = cn_time_mono_us();
+            left = now >= deadline ? 0 : (int)((deadline - now) / 1000u);
+        }
+        int rc = msg_client_recv(c, rep, left, why);
+        if (rc != CN_OK)
+            return rc;
+        rp->counts->bytes_read += zmq_msg_size(&rep->hdr) +
+                                  (rep->has_payload ? zmq_msg_size(&rep->payload) : 0);
+        if (rep->m.id == id)
+            return CN_OK;
+        msg_reply_release(rep);   /* a late answer to a request that timed out */
+    }
+}
 
 int adm_repair_call(struct adm_repair *rp, struct msg_client *c, const struct msg *req,
                     struct msg_reply *rep, char why[CN_ERR_LEN])
 {
-    int rc = msg_client_call(c, req, rep, rp->o->timeout_ms, why);
-    rp->counts->requests++;
-    if (rc == CN_OK)
-        rp->counts->bytes_read += zmq_msg_size(&rep->hdr) +
-                                  (rep->has_payload ? zmq_msg_size(&rep->payload) : 0);
-    return rc;
+    struct msg m = *req;
+    if (adm_repair_send(rp, c, &m, why) != CN_OK)
+        return CN_IO;
+    return adm_repair_recv(rp, c, m.id, rep, why);
 }
 
 static void adm_repair_page_free(struct adm_repair_cursor *c)
@@ -247,7 +276,7 @@ int adm_repair_run(const struct cn_cluster *cl, const struct adm_repair_opts *o,
                    struct adm_repair_counts *out, char err[CN_ERR_LEN])
 {
     memset(out, 0, sizeof(*out));
-    struct adm_repair rp = {cl, o, NULL, NULL, cn_cluster_nodes(cl), out};
+    struct adm_repair rp = {cl, o, NULL, NULL, cn_cluster_nodes(cl), out, 0};
     rp.ring = cn_cluster_ring(cl, o->vnodes, err);
     if (rp.ring == NULL)
         return CN_INVAL;

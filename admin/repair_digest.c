@@ -164,14 +164,13 @@ static void adm_digest_answer_clear(struct adm_digest_answer *a)
 
 /* ---- asking the members ---- */
 
-/* Sends DIGEST for r to member m; fills its answer. CN_OK, CN_NOTFOUND (the
- * node does not know DIGEST), CN_IO. */
-static int adm_digest_ask(struct adm_digest *d, uint32_t node, const struct adm_digest_range *r,
-                          struct adm_digest_answer *a, char err[CN_ERR_LEN])
+/* Sends DIGEST for r to node; *id is the request's id. CN_OK or CN_IO. */
+static int adm_digest_ask_send(struct adm_digest *d, uint32_t node,
+                               const struct adm_digest_range *r, uint64_t *id,
+                               char err[CN_ERR_LEN])
 {
     struct adm_repair *rp = d->rp;
     struct msg req;
-    struct msg_reply rep;
     char why[CN_ERR_LEN];
     msg_init_request(&req, MSG_OP_DIGEST, 0);
     if (r->alen > 0) {
@@ -188,8 +187,24 @@ static int adm_digest_ask(struct adm_digest *d, uint32_t node, const struct adm_
         req.arcs = (struct msg_bytes){d->arcs, d->arcs_len};
         MSG_SET(&req, MSG_F_ARCS);
     }
+    if (adm_repair_send(rp, rp->cur[node].c, &req, why) != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", rp->cur[node].address, why);
+        return CN_IO;
+    }
+    *id = req.id;
+    return CN_OK;
+}
+
+/* Receives node's answer to DIGEST request id into a. CN_OK, CN_NOTFOUND
+ * (the node does not know DIGEST), CN_IO. */
+static int adm_digest_ask_recv(struct adm_digest *d, uint32_t node, uint64_t id,
+                               struct adm_digest_answer *a, char err[CN_ERR_LEN])
+{
+    struct adm_repair *rp = d->rp;
+    struct msg_reply rep;
+    char why[CN_ERR_LEN];
     const char *addr = rp->cur[node].address;
-    if (adm_repair_call(rp, rp->cur[node].c, &req, &rep, why) != CN_OK) {
+    if (adm_repair_recv(rp, rp->cur[node].c, id, &rep, why) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", addr, why);
         return CN_IO;
     }
@@ -283,17 +298,14 @@ static int adm_digest_list(struct adm_digest *d, uint32_t node, const struct adm
     }
 }
 
-/* Asks member node for the records of r (this set's arcs only) with DIGEST
- * and `limit`: CN_OK with *got 1 and the entries appended to out, or *got
- * 0 when the node did not send them (more than the limit now, or its scan
- * cap): the caller lists the range instead. */
-static int adm_digest_fetch_ents(struct adm_digest *d, uint32_t node,
-                                 const struct adm_digest_range *r, struct adm_digest_list *out,
-                                 int *got, char err[CN_ERR_LEN])
+/* Asks node for the records of r (this set's arcs only) with DIGEST and
+ * `limit`; *id is the request's id. CN_OK or CN_IO. */
+static int adm_digest_ents_send(struct adm_digest *d, uint32_t node,
+                                const struct adm_digest_range *r, uint64_t *id,
+                                char err[CN_ERR_LEN])
 {
     struct adm_repair *rp = d->rp;
     struct msg req;
-    struct msg_reply rep;
     char why[CN_ERR_LEN];
     msg_init_request(&req, MSG_OP_DIGEST, 0);
     if (r->alen > 0) {
@@ -312,8 +324,26 @@ static int adm_digest_fetch_ents(struct adm_digest *d, uint32_t node,
         req.arcs = (struct msg_bytes){d->arcs, d->arcs_len};
         MSG_SET(&req, MSG_F_ARCS);
     }
+    if (adm_repair_send(rp, rp->cur[node].c, &req, why) != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", rp->cur[node].address, why);
+        return CN_IO;
+    }
+    *id = req.id;
+    return CN_OK;
+}
+
+/* Receives the answer to adm_digest_ents_send(): CN_OK with *got 1 and the
+ * entries appended to out, or *got 0 when the node did not send them (more
+ * than the limit now, or its scan cap): the caller lists the range
+ * instead. CN_IO when the node failed. */
+static int adm_digest_ents_recv(struct adm_digest *d, uint32_t node, uint64_t id,
+                                struct adm_digest_list *out, int *got, char err[CN_ERR_LEN])
+{
+    struct adm_repair *rp = d->rp;
+    struct msg_reply rep;
+    char why[CN_ERR_LEN];
     *got = 0;
-    if (adm_repair_call(rp, rp->cur[node].c, &req, &rep, why) != CN_OK) {
+    if (adm_repair_recv(rp, rp->cur[node].c, id, &rep, why) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", rp->cur[node].address, why);
         return CN_IO;
     }
@@ -360,12 +390,15 @@ static int adm_digest_leaf(struct adm_digest *d, const struct adm_digest_range *
     const struct adm_repair_ent **have = cn_calloc(rp->n, sizeof(*have));
     int rc = CN_OK;
     rp->counts->leaves++;
-    for (uint32_t m = 0; m < nm && rc == CN_OK; m++) {
-        int got = 0;
-        rc = adm_digest_fetch_ents(d, d->set->members[m], r, &l[m], &got, err);
-        if (rc == CN_OK && !got)
+    uint64_t ids[CN_CLUSTER_MAX_NODES];
+    int got[CN_CLUSTER_MAX_NODES];
+    for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
+        rc = adm_digest_ents_send(d, d->set->members[m], r, &ids[m], err);
+    for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
+        rc = adm_digest_ents_recv(d, d->set->members[m], ids[m], &l[m], &got[m], err);
+    for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
+        if (!got[m])
             rc = adm_digest_list(d, d->set->members[m], r, hint, &l[m], err);
-    }
     while (rc == CN_OK) {
         const struct adm_repair_ent *min = NULL;
         for (uint32_t m = 0; m < nm; m++) {
@@ -523,14 +556,20 @@ static int adm_digest_step(struct adm_digest *d, const struct adm_digest_range *
                           : (uint32_t)CN_MAX(2u, CN_MIN((uint64_t)d->fanout, (r->most + 1) / 2));
     uint32_t nm = d->set->n_members, k = d->cur;
     int more = 0;
-    for (uint32_t m = 0; m < nm; m++) {
-        int rc = adm_digest_ask(d, d->set->members[m], r, &d->ans[m], err);
+    uint64_t ids[CN_CLUSTER_MAX_NODES];
+    for (uint32_t m = 0; m < nm; m++) {   /* every member works on it at once */
+        int rc = adm_digest_ask_send(d, d->set->members[m], r, &ids[m], err);
         if (rc != CN_OK)
             return rc;
-        d->first_request = 0;
+    }
+    for (uint32_t m = 0; m < nm; m++) {
+        int rc = adm_digest_ask_recv(d, d->set->members[m], ids[m], &d->ans[m], err);
+        if (rc != CN_OK)
+            return rc;
         k = CN_MIN(k, d->ans[m].n);
         more |= d->ans[m].more;
     }
+    d->first_request = 0;
     rp->counts->ranges_compared++;
     struct msg_digest_split sp;
     msg_digest_split_init(&sp, r->after ? r->after : (const uint8_t *)"", r->alen, r->upto,

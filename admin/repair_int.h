@@ -39,10 +39,22 @@ struct adm_repair {
     struct adm_repair_cursor *cur;   /* one per node, in cluster order */
     uint32_t n;
     struct adm_repair_counts *counts;
+    uint64_t next_id;                /* request ids, so a late reply is never taken */
 };
 
-/* msg_client_call() with the repair's timeout, counting the request and
- * the reply's bytes (header and payload frames) in counts. */
+/* Sends req to c with the next request id (set in req); counts it. CN_OK or
+ * CN_IO with why. */
+int adm_repair_send(struct adm_repair *rp, struct msg_client *c, struct msg *req,
+                    char why[CN_ERR_LEN]);
+
+/* Waits up to the repair's timeout for the reply to request id on c,
+ * dropping late replies to earlier requests; counts the reply's bytes
+ * (header and payload frames). Returns as msg_client_recv(); on CN_OK the
+ * caller releases rep. */
+int adm_repair_recv(struct adm_repair *rp, struct msg_client *c, uint64_t id,
+                    struct msg_reply *rep, char why[CN_ERR_LEN]);
+
+/* adm_repair_send() then adm_repair_recv() (req is copied, not changed). */
 int adm_repair_call(struct adm_repair *rp, struct msg_client *c, const struct msg *req,
                     struct msg_reply *rep, char why[CN_ERR_LEN]);
 
