@@ -66,9 +66,9 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
       "DIGEST reply: per sub-range, in order, 24 bytes: count, digest lane 0, digest lane 1 "
       "(u64 BE each) (1.1)"),
     F(MSG_F_LO, "lo", MSG_T_BIN, MSG_LIM_KEY, 0, lo,
-      "DIGEST reply: the smallest key counted (absent when none) (1.1)"),
+      "DIGEST reply: the smallest key counted, when all fell in one sub-range (1.1)"),
     F(MSG_F_HI, "hi", MSG_T_BIN, MSG_LIM_KEY, 0, hi,
-      "DIGEST reply: the largest key counted (absent when none) (1.1)"),
+      "DIGEST reply: the largest key counted, when all fell in one sub-range (1.1)"),
 };
 
 #define E(key, type, lim, max, member, doc) \

@@ -154,7 +154,12 @@ void sn_digest_handle(struct sn_job *j)
     MSG_SET(&rep, MSG_F_SUMS);
     MSG_SET(&rep, MSG_F_MORE);
     int with_ents = !w->more && w->ents != NULL && !w->ents_over;
-    if (!w->more && w->lo != NULL && !with_ents) {   /* whole answers; ents say it all */
+    uint32_t nonempty = 0;
+    for (uint32_t i = 0; i < w->complete; i++)
+        nonempty += w->sums[i].count > 0;
+    /* lo and hi serve to narrow a range whose records all fell in one
+     * sub-range: only then, only for a whole answer, and not with ents */
+    if (!w->more && w->lo != NULL && !with_ents && nonempty <= 1) {
         rep.lo = (struct msg_bytes){w->lo, w->lo_len};
         rep.hi = (struct msg_bytes){w->hi, w->hi_len};
         MSG_SET(&rep, MSG_F_LO);

@@ -125,6 +125,8 @@ def check_digest_op(node):
         sums = [r2["sums"][i:i + 24] for i in range(0, len(r2["sums"]), 24)]
         check(len(sums) == 16 and sum(int.from_bytes(s[:8], "big") for s in sums) == count,
               "sub-range counts do not add up")
+        nonempty = sum(1 for s in sums if int.from_bytes(s[:8], "big") > 0)
+        check(nonempty > 1 and r2.get("lo") is None, "lo/hi only for a one-sub-range answer")
         lane = sum(int.from_bytes(s[8:16], "big") for s in sums) % (1 << 64)
         check(lane == int.from_bytes(r["sums"][8:16], "big"), "sub-range sums do not add up")
         check(c.call("PING").st == 0, "node stopped serving")
