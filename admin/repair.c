@@ -24,6 +24,16 @@ int adm_repair_send(struct adm_repair *rp, struct msg_client *c, struct msg *req
     return msg_client_send(c, req, NULL, NULL, why) == CN_OK ? CN_OK : CN_IO;
 }
 
+int adm_repair_recv_any(struct adm_repair *rp, struct msg_client *c, int timeout_ms,
+                        struct msg_reply *rep, char why[CN_ERR_LEN])
+{
+    int rc = msg_client_recv(c, rep, timeout_ms, why);
+    if (rc == CN_OK)
+        rp->counts->bytes_read += zmq_msg_size(&rep->hdr) +
+                                  (rep->has_payload ? zmq_msg_size(&rep->payload) : 0);
+    return rc;
+}
+
 int adm_repair_recv(struct adm_repair *rp, struct msg_client *c, uint64_t id,
                     struct msg_reply *rep, char why[CN_ERR_LEN])
 {
@@ -35,13 +45,9 @@ int adm_repair_recv(struct adm_repair *rp, struct msg_client *c, uint64_t id,
             uint64_t now = cn_time_mono_us();
             left = now >= deadline ? 0 : (int)((deadline - now) / 1000u);
         }
-        int rc = msg_client_recv(c, rep, left, why);
-        if (rc != CN_OK)
+        int rc = adm_repair_recv_any(rp, c, left, rep, why);
+        if (rc != CN_OK || rep->m.id == id)
             return rc;
-        rp->counts->bytes_read += zmq_msg_size(&rep->hdr) +
-                                  (rep->has_payload ? zmq_msg_size(&rep->payload) : 0);
-        if (rep->m.id == id)
-            return CN_OK;
         msg_reply_release(rep);   /* a late answer to a request that timed out */
     }
 }

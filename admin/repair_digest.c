@@ -4,10 +4,12 @@
  * DIGEST request, so each node sums exactly the keys the set shares. Ranges
  * are compared top-down (a stack, depth first): equal sums end a branch, a
  * differing sub-range is split again (DIGEST) until it holds at most
- * leaf_keys records, and only then are its keys listed (LIST) and repaired
- * key by key (adm_repair_key). Memory: the stack holds at most
- * ADM_DIGEST_MAX_DEPTH * fanout ranges of two keys each, plus one leaf's
- * listing. */
+ * leaf_keys records, and only then are its records fetched (DIGEST with
+ * limit, else LIST) and repaired key by key (adm_repair_key). Up to
+ * ADM_DIGEST_BATCH ranges are asked of every member at once. Memory: the
+ * stack holds at most about ADM_DIGEST_MAX_DEPTH * ADM_DIGEST_BATCH * fanout
+ * ranges of two keys each, plus the batch's answers (6 KiB per range and
+ * member) and one leaf's records. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #define ADM_DIGEST_FANOUT 64
 #define ADM_DIGEST_LEAF_KEYS 4
 #define ADM_DIGEST_MAX_DEPTH 64
+#define ADM_DIGEST_BATCH 16     /* ranges asked at once */
 
 /* A replica set (node indexes, ascending) and the ring arcs it holds. */
 struct adm_digest_set {
@@ -57,7 +60,8 @@ struct adm_digest {
     uint32_t cur;                /* the fanout of the range being compared */
     struct adm_digest_range *stack;
     uint32_t n_stack, cap_stack;
-    struct adm_digest_answer *ans;   /* one per member */
+    struct adm_digest_answer *ans;   /* the range handled now: one per member */
+    struct adm_digest_answer *all_ans;   /* ADM_DIGEST_BATCH ranges x members */
     int first_request;           /* no DIGEST answered yet in this run */
     uint64_t last_progress_us;
 };
@@ -195,44 +199,38 @@ static int adm_digest_ask_send(struct adm_digest *d, uint32_t node,
     return CN_OK;
 }
 
-/* Receives node's answer to DIGEST request id into a. CN_OK, CN_NOTFOUND
- * (the node does not know DIGEST), CN_IO. */
-static int adm_digest_ask_recv(struct adm_digest *d, uint32_t node, uint64_t id,
-                               struct adm_digest_answer *a, char err[CN_ERR_LEN])
+/* Reads node's DIGEST reply into a (fanout d->cur). CN_OK, CN_NOTFOUND (the
+ * node does not know DIGEST), CN_IO. Does not release rep. */
+static int adm_digest_answer_parse(struct adm_digest *d, uint32_t node,
+                                   const struct msg_reply *rep, struct adm_digest_answer *a,
+                                   char err[CN_ERR_LEN])
 {
-    struct adm_repair *rp = d->rp;
-    struct msg_reply rep;
-    char why[CN_ERR_LEN];
-    const char *addr = rp->cur[node].address;
-    if (adm_repair_recv(rp, rp->cur[node].c, id, &rep, why) != CN_OK) {
-        snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", addr, why);
+    const char *addr = d->rp->cur[node].address;
+    adm_digest_answer_clear(a);
+    if (rep->m.st == MSG_ST_BAD_REQUEST && d->first_request) {
+        snprintf(err, CN_ERR_LEN, "%s does not answer DIGEST (%.*s)", addr,
+                 (int)rep->m.err.len, (const char *)rep->m.err.ptr);
+        return CN_NOTFOUND;
+    }
+    if (rep->m.st != MSG_ST_OK) {
+        snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s %.*s", addr, msg_status_str(rep->m.st),
+                 (int)rep->m.err.len, (const char *)rep->m.err.ptr);
         return CN_IO;
     }
-    int rc = CN_OK;
-    adm_digest_answer_clear(a);
-    if (rep.m.st == MSG_ST_BAD_REQUEST && d->first_request) {
-        snprintf(err, CN_ERR_LEN, "%s does not answer DIGEST (%.*s)", addr,
-                 (int)rep.m.err.len, (const char *)rep.m.err.ptr);
-        rc = CN_NOTFOUND;
-    } else if (rep.m.st != MSG_ST_OK) {
-        snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s %.*s", addr, msg_status_str(rep.m.st),
-                 (int)rep.m.err.len, (const char *)rep.m.err.ptr);
-        rc = CN_IO;
-    } else if (msg_digest_sums_unpack(&rep.m.sums, a->sums, d->cur, &a->n) != CN_OK) {
-        snprintf(err, CN_ERR_LEN, "%s: DIGEST: malformed sums (%u bytes)", addr, rep.m.sums.len);
-        rc = CN_IO;
-    } else {
-        a->more = rep.m.more || a->n < d->cur;
-        if (MSG_HAS(&rep.m, MSG_F_LO) && MSG_HAS(&rep.m, MSG_F_HI) && rep.m.lo.len > 0 &&
-            rep.m.hi.len > 0) {
-            a->lo = cn_memdup(rep.m.lo.ptr, rep.m.lo.len);
-            a->lo_len = rep.m.lo.len;
-            a->hi = cn_memdup(rep.m.hi.ptr, rep.m.hi.len);
-            a->hi_len = rep.m.hi.len;
-        }
+    if (msg_digest_sums_unpack(&rep->m.sums, a->sums, d->cur, &a->n) != CN_OK) {
+        snprintf(err, CN_ERR_LEN, "%s: DIGEST: malformed sums (%u bytes)", addr,
+                 rep->m.sums.len);
+        return CN_IO;
     }
-    msg_reply_release(&rep);
-    return rc;
+    a->more = rep->m.more || a->n < d->cur;
+    if (MSG_HAS(&rep->m, MSG_F_LO) && MSG_HAS(&rep->m, MSG_F_HI) && rep->m.lo.len > 0 &&
+        rep->m.hi.len > 0) {
+        a->lo = cn_memdup(rep->m.lo.ptr, rep->m.lo.len);
+        a->lo_len = rep->m.lo.len;
+        a->hi = cn_memdup(rep->m.hi.ptr, rep->m.hi.len);
+        a->hi_len = rep->m.hi.len;
+    }
+    return CN_OK;
 }
 
 /* ---- leaves ---- */
@@ -544,32 +542,27 @@ static void adm_digest_progress(struct adm_digest *d, int force)
     fflush(stdout);
 }
 
-/* Compares one range across the set's members; pushes what must be looked
- * at more closely and repairs the leaves. */
-static int adm_digest_step(struct adm_digest *d, const struct adm_digest_range *r,
-                           char err[CN_ERR_LEN])
+/* The fanout to ask for r: about two records per sub-range (a reply costs
+ * 24 bytes a sub-range, listing a record about three times that). */
+static uint32_t adm_digest_fanout_of(const struct adm_digest *d, const struct adm_digest_range *r)
+{
+    if (r->most == 0)
+        return d->fanout;
+    return (uint32_t)CN_MAX(2u, CN_MIN((uint64_t)d->fanout, (r->most + 1) / 2));
+}
+
+/* Compares the members' answers (d->ans, fanout d->cur) for range r;
+ * pushes what must be looked at more closely and repairs the leaves. */
+static int adm_digest_handle(struct adm_digest *d, const struct adm_digest_range *r,
+                             char err[CN_ERR_LEN])
 {
     struct adm_repair *rp = d->rp;
-    /* about two records per sub-range: a reply costs 24 bytes a sub-range,
-     * listing a record about three times that */
-    d->cur = r->most == 0 ? d->fanout
-                          : (uint32_t)CN_MAX(2u, CN_MIN((uint64_t)d->fanout, (r->most + 1) / 2));
     uint32_t nm = d->set->n_members, k = d->cur;
     int more = 0;
-    uint64_t ids[CN_CLUSTER_MAX_NODES];
-    for (uint32_t m = 0; m < nm; m++) {   /* every member works on it at once */
-        int rc = adm_digest_ask_send(d, d->set->members[m], r, &ids[m], err);
-        if (rc != CN_OK)
-            return rc;
-    }
     for (uint32_t m = 0; m < nm; m++) {
-        int rc = adm_digest_ask_recv(d, d->set->members[m], ids[m], &d->ans[m], err);
-        if (rc != CN_OK)
-            return rc;
         k = CN_MIN(k, d->ans[m].n);
         more |= d->ans[m].more;
     }
-    d->first_request = 0;
     rp->counts->ranges_compared++;
     struct msg_digest_split sp;
     msg_digest_split_init(&sp, r->after ? r->after : (const uint8_t *)"", r->alen, r->upto,
@@ -614,6 +607,53 @@ static int adm_digest_step(struct adm_digest *d, const struct adm_digest_range *
 out:
     cn_free(ba);
     cn_free(bu);
+    return rc;
+}
+
+/* Asks every member for DIGEST of up to ADM_DIGEST_BATCH ranges at once
+ * (the nodes answer in any order), then handles each range's answers. */
+static int adm_digest_batch(struct adm_digest *d, const struct adm_digest_range *rs, uint32_t n,
+                            char err[CN_ERR_LEN])
+{
+    struct adm_repair *rp = d->rp;
+    uint32_t nm = d->set->n_members, fan[ADM_DIGEST_BATCH];
+    uint64_t *ids = cn_calloc((size_t)n * nm, sizeof(*ids));
+    int rc = CN_OK;
+    for (uint32_t s = 0; s < n && rc == CN_OK; s++) {
+        d->cur = fan[s] = adm_digest_fanout_of(d, &rs[s]);
+        for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
+            rc = adm_digest_ask_send(d, d->set->members[m], &rs[s], &ids[s * nm + m], err);
+    }
+    for (uint32_t m = 0; m < nm && rc == CN_OK; m++) {
+        struct msg_client *c = rp->cur[d->set->members[m]].c;
+        for (uint32_t got = 0; got < n && rc == CN_OK;) {
+            struct msg_reply rep;
+            char why[CN_ERR_LEN];
+            if (adm_repair_recv_any(rp, c, rp->o->timeout_ms, &rep, why) != CN_OK) {
+                snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", rp->cur[d->set->members[m]].address,
+                         why);
+                rc = CN_IO;
+                break;
+            }
+            uint32_t s = 0;
+            while (s < n && ids[s * nm + m] != rep.m.id)
+                s++;
+            if (s < n) {   /* else a late answer to a request that timed out */
+                d->cur = fan[s];
+                rc = adm_digest_answer_parse(d, d->set->members[m], &rep,
+                                             &d->all_ans[s * nm + m], err);
+                got++;
+            }
+            msg_reply_release(&rep);
+        }
+    }
+    d->first_request = 0;
+    for (uint32_t s = 0; s < n && rc == CN_OK; s++) {
+        d->cur = fan[s];
+        d->ans = &d->all_ans[s * nm];
+        rc = adm_digest_handle(d, &rs[s], err);
+    }
+    cn_free(ids);
     adm_digest_progress(d, 0);
     return rc;
 }
@@ -623,11 +663,15 @@ static int adm_digest_set_run(struct adm_digest *d, char err[CN_ERR_LEN])
 {
     int rc = CN_OK;
     adm_digest_push(d, NULL, 0, NULL, 0, 0, 0, 0);
+    struct adm_digest_range batch[ADM_DIGEST_BATCH];
     while (d->n_stack > 0) {
-        struct adm_digest_range r = d->stack[--d->n_stack];
+        uint32_t n = 0;
+        while (n < ADM_DIGEST_BATCH && d->n_stack > 0)
+            batch[n++] = d->stack[--d->n_stack];
         if (rc == CN_OK)
-            rc = adm_digest_step(d, &r, err);
-        adm_digest_range_free(&r);
+            rc = adm_digest_batch(d, batch, n, err);
+        for (uint32_t i = 0; i < n; i++)
+            adm_digest_range_free(&batch[i]);
     }
     return rc;
 }
@@ -639,7 +683,7 @@ int adm_repair_digest_run(struct adm_repair *rp, char err[CN_ERR_LEN])
     struct adm_digest d = {.rp = rp, .first_request = 1};
     d.fanout = rp->o->fanout ? CN_MIN(rp->o->fanout, MSG_DIGEST_MAX_FANOUT) : ADM_DIGEST_FANOUT;
     d.leaf_keys = rp->o->leaf_keys ? rp->o->leaf_keys : ADM_DIGEST_LEAF_KEYS;
-    d.ans = cn_calloc(rp->o->replicas, sizeof(*d.ans));
+    d.all_ans = cn_calloc((size_t)ADM_DIGEST_BATCH * rp->o->replicas, sizeof(*d.all_ans));
     d.last_progress_us = cn_time_mono_us();
     uint8_t *packed = cn_malloc(MSG_DIGEST_MAX_ARCS * MSG_DIGEST_ARC_LEN);
     int rc = CN_OK;
@@ -670,12 +714,12 @@ int adm_repair_digest_run(struct adm_repair *rp, char err[CN_ERR_LEN])
     }
     if (rc == CN_OK)
         adm_digest_progress(&d, 1);
-    for (uint32_t i = 0; i < rp->o->replicas; i++)
-        adm_digest_answer_clear(&d.ans[i]);
+    for (uint32_t i = 0; i < ADM_DIGEST_BATCH * rp->o->replicas; i++)
+        adm_digest_answer_clear(&d.all_ans[i]);
     for (uint32_t s = 0; s < n_sets; s++)
         cn_free(sets[s].arcs);
     cn_free(sets);
-    cn_free(d.ans);
+    cn_free(d.all_ans);
     cn_free(d.stack);
     cn_free(packed);
     return rc;

@@ -54,6 +54,11 @@ int adm_repair_send(struct adm_repair *rp, struct msg_client *c, struct msg *req
 int adm_repair_recv(struct adm_repair *rp, struct msg_client *c, uint64_t id,
                     struct msg_reply *rep, char why[CN_ERR_LEN]);
 
+/* The next reply on c, whatever its id, within timeout_ms; counts its
+ * bytes. Returns as msg_client_recv(). */
+int adm_repair_recv_any(struct adm_repair *rp, struct msg_client *c, int timeout_ms,
+                        struct msg_reply *rep, char why[CN_ERR_LEN]);
+
 /* adm_repair_send() then adm_repair_recv() (req is copied, not changed). */
 int adm_repair_call(struct adm_repair *rp, struct msg_client *c, const struct msg *req,
                     struct msg_reply *rep, char why[CN_ERR_LEN]);
