@@ -60,6 +60,8 @@ struct adm_digest {
     uint32_t cur;                /* the fanout of the range being compared */
     struct adm_digest_range *stack;
     uint32_t n_stack, cap_stack;
+    struct adm_digest_range *leaves;   /* differing leaves of the current batch */
+    uint32_t n_leaves, cap_leaves;
     struct adm_digest_answer *ans;   /* the range handled now: one per member */
     struct adm_digest_answer *all_ans;   /* ADM_DIGEST_BATCH ranges x members */
     int first_request;           /* no DIGEST answered yet in this run */
@@ -330,39 +332,32 @@ static int adm_digest_ents_send(struct adm_digest *d, uint32_t node,
     return CN_OK;
 }
 
-/* Receives the answer to adm_digest_ents_send(): CN_OK with *got 1 and the
+/* Reads the answer to adm_digest_ents_send(): CN_OK with *got 1 and the
  * entries appended to out, or *got 0 when the node did not send them (more
  * than the limit now, or its scan cap): the caller lists the range
- * instead. CN_IO when the node failed. */
-static int adm_digest_ents_recv(struct adm_digest *d, uint32_t node, uint64_t id,
-                                struct adm_digest_list *out, int *got, char err[CN_ERR_LEN])
+ * instead. CN_IO when the node failed. Does not release rep. */
+static int adm_digest_ents_parse(struct adm_digest *d, uint32_t node,
+                                 const struct msg_reply *rep, struct adm_digest_list *out,
+                                 int *got, char err[CN_ERR_LEN])
 {
     struct adm_repair *rp = d->rp;
-    struct msg_reply rep;
-    char why[CN_ERR_LEN];
     *got = 0;
-    if (adm_repair_recv(rp, rp->cur[node].c, id, &rep, why) != CN_OK) {
-        snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", rp->cur[node].address, why);
-        return CN_IO;
-    }
-    if (rep.m.st != MSG_ST_OK) {
+    if (rep->m.st != MSG_ST_OK) {
         snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", rp->cur[node].address,
-                 msg_status_str(rep.m.st));
-        msg_reply_release(&rep);
+                 msg_status_str(rep->m.st));
         return CN_IO;
     }
-    if (MSG_HAS(&rep.m, MSG_F_ENTS)) {
+    if (MSG_HAS(&rep->m, MSG_F_ENTS)) {
         *got = 1;
-        rp->counts->listed += rep.m.n_ents;
-        out->cap = rep.m.n_ents + 1;
+        rp->counts->listed += rep->m.n_ents;
+        out->cap = out->n + rep->m.n_ents + 1;
         out->ents = cn_realloc(out->ents, out->cap * sizeof(*out->ents));
-        for (uint32_t i = 0; i < rep.m.n_ents; i++) {
-            const struct msg_entry *e = &rep.m.ents[i];
+        for (uint32_t i = 0; i < rep->m.n_ents; i++) {
+            const struct msg_entry *e = &rep->m.ents[i];
             out->ents[out->n++] = (struct adm_repair_ent){
                 cn_memdup(e->key.ptr, e->key.len), e->key.len, e->ts, e->ver, e->flags};
         }
     }
-    msg_reply_release(&rep);
     return CN_OK;
 }
 
@@ -377,27 +372,14 @@ static int adm_digest_in_set(struct adm_digest *d, const uint8_t *key, uint32_t 
     return memcmp(reps, d->set->members, n * sizeof(uint32_t)) == 0;
 }
 
-/* Lists the members' keys of a differing leaf range, merges them and
- * repairs each key of this replica set. */
-static int adm_digest_leaf(struct adm_digest *d, const struct adm_digest_range *r, uint64_t hint,
-                           char err[CN_ERR_LEN])
+/* Merges the members' records of one differing leaf range (l: one list
+ * per member, freed here) and repairs each key of this replica set. */
+static void adm_digest_leaf_merge(struct adm_digest *d, struct adm_digest_list *l)
 {
     struct adm_repair *rp = d->rp;
     uint32_t nm = d->set->n_members;
-    struct adm_digest_list *l = cn_calloc(nm, sizeof(*l));
     const struct adm_repair_ent **have = cn_calloc(rp->n, sizeof(*have));
-    int rc = CN_OK;
-    rp->counts->leaves++;
-    uint64_t ids[CN_CLUSTER_MAX_NODES];
-    int got[CN_CLUSTER_MAX_NODES];
-    for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
-        rc = adm_digest_ents_send(d, d->set->members[m], r, &ids[m], err);
-    for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
-        rc = adm_digest_ents_recv(d, d->set->members[m], ids[m], &l[m], &got[m], err);
-    for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
-        if (!got[m])
-            rc = adm_digest_list(d, d->set->members[m], r, hint, &l[m], err);
-    while (rc == CN_OK) {
+    for (;;) {
         const struct adm_repair_ent *min = NULL;
         for (uint32_t m = 0; m < nm; m++) {
             const struct adm_repair_ent *e = l[m].pos < l[m].n ? &l[m].ents[l[m].pos] : NULL;
@@ -425,9 +407,65 @@ static int adm_digest_leaf(struct adm_digest *d, const struct adm_digest_range *
         for (uint32_t i = 0; i < l[m].n; i++)
             cn_free(l[m].ents[i].key);
         cn_free(l[m].ents);
+        l[m] = (struct adm_digest_list){0};
+    }
+    cn_free(have);
+}
+
+/* Fetches the members' records of up to ADM_DIGEST_BATCH differing leaf
+ * ranges at once (DIGEST with limit; LIST for a member that did not send
+ * them), then merges and repairs each leaf in turn. */
+static int adm_digest_leaves(struct adm_digest *d, const struct adm_digest_range *rs, uint32_t n,
+                             char err[CN_ERR_LEN])
+{
+    struct adm_repair *rp = d->rp;
+    uint32_t nm = d->set->n_members;
+    struct adm_digest_list *l = cn_calloc((size_t)n * nm, sizeof(*l));
+    uint64_t *ids = cn_calloc((size_t)n * nm, sizeof(*ids));
+    int *got = cn_calloc((size_t)n * nm, sizeof(*got));
+    int rc = CN_OK;
+    for (uint32_t s = 0; s < n && rc == CN_OK; s++)
+        for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
+            rc = adm_digest_ents_send(d, d->set->members[m], &rs[s], &ids[s * nm + m], err);
+    for (uint32_t m = 0; m < nm && rc == CN_OK; m++) {
+        struct msg_client *c = rp->cur[d->set->members[m]].c;
+        for (uint32_t done = 0; done < n && rc == CN_OK;) {
+            struct msg_reply rep;
+            char why[CN_ERR_LEN];
+            if (adm_repair_recv_any(rp, c, rp->o->timeout_ms, &rep, why) != CN_OK) {
+                snprintf(err, CN_ERR_LEN, "%s: DIGEST: %s", rp->cur[d->set->members[m]].address,
+                         why);
+                rc = CN_IO;
+                break;
+            }
+            uint32_t s = 0;
+            while (s < n && ids[s * nm + m] != rep.m.id)
+                s++;
+            if (s < n) {   /* else a late answer to a request that timed out */
+                rc = adm_digest_ents_parse(d, d->set->members[m], &rep, &l[s * nm + m],
+                                           &got[s * nm + m], err);
+                done++;
+            }
+            msg_reply_release(&rep);
+        }
+    }
+    for (uint32_t s = 0; s < n && rc == CN_OK; s++) {
+        rp->counts->leaves++;
+        for (uint32_t m = 0; m < nm && rc == CN_OK; m++)
+            if (!got[s * nm + m])
+                rc = adm_digest_list(d, d->set->members[m], &rs[s], rs[s].most, &l[s * nm + m],
+                                     err);
+        if (rc == CN_OK)
+            adm_digest_leaf_merge(d, &l[s * nm]);
+    }
+    for (uint32_t i = 0; i < n * nm; i++) {
+        for (uint32_t k = 0; k < l[i].n; k++)
+            cn_free(l[i].ents[k].key);
+        cn_free(l[i].ents);
     }
     cn_free(l);
-    cn_free(have);
+    cn_free(ids);
+    cn_free(got);
     return rc;
 }
 
@@ -551,10 +589,24 @@ static uint32_t adm_digest_fanout_of(const struct adm_digest *d, const struct ad
     return (uint32_t)CN_MAX(2u, CN_MIN((uint64_t)d->fanout, (r->most + 1) / 2));
 }
 
+/* Queues a differing leaf range (copied) for adm_digest_leaves(). */
+static void adm_digest_leaf_add(struct adm_digest *d, const struct adm_digest_range *r,
+                                uint64_t most)
+{
+    if (d->n_leaves == d->cap_leaves) {
+        d->cap_leaves = d->cap_leaves ? d->cap_leaves * 2 : 64;
+        d->leaves = cn_realloc(d->leaves, d->cap_leaves * sizeof(*d->leaves));
+    }
+    struct adm_digest_range *l = &d->leaves[d->n_leaves++];
+    *l = (struct adm_digest_range){r->alen ? cn_memdup(r->after, r->alen) : NULL,
+                                   r->has_upto ? cn_memdup(r->upto, r->ulen ? r->ulen : 1) : NULL,
+                                   r->alen, r->ulen, r->has_upto, r->depth, most};
+}
+
 /* Compares the members' answers (d->ans, fanout d->cur) for range r;
- * pushes what must be looked at more closely and repairs the leaves. */
-static int adm_digest_handle(struct adm_digest *d, const struct adm_digest_range *r,
-                             char err[CN_ERR_LEN])
+ * pushes what must be looked at more closely and queues the differing
+ * leaves. */
+static void adm_digest_handle(struct adm_digest *d, const struct adm_digest_range *r)
 {
     struct adm_repair *rp = d->rp;
     uint32_t nm = d->set->n_members, k = d->cur;
@@ -569,13 +621,13 @@ static int adm_digest_handle(struct adm_digest *d, const struct adm_digest_range
                           r->ulen, r->has_upto, d->cur);
     uint8_t *ba = cn_malloc(sp.plen + MSG_DIGEST_WINDOW + 1);
     uint8_t *bu = cn_malloc(sp.plen + MSG_DIGEST_WINDOW + 1);
-    int differs = 0, rc = CN_OK;
+    int differs = 0;
     for (uint32_t i = 0; i < k; i++)
         for (uint32_t m = 1; m < nm; m++)
             differs |= !msg_digest_sum_eq(&d->ans[0].sums[i], &d->ans[m].sums[i]);
     if (differs && !more && r->depth + 1 < ADM_DIGEST_MAX_DEPTH && adm_digest_narrow(d, r))
         goto out;
-    for (uint32_t i = 0; i < k && rc == CN_OK; i++) {
+    for (uint32_t i = 0; i < k; i++) {
         uint64_t most = 0;
         int same = 1;
         for (uint32_t m = 0; m < nm; m++) {
@@ -588,12 +640,12 @@ static int adm_digest_handle(struct adm_digest *d, const struct adm_digest_range
         struct adm_digest_range sub;
         adm_digest_sub(r, &sp, i, 0, &sub, ba, bu);
         if (most <= d->leaf_keys || sub.depth >= ADM_DIGEST_MAX_DEPTH || d->fanout == 1)
-            rc = adm_digest_leaf(d, &sub, most, err);
+            adm_digest_leaf_add(d, &sub, most);
         else
             adm_digest_push(d, sub.after, sub.alen, sub.upto, sub.ulen, sub.has_upto, sub.depth,
                             most);
     }
-    if (rc == CN_OK && k < d->cur) {
+    if (k < d->cur) {
         /* a member's scan cap cut its answer short inside sub-range k: that
          * one holds more than the cap and is split; the rest is asked anew */
         struct adm_digest_range sub;
@@ -607,7 +659,6 @@ static int adm_digest_handle(struct adm_digest *d, const struct adm_digest_range
 out:
     cn_free(ba);
     cn_free(bu);
-    return rc;
 }
 
 /* Asks every member for DIGEST of up to ADM_DIGEST_BATCH ranges at once
@@ -651,8 +702,15 @@ static int adm_digest_batch(struct adm_digest *d, const struct adm_digest_range 
     for (uint32_t s = 0; s < n && rc == CN_OK; s++) {
         d->cur = fan[s];
         d->ans = &d->all_ans[s * nm];
-        rc = adm_digest_handle(d, &rs[s], err);
+        adm_digest_handle(d, &rs[s]);
     }
+    for (uint32_t i = 0; i < d->n_leaves; i += ADM_DIGEST_BATCH)
+        if (rc == CN_OK)
+            rc = adm_digest_leaves(d, d->leaves + i, CN_MIN(ADM_DIGEST_BATCH, d->n_leaves - i),
+                                   err);
+    for (uint32_t i = 0; i < d->n_leaves; i++)
+        adm_digest_range_free(&d->leaves[i]);
+    d->n_leaves = 0;
     cn_free(ids);
     adm_digest_progress(d, 0);
     return rc;
@@ -721,6 +779,7 @@ int adm_repair_digest_run(struct adm_repair *rp, char err[CN_ERR_LEN])
     cn_free(sets);
     cn_free(d.all_ans);
     cn_free(d.stack);
+    cn_free(d.leaves);
     cn_free(packed);
     return rc;
 }
