@@ -130,7 +130,8 @@ static const struct adm_repair_ent *adm_repair_peek(struct adm_repair *rp,
 
 int adm_repair_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
 {
-    int c = memcmp(a, b, CN_MIN(al, bl));
+    uint32_t n = CN_MIN(al, bl);
+    int c = n > 0 ? memcmp(a, b, n) : 0;   /* an empty key may be NULL */
     return c != 0 ? c : (al < bl ? -1 : al > bl);
 }
 

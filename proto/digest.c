@@ -53,7 +53,8 @@ void msg_digest_split_init(struct msg_digest_split *sp, const uint8_t *after, ui
 
 uint32_t msg_digest_split_bound(const struct msg_digest_split *sp, uint32_t i, uint8_t *out)
 {
-    memcpy(out, sp->prefix, sp->plen);
+    if (sp->plen > 0)
+        memcpy(out, sp->prefix, sp->plen);
     msg_digest_put64(out + sp->plen, sp->w[i]);
     return sp->plen + MSG_DIGEST_WINDOW;
 }
@@ -62,7 +63,7 @@ int msg_digest_split_cmp(const struct msg_digest_split *sp, uint32_t i, const ui
                          uint32_t klen)
 {
     uint32_t n = CN_MIN(klen, sp->plen);
-    int c = memcmp(key, sp->prefix, n);
+    int c = n > 0 ? memcmp(key, sp->prefix, n) : 0;
     if (c != 0)
         return c;
     if (klen <= sp->plen)   /* key is a prefix of the bound, which is longer */

@@ -53,7 +53,8 @@ static void sn_digest_keep(struct sn_digest_walk *w, const uint8_t *key, uint32_
 
 static int sn_digest_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
 {
-    int c = memcmp(a, b, CN_MIN(al, bl));
+    uint32_t n = CN_MIN(al, bl);
+    int c = n > 0 ? memcmp(a, b, n) : 0;   /* an empty bin may be NULL */
     return c != 0 ? c : (al < bl ? -1 : al > bl);
 }
 
