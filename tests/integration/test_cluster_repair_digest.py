@@ -221,6 +221,22 @@ def main():
               "after repair: %s" % out[-2000:])
         print("ok   converged: a dry run compares %d ranges and lists no key" %
               js["ranges_compared"])
+
+        # the full pass (--full) still repairs: new keys on two replicas only
+        extra = [("o/b/x%03d" % i).encode() for i in range(20)]
+        w2 = {i: [] for i in range(NODES)}
+        for k in extra:
+            data[k] = rnd.randbytes(50)
+            for r in ring_replicas(names, k, N)[:2]:
+                w2[r].append(("PUT", k, data[k], ts0 + 30, 4))
+        load(nodes, w2)
+        rc, out, js = admin(cf, "repair", "--full", "--json")
+        check(rc == 0 and js["mode"] == "full" and js["repaired"] == len(extra),
+              "full repair: %s" % out[-2000:])
+        for k in extra:
+            st = [state(nodes[r], k) for r in ring_replicas(names, k, N)]
+            check(len(set(st)) == 1 and st[0][3] == data[k], "full: %r differs: %r" % (k, st))
+        print("ok   --full repairs too (%d records)" % js["repaired"])
     finally:
         for n in nodes:
             n.__exit__(None, None, None)
