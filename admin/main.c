@@ -2,6 +2,7 @@
  *
  *   cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]
  *               [--replicas N] [--vnodes V] [--dry-run] [-v]
+ *               [--full] [--fanout F] [--leaf-keys K]
  *               [--auth none|curve] [--curve-secret-key-file F]
  *               [--curve-server-key-file F]
  *               [--gateway URL]... [--access-key K --secret-key S] [--json]
@@ -13,7 +14,8 @@
  * storage.nodes setting, same format). status prints one line per node
  * (up/down, ring ownership, records, disk use, queue lengths); stats prints
  * every counter; scrub and compact run on each node in turn; repair is the
- * anti-entropy pass of repair.h (--dry-run only counts differences). The
+ * anti-entropy pass of repair.h, by range digests unless --full (--dry-run
+ * only counts differences; --json prints its summary as one JSON object). The
  * exit status is 0 when every node answered OK (repair: nothing failed;
  * repair --dry-run: no difference), 1 otherwise, 2 on bad usage.
  * Toward nodes with auth = curve, the tool is a CURVE client: --auth and the
@@ -56,6 +58,8 @@ struct adm_opts {
     uint32_t vnodes;
     int dry_run;
     int verbose;
+    int full;                /* repair: the full pass instead of digests */
+    uint32_t fanout, leaf_keys;
     const char *auth, *secret_key_file, *server_key_file; /* NULL: environment */
     int json;
     const char *arg;                 /* keygen's OUT_PREFIX */
@@ -70,6 +74,7 @@ static void adm_usage(FILE *out)
 {
     fprintf(out, "usage: cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]\n"
                  "                   [--replicas N] [--vnodes V] [--dry-run] [-v]\n"
+                 "                   [--full] [--fanout F] [--leaf-keys K]\n"
                  "                   [--auth none|curve] [--curve-secret-key-file F]\n"
                  "                   [--curve-server-key-file F] [--version]\n"
                  "                   [--gateway URL]... [--access-key K] [--secret-key S]\n"
@@ -84,7 +89,8 @@ static void adm_usage(FILE *out)
                  "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
                  "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
-                 "--vnodes, default 168: as the gateways' settings)\n  --auth and the key files "
+                 "--vnodes, default 168: as the gateways' settings)\n  by range digests "
+                 "(DIGEST, --fanout 64, --leaf-keys 4) or, with --full, by listing every key\n  --auth and the key files "
                  "default to $CAIRN_STORAGE_AUTH, $CAIRN_STORAGE_CURVE_SECRET_KEY_FILE,\n"
                  "  $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (docs/security.md)\n");
 }
@@ -274,6 +280,12 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->dry_run = 1;
         else if (strcmp(argv[i], "-v") == 0)
             o->verbose = 1;
+        else if (strcmp(argv[i], "--full") == 0)
+            o->full = 1;
+        else if (strcmp(argv[i], "--fanout") == 0 && i + 1 < argc)
+            o->fanout = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--leaf-keys") == 0 && i + 1 < argc)
+            o->leaf_keys = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return 1;
         else if (o->cmd == NULL && argv[i][0] != '-')
@@ -304,7 +316,7 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         known = 0;
     int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
     if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
-        o->vnodes == 0)
+        o->vnodes == 0 || o->fanout > 256)
         return -1;
     if (o->timeout_ms == -2)
         o->timeout_ms = (strcmp(o->cmd, "scrub") == 0 || strcmp(o->cmd, "compact") == 0)
@@ -321,7 +333,8 @@ static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? o->replicas : CN_MIN(3u, nodes),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = o->dry_run,
-        .verbose = o->verbose, .curve = &o->curve,
+        .verbose = o->verbose, .curve = &o->curve, .full = o->full, .fanout = o->fanout,
+        .leaf_keys = o->leaf_keys,
     };
     if (ro.replicas > nodes) {
         fprintf(stderr, "cairn-admin: --replicas %u is above the %u nodes\n", ro.replicas, nodes);
@@ -344,22 +357,34 @@ static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
         close(saved);
     }
     if (o->json) {
-        printf("{\"command\": \"repair\", \"dry_run\": %s, \"keys\": %llu, \"differences\": %llu, "
-               "\"repaired\": %llu, \"failed\": %llu, \"bytes\": %llu, \"seconds\": %.3f, "
-               "\"error\": ", o->dry_run ? "true" : "false", (unsigned long long)n.keys,
+        printf("{\"command\": \"repair\", \"mode\": \"%s\", \"dry_run\": %s, \"ok\": %s, "
+               "\"keys\": %llu, \"differences\": %llu, \"repaired\": %llu, \"failed\": %llu, "
+               "\"bytes\": %llu, \"bytes_copied\": %llu, \"keys_listed\": %llu, "
+               "\"requests\": %llu, \"bytes_read\": %llu, \"ranges_compared\": %llu, "
+               "\"ranges_differing\": %llu, \"leaves\": %llu, \"seconds\": %.3f, \"error\": ",
+               n.digest ? "digest" : "full", o->dry_run ? "true" : "false",
+               rc == CN_OK ? "true" : "false", (unsigned long long)n.keys,
                (unsigned long long)n.differences, (unsigned long long)n.repaired,
-               (unsigned long long)n.failed, (unsigned long long)n.bytes, secs);
+               (unsigned long long)n.failed, (unsigned long long)n.bytes,
+               (unsigned long long)n.bytes, (unsigned long long)n.listed,
+               (unsigned long long)n.requests, (unsigned long long)n.bytes_read,
+               (unsigned long long)n.ranges_compared, (unsigned long long)n.ranges_differing,
+               (unsigned long long)n.leaves, secs);
         if (rc != CN_OK)
             adm_json_cstr(err);
         else
             printf("null");
         printf("}\n");
     } else {
-        printf("repair%s: %llu keys, %llu differences, %llu repaired, %llu failed, %llu bytes "
-               "copied, %.2fs%s%s\n", o->dry_run ? " (dry run)" : "", (unsigned long long)n.keys,
-               (unsigned long long)n.differences, (unsigned long long)n.repaired,
-               (unsigned long long)n.failed, (unsigned long long)n.bytes, secs,
-               rc != CN_OK ? ": stopped: " : "", rc != CN_OK ? err : "");
+        printf("repair%s (%s): %llu keys, %llu differences, %llu repaired, %llu failed, %llu "
+               "bytes copied, %llu keys listed, %llu ranges compared, %llu differing, %llu bytes "
+               "read, %.2fs%s%s\n", o->dry_run ? " (dry run)" : "", n.digest ? "digest" : "full",
+               (unsigned long long)n.keys, (unsigned long long)n.differences,
+               (unsigned long long)n.repaired, (unsigned long long)n.failed,
+               (unsigned long long)n.bytes, (unsigned long long)n.listed,
+               (unsigned long long)n.ranges_compared, (unsigned long long)n.ranges_differing,
+               (unsigned long long)n.bytes_read, secs, rc != CN_OK ? ": stopped: " : "",
+               rc != CN_OK ? err : "");
     }
     if (rc != CN_OK || n.failed > 0)
         return 1;

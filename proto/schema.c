@@ -62,6 +62,20 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_IFVER, "ifver", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, ifver,
       "(v2) LOCK: grant only if the key's live record has this `ver`; absent: only if the key "
       "has no live record (none, or a tombstone)"),
+    F(MSG_F_UPTO, "upto", MSG_T_BIN, MSG_LIM_KEY, 0, upto,
+      "DIGEST: the range's last key (inclusive); absent: no upper bound"),
+    F(MSG_F_FANOUT, "fanout", MSG_T_UINT, MSG_LIM_NONE, 256, fanout,
+      "DIGEST: how many sub-ranges to split the range into, 1 to 256"),
+    F(MSG_F_ARCS, "arcs", MSG_T_BIN, MSG_LIM_FIXED, 65536, arcs,
+      "DIGEST: count only keys whose ring hash lies in these arcs: pairs of u64 BE "
+      "(first, last), inclusive, sorted, disjoint"),
+    F(MSG_F_SUMS, "sums", MSG_T_BIN, MSG_LIM_FIXED, 6144, sums,
+      "DIGEST reply: per sub-range, in order, 24 bytes: count, digest lane 0, digest lane 1 "
+      "(u64 BE each)"),
+    F(MSG_F_LO, "lo", MSG_T_BIN, MSG_LIM_KEY, 0, lo,
+      "DIGEST reply: the smallest key counted, when all fell in one sub-range"),
+    F(MSG_F_HI, "hi", MSG_T_BIN, MSG_LIM_KEY, 0, hi,
+      "DIGEST reply: the largest key counted, when all fell in one sub-range"),
 };
 
 #define E(key, type, lim, max, member, doc) \
@@ -104,6 +118,10 @@ static const struct msg_use msg_compact_rep[] = {{MSG_F_STATS, 0}, END};
 static const struct msg_use msg_lock_req[] = {{MSG_F_KEY, 1}, {MSG_F_TOK, 1}, {MSG_F_IFVER, 0}, END};
 static const struct msg_use msg_lock_rep[] = {{MSG_F_VER, 0}, {MSG_F_TS, 0}, END};
 static const struct msg_use msg_unlock_req[] = {{MSG_F_KEY, 1}, {MSG_F_TOK, 1}, END};
+static const struct msg_use msg_digest_req[] = {
+    {MSG_F_AFTER, 0}, {MSG_F_UPTO, 0}, {MSG_F_FANOUT, 1}, {MSG_F_ARCS, 0}, {MSG_F_LIMIT, 0}, END};
+static const struct msg_use msg_digest_rep[] = {
+    {MSG_F_SUMS, 1}, {MSG_F_MORE, 0}, {MSG_F_LO, 0}, {MSG_F_HI, 0}, {MSG_F_ENTS, 0}, END};
 
 const struct msg_op_desc msg_ops[] = {
     {MSG_OP_PING, "PING", "liveness check; the reply names the node", 0, 0,
@@ -141,6 +159,12 @@ const struct msg_op_desc msg_ops[] = {
      0, 0, msg_lock_req, msg_lock_rep},
     {MSG_OP_UNLOCK, "UNLOCK", "(v2) release the key's lease if `tok` holds it (OK either way)",
      0, 0, msg_unlock_req, msg_none},
+    {MSG_OP_DIGEST, "DIGEST",
+     "split the key range (`after`, `upto`] into `fanout` sub-ranges and answer each one's "
+     "record count and digest sum (tombstones included), from the index only; `more` true: the "
+     "node's work cap stopped it and `sums` covers only the first sub-ranges; with `limit`, "
+     "when the whole range counts at most `limit` records, `ents` lists them as LIST would",
+     0, 0, msg_digest_req, msg_digest_rep},
     {0, NULL, NULL, 0, 0, NULL, NULL},
 };
 

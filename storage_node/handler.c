@@ -11,6 +11,7 @@
 #include "cn/log.h"
 #include "container.h"
 #include "lease.h"
+#include "digest.h"
 
 enum msg_status sn_handler_status(int rc)
 {
@@ -310,7 +311,8 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "bad_requests", f.bad_requests);
     static const char *const op_names[MSG_OP_MAX_] = {
         NULL, "ops_ping", "ops_stats", "ops_put", "ops_get", "ops_head",
-        "ops_delete", "ops_list", "ops_scrub", "ops_compact", "ops_lock", "ops_unlock"};
+        "ops_delete", "ops_list", "ops_scrub", "ops_compact", "ops_lock", "ops_unlock",
+        "ops_digest"};
     for (int i = 1; i < MSG_OP_MAX_; i++)
         sn_handler_stat(&st, op_names[i], f.ops[i]);
     sn_handler_stat(&st, "puts_stored", s.puts);
@@ -450,6 +452,7 @@ void sn_handler_run(struct sn_job *j)
     case MSG_OP_COMPACT: sn_handler_compact(j); break;
     case MSG_OP_LOCK: sn_handler_lock(j); break;
     case MSG_OP_UNLOCK: sn_handler_unlock(j); break;
+    case MSG_OP_DIGEST: sn_digest_handle(j); break;
     default: sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "unknown op"); break;
     }
 }

@@ -24,6 +24,7 @@ struct sn_server_opts {
     uint64_t compaction_interval_ms;   /* how often to look for containers worth an
                                         * automatic compaction; 0: never */
     struct msg_limits limits;
+    uint32_t max_digest_scan;          /* index entries one DIGEST reads at most */
     struct sn_metrics *metrics;        /* NULL: not counted */
     /* auth = curve: the node's secret key and the allow-list file of client
      * keys (zap.h); NULL: auth = none, every peer is served */

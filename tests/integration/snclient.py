@@ -21,7 +21,7 @@ import zmq
 VERSION = 1
 
 OPS = {"PING": 1, "STATS": 2, "PUT": 3, "GET": 4, "HEAD": 5, "DELETE": 6,
-       "LIST": 7, "SCRUB": 8, "COMPACT": 9, "LOCK": 10, "UNLOCK": 11}
+       "LIST": 7, "SCRUB": 8, "COMPACT": 9, "LOCK": 10, "UNLOCK": 11, "DIGEST": 12}
 OP_NAMES = {v: k for k, v in OPS.items()}
 
 ST = {"OK": 0, "NOT_FOUND": 1, "BAD_REQUEST": 2, "CORRUPT": 3, "TOO_LARGE": 4,

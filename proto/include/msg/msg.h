@@ -23,6 +23,9 @@
  * goes out as that older version and keeps working against it. */
 #define MSG_VERSION 2
 #define MSG_VERSION_MIN 1
+/* DIGEST (op 12) and its fields were added within version 1: they need
+ * no newer version, and a node that predates them answers BAD_REQUEST
+ * "unknown op" (cairn-admin repair then falls back to its full pass). */
 
 enum msg_op {
     MSG_OP_PING = 1,
@@ -36,7 +39,8 @@ enum msg_op {
     MSG_OP_COMPACT = 9,
     MSG_OP_LOCK = 10,       /* version 2: conditional-write lease */
     MSG_OP_UNLOCK = 11,     /* version 2 */
-    MSG_OP_MAX_ = 12
+    MSG_OP_DIGEST = 12,     /* range digests (msg/digest.h); version 1 */
+    MSG_OP_MAX_ = 13
 };
 
 /* Reply status (field "st"). */
@@ -73,6 +77,7 @@ enum msg_field {
     MSG_F_PREFIX, MSG_F_AFTER, MSG_F_LIMIT, MSG_F_ENTS, MSG_F_MORE,
     MSG_F_NODE, MSG_F_STATS, MSG_F_APPLIED,
     MSG_F_TOK, MSG_F_IFVER,     /* version 2 */
+    MSG_F_UPTO, MSG_F_FANOUT, MSG_F_ARCS, MSG_F_SUMS, MSG_F_LO, MSG_F_HI,
     MSG_F_MAX_
 };
 
@@ -123,6 +128,9 @@ struct msg {
     uint32_t n_stats;
     uint32_t applied;
     uint64_t tok, ifver;
+    struct msg_bytes upto;      /* DIGEST (1.1): the range is (after, upto] */
+    uint32_t fanout;
+    struct msg_bytes arcs, sums, lo, hi;
     struct msg_bytes payload;   /* the payload frame (PUT request, GET reply) */
 
     msgpack_unpacked unpacked_; /* owns the decode zone; msg_release() frees */
