@@ -4,6 +4,8 @@
  * newer gateway adds shows without a change here. */
 #include "lifecycle.h"
 
+#include "json.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +35,39 @@ static void adm_lc_print_time(const char *name, uint64_t us, uint64_t now)
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
     double d = ((double)us - (double)now) / 1e6;
     printf("  %-16s %s (%s %.1f s)\n", name, buf, d >= 0 ? "in" : "ago", d >= 0 ? d : -d);
+}
+
+/* The record as a JSON object of its str and integer fields (--json). */
+static void adm_lc_json(const void *data, size_t len)
+{
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    if (len > 4096 || msg_msgpack_bounded(data, len) != CN_OK ||
+        msgpack_unpack_next(&up, data, len, &off) != MSGPACK_UNPACK_SUCCESS ||
+        up.data.type != MSGPACK_OBJECT_MAP) {
+        printf("null, \"error\": \"the record does not parse\"");
+        msgpack_unpacked_destroy(&up);
+        return;
+    }
+    int first = 1;
+    putchar('{');
+    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
+        const msgpack_object *k = &up.data.via.map.ptr[i].key, *v = &up.data.via.map.ptr[i].val;
+        if (k->type != MSGPACK_OBJECT_STR || k->via.str.size > 64 ||
+            (v->type != MSGPACK_OBJECT_STR && v->type != MSGPACK_OBJECT_POSITIVE_INTEGER))
+            continue;
+        printf("%s", first ? "" : ", ");
+        first = 0;
+        adm_json_str(k->via.str.ptr, k->via.str.size);
+        printf(": ");
+        if (v->type == MSGPACK_OBJECT_STR)
+            adm_json_str(v->via.str.ptr, CN_MIN(v->via.str.size, 256u));
+        else
+            printf("%llu", (unsigned long long)v->via.u64);
+    }
+    putchar('}');
+    msgpack_unpacked_destroy(&up);
 }
 
 static void adm_lc_print(const void *data, size_t len)
@@ -69,10 +104,27 @@ static void adm_lc_print(const void *data, size_t len)
     msgpack_unpacked_destroy(&up);
 }
 
+/* A node that did not answer: a text line, or an entry of "down". */
+static void adm_lc_down(const char *ep, const char *err, int json, int *n_down)
+{
+    if (!json) {
+        printf("%-28s down (%s)\n", ep, err);
+        return;
+    }
+    printf("%s{\"address\": ", (*n_down)++ > 0 ? ", " : "");
+    adm_json_cstr(ep);
+    printf(", \"error\": ");
+    adm_json_cstr(err);
+    putchar('}');
+}
+
 int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
-                         const struct msg_curve_client *curve)
+                         const struct msg_curve_client *curve, int json)
 {
     void *zctx = zmq_ctx_new();
+    int n_down = 0;
+    if (json)
+        printf("{\"command\": \"lifecycle status\", \"down\": [");
     int answered = 0;
     uint64_t best_ts = 0, best_ver = 0;
     char *best = NULL;
@@ -82,7 +134,7 @@ int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
         char err[CN_ERR_LEN];
         struct msg_client *c = msg_client_new_curve(zctx, ep, curve, err);
         if (c == NULL) {
-            printf("%-28s down (%s)\n", ep, err);
+            adm_lc_down(ep, err, json, &n_down);
             continue;
         }
         struct msg req;
@@ -91,7 +143,7 @@ int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
         req.key = (struct msg_bytes){(const uint8_t *)ADM_LC_KEY, strlen(ADM_LC_KEY)};
         MSG_SET(&req, MSG_F_KEY);
         if (msg_client_call(c, &req, &rep, timeout_ms, err) != CN_OK) {
-            printf("%-28s down (%s)\n", ep, err);
+            adm_lc_down(ep, err, json, &n_down);
             msg_client_free(c);
             continue;
         }
@@ -109,6 +161,16 @@ int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
         msg_client_free(c);
     }
     zmq_ctx_term(zctx);
+    if (json) {
+        printf("], \"answered\": %d, \"record\": ", answered);
+        if (best != NULL)
+            adm_lc_json(best, best_len);
+        else
+            printf("null");
+        printf("}\n");
+        cn_free(best);
+        return answered == 0 ? 1 : 0;
+    }
     if (answered == 0) {
         printf("lifecycle: no node answered\n");
         return 1;

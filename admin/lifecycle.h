@@ -9,8 +9,10 @@
 #include "msg/curve.h"
 
 /* Prints the status; returns 0 when some node answered (with the record or
- * without it: "no scan yet"), 1 when none did. */
+ * without it: "no scan yet"), 1 when none did. json: one JSON object
+ * {"command", "answered", "down": [{"address", "error"}], "record": {...} |
+ * null} with the record's fields as they are (times in us). */
 int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
-                         const struct msg_curve_client *curve);
+                         const struct msg_curve_client *curve, int json);
 
 #endif

@@ -2,27 +2,40 @@
  *
  *   cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]
  *               [--replicas N] [--vnodes V] [--dry-run] [-v]
+ *               [--full] [--fanout F] [--leaf-keys K]
  *               [--auth none|curve] [--curve-secret-key-file F]
  *               [--curve-server-key-file F]
+ *               [--gateway URL]... [--access-key K --secret-key S] [--json]
  *               status|stats|scrub|compact|ping|repair|lifecycle status
- *   cairn-admin keygen OUT_PREFIX
+ *   cairn-admin [--json] keygen OUT_PREFIX
  *
  * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
  * else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
  * storage.nodes setting, same format). status prints one line per node
  * (up/down, ring ownership, records, disk use, queue lengths); stats prints
  * every counter; scrub and compact run on each node in turn; repair is the
- * anti-entropy pass of repair.h (--dry-run only counts differences). The
+ * anti-entropy pass of repair.h, by range digests unless --full (--dry-run
+ * only counts differences; --json prints its summary as one JSON object). The
  * exit status is 0 when every node answered OK (repair: nothing failed;
  * repair --dry-run: no difference), 1 otherwise, 2 on bad usage.
  * Toward nodes with auth = curve, the tool is a CURVE client: --auth and the
  * key files default to $CAIRN_STORAGE_AUTH, $CAIRN_STORAGE_CURVE_SECRET_KEY_FILE
  * and $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (the gateway's storage.* names).
- * keygen writes a new key pair (keygen.h). */
+ * keygen writes a new key pair (keygen.h).
+ * status also asks each gateway given with --gateway (or $CAIRN_GATEWAYS,
+ * comma-separated) for GET /_cairn/status, signed with an admin key
+ * (--access-key/--secret-key, else $CAIRN_ADMIN_ACCESS_KEY/_SECRET_KEY, else
+ * $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY), and prints it; with
+ * --gateway and no nodes it asks only the gateways. --json makes every
+ * command print one JSON document on stdout (progress lines go to stderr). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include "gateway.h"
+#include "json.h"
 #include "keygen.h"
 #include "lifecycle.h"
 #include "repair.h"
@@ -30,6 +43,7 @@
 #include "cn/alloc.h"
 #include "cn/build_info.h"
 #include "cn/cluster.h"
+#include "cn/curve_key.h"
 #include "cn/ring.h"
 #include "cn/time.h"
 #include "msg/client.h"
@@ -44,7 +58,14 @@ struct adm_opts {
     uint32_t vnodes;
     int dry_run;
     int verbose;
+    int full;                /* repair: the full pass instead of digests */
+    uint32_t fanout, leaf_keys;
     const char *auth, *secret_key_file, *server_key_file; /* NULL: environment */
+    int json;
+    const char *arg;                 /* keygen's OUT_PREFIX */
+    const char *gateways[16];
+    uint32_t n_gateways;
+    struct adm_gateway_key key;
     struct msg_curve_client curve;
     const struct cn_ring *ring;
 };
@@ -53,14 +74,23 @@ static void adm_usage(FILE *out)
 {
     fprintf(out, "usage: cairn-admin [--cluster FILE | --nodes EP,EP,...] [--timeout MS]\n"
                  "                   [--replicas N] [--vnodes V] [--dry-run] [-v]\n"
+                 "                   [--full] [--fanout F] [--leaf-keys K]\n"
                  "                   [--auth none|curve] [--curve-secret-key-file F]\n"
                  "                   [--curve-server-key-file F] [--version]\n"
+                 "                   [--gateway URL]... [--access-key K] [--secret-key S]\n"
+                 "                   [--region R] [--json]\n"
                  "                   status|stats|scrub|compact|ping|repair|lifecycle status\n"
-                 "       cairn-admin keygen OUT_PREFIX   (writes OUT_PREFIX.key, OUT_PREFIX.pub)\n"
+                 "       cairn-admin [--json] keygen OUT_PREFIX   (writes OUT_PREFIX.key, "
+                 "OUT_PREFIX.pub)\n"
+                 "  status asks the gateways (--gateway, or $CAIRN_GATEWAYS) for their "
+                 "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
+                 "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
+                 "$AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY); --json: one JSON document\n"
                  "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
                  "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
-                 "--vnodes, default 168: as the gateways' settings)\n  --auth and the key files "
+                 "--vnodes, default 168: as the gateways' settings)\n  by range digests "
+                 "(DIGEST, --fanout 64, --leaf-keys 4) or, with --full, by listing every key\n  --auth and the key files "
                  "default to $CAIRN_STORAGE_AUTH, $CAIRN_STORAGE_CURVE_SECRET_KEY_FILE,\n"
                  "  $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (docs/security.md)\n");
 }
@@ -72,6 +102,47 @@ static uint64_t adm_stat(const struct msg *m, const char *name)
             memcmp(m->stats[i].name.ptr, name, m->stats[i].name.len) == 0)
             return m->stats[i].value;
     return 0;
+}
+
+/* One node's answer as a JSON object (--json). */
+static void adm_json_node(const char *ep, const struct msg *m, const char *error, double ms,
+                          const struct adm_opts *o, uint32_t index)
+{
+    printf("{\"address\": ");
+    adm_json_cstr(ep);
+    if (m == NULL || m->st != MSG_ST_OK) {
+        printf(", \"ok\": false, \"up\": %s, \"error\": ", m != NULL ? "true" : "false");
+        if (m != NULL) {
+            char e[CN_ERR_LEN + 32];
+            snprintf(e, sizeof(e), "%s: %.*s", msg_status_str(m->st), (int)m->err.len,
+                     (const char *)m->err.ptr);
+            adm_json_cstr(e);
+        } else {
+            adm_json_cstr(error);
+        }
+        putchar('}');
+        return;
+    }
+    printf(", \"ok\": true, \"up\": true, \"rtt_ms\": %.3f", ms);
+    if (m->node.len > 0) {
+        printf(", \"node\": ");
+        adm_json_str((const char *)m->node.ptr, m->node.len);
+    }
+    if (strcmp(o->cmd, "status") == 0)
+        printf(", \"ring_share\": %.6f", cn_ring_ownership(o->ring, index));
+    printf(", \"stats\": {");
+    for (uint32_t i = 0; i < m->n_stats; i++) {
+        printf("%s", i > 0 ? ", " : "");
+        adm_json_str((const char *)m->stats[i].name.ptr, m->stats[i].name.len);
+        printf(": %llu", (unsigned long long)m->stats[i].value);
+    }
+    printf("}, \"corrupt\": [");
+    for (uint32_t i = 0; i < m->n_ents; i++) {
+        printf("%s{\"key\": ", i > 0 ? ", " : "");
+        adm_json_str((const char *)m->ents[i].key.ptr, m->ents[i].key.len);
+        printf(", \"ver\": %llu}", (unsigned long long)m->ents[i].ver);
+    }
+    printf("]}");
 }
 
 static void adm_print_stats(const struct msg *m)
@@ -96,7 +167,10 @@ static int adm_run_node(void *zctx, const char *ep, uint32_t index, const struct
         op = MSG_OP_PING;
     struct msg_client *c = msg_client_new_curve(zctx, ep, &o->curve, err);
     if (c == NULL) {
-        printf("%-28s down (%s)\n", ep, err);
+        if (o->json)
+            adm_json_node(ep, NULL, err, 0, o, index);
+        else
+            printf("%-28s down (%s)\n", ep, err);
         return 1;
     }
     msg_init_request(&req, op, cn_time_mono_us());
@@ -104,13 +178,18 @@ static int adm_run_node(void *zctx, const char *ep, uint32_t index, const struct
     int rc = msg_client_call(c, &req, &rep, o->timeout_ms, err);
     double ms = (double)(cn_time_mono_us() - t0) / 1000.0;
     if (rc != CN_OK) {
-        printf("%-28s down (%s)\n", ep, err);
+        if (o->json)
+            adm_json_node(ep, NULL, err, 0, o, index);
+        else
+            printf("%-28s down (%s)\n", ep, err);
         msg_client_free(c);
         return 1;
     }
     int ok = rep.m.st == MSG_ST_OK;
     const struct msg *m = &rep.m;
-    if (!ok) {
+    if (o->json) {
+        adm_json_node(ep, m, NULL, ms, o, index);
+    } else if (!ok) {
         printf("%-28s error %s: %.*s\n", ep, msg_status_str(m->st), (int)m->err.len,
                (const char *)m->err.ptr);
     } else if (strcmp(o->cmd, "status") == 0) {
@@ -138,6 +217,32 @@ static int adm_run_node(void *zctx, const char *ep, uint32_t index, const struct
     return ok ? 0 : 1;
 }
 
+/* The gateways from $CAIRN_GATEWAYS (when none was given) and the admin
+ * key from the environment (when not given). */
+static void adm_parse_gateways(struct adm_opts *o)
+{
+    static char list[4096];
+    const char *env = getenv("CAIRN_GATEWAYS");
+    if (o->n_gateways == 0 && env != NULL && strlen(env) < sizeof(list)) {
+        snprintf(list, sizeof(list), "%s", env);
+        for (char *save = NULL, *t = strtok_r(list, ",", &save);
+             t != NULL && o->n_gateways < CN_ARRAY_LEN(o->gateways);
+             t = strtok_r(NULL, ",", &save))
+            o->gateways[o->n_gateways++] = t;
+    }
+    const char *ak = getenv("CAIRN_ADMIN_ACCESS_KEY"), *sk = getenv("CAIRN_ADMIN_SECRET_KEY");
+    if (o->key.access_key == NULL)
+        o->key.access_key = ak != NULL ? ak : getenv("AWS_ACCESS_KEY_ID");
+    if (o->key.secret_key == NULL)
+        o->key.secret_key = sk != NULL ? sk : getenv("AWS_SECRET_ACCESS_KEY");
+    if (o->key.region == NULL)
+        o->key.region = getenv("AWS_REGION");
+    if (o->key.region == NULL)
+        o->key.region = getenv("AWS_DEFAULT_REGION");
+    if (o->key.region == NULL)
+        o->key.region = "us-east-1";
+}
+
 static int adm_parse(int argc, char **argv, struct adm_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -160,20 +265,42 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->secret_key_file = argv[++i];
         else if (strcmp(argv[i], "--curve-server-key-file") == 0 && i + 1 < argc)
             o->server_key_file = argv[++i];
+        else if (strcmp(argv[i], "--gateway") == 0 && i + 1 < argc &&
+                 o->n_gateways < CN_ARRAY_LEN(o->gateways))
+            o->gateways[o->n_gateways++] = argv[++i];
+        else if (strcmp(argv[i], "--access-key") == 0 && i + 1 < argc)
+            o->key.access_key = argv[++i];
+        else if (strcmp(argv[i], "--secret-key") == 0 && i + 1 < argc)
+            o->key.secret_key = argv[++i];
+        else if (strcmp(argv[i], "--region") == 0 && i + 1 < argc)
+            o->key.region = argv[++i];
+        else if (strcmp(argv[i], "--json") == 0)
+            o->json = 1;
         else if (strcmp(argv[i], "--dry-run") == 0)
             o->dry_run = 1;
         else if (strcmp(argv[i], "-v") == 0)
             o->verbose = 1;
+        else if (strcmp(argv[i], "--full") == 0)
+            o->full = 1;
+        else if (strcmp(argv[i], "--fanout") == 0 && i + 1 < argc)
+            o->fanout = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--leaf-keys") == 0 && i + 1 < argc)
+            o->leaf_keys = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return 1;
         else if (o->cmd == NULL && argv[i][0] != '-')
             o->cmd = argv[i];
+        else if (o->cmd != NULL && strcmp(o->cmd, "keygen") == 0 && o->arg == NULL)
+            o->arg = argv[i];
         else if (o->cmd != NULL && strcmp(o->cmd, "lifecycle") == 0 && o->sub == NULL &&
                  argv[i][0] != '-')
             o->sub = argv[i];
         else
             return -1;
     }
+    if (o->cmd != NULL && strcmp(o->cmd, "keygen") == 0)
+        return o->arg != NULL ? 0 : -1;
+    adm_parse_gateways(o);
     if (o->cluster_file == NULL && o->nodes == NULL)
         o->cluster_file = getenv("CAIRN_CLUSTER_FILE");
     if (o->cluster_file != NULL && o->cluster_file[0] == '\0')
@@ -187,8 +314,9 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         known |= strcmp(o->cmd, cmds[i]) == 0;
     if (known && strcmp(o->cmd, "lifecycle") == 0 && (o->sub == NULL || strcmp(o->sub, "status")))
         known = 0;
-    if (!known || (o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0')) ||
-        o->vnodes == 0)
+    int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
+    if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
+        o->vnodes == 0 || o->fanout > 256)
         return -1;
     if (o->timeout_ms == -2)
         o->timeout_ms = (strcmp(o->cmd, "scrub") == 0 || strcmp(o->cmd, "compact") == 0)
@@ -196,14 +324,17 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
     return 0;
 }
 
-/* repair: the anti-entropy pass; prints its counts. */
+/* repair: the anti-entropy pass; prints its counts. With --json its
+ * progress lines (repair.c prints them on stdout) go to stderr and stdout
+ * gets the counts as one JSON object. */
 static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
 {
     uint32_t nodes = cn_cluster_nodes(cl);
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? o->replicas : CN_MIN(3u, nodes),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = o->dry_run,
-        .verbose = o->verbose, .curve = &o->curve,
+        .verbose = o->verbose, .curve = &o->curve, .full = o->full, .fanout = o->fanout,
+        .leaf_keys = o->leaf_keys,
     };
     if (ro.replicas > nodes) {
         fprintf(stderr, "cairn-admin: --replicas %u is above the %u nodes\n", ro.replicas, nodes);
@@ -212,16 +343,166 @@ static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
     struct adm_repair_counts n;
     char err[CN_ERR_LEN];
     uint64_t t0 = cn_time_mono_us();
+    int saved = -1;
+    if (o->json) {
+        fflush(stdout);
+        saved = dup(STDOUT_FILENO);
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+    }
     int rc = adm_repair_run(cl, &ro, &n, err);
-    printf("repair%s: %llu keys, %llu differences, %llu repaired, %llu failed, %llu bytes "
-           "copied, %.2fs%s%s\n", o->dry_run ? " (dry run)" : "", (unsigned long long)n.keys,
-           (unsigned long long)n.differences, (unsigned long long)n.repaired,
-           (unsigned long long)n.failed, (unsigned long long)n.bytes,
-           (double)(cn_time_mono_us() - t0) / 1e6, rc != CN_OK ? ": stopped: " : "",
-           rc != CN_OK ? err : "");
+    double secs = (double)(cn_time_mono_us() - t0) / 1e6;
+    if (saved >= 0) {
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    if (o->json) {
+        printf("{\"command\": \"repair\", \"mode\": \"%s\", \"dry_run\": %s, \"ok\": %s, "
+               "\"keys\": %llu, \"differences\": %llu, \"repaired\": %llu, \"failed\": %llu, "
+               "\"bytes\": %llu, \"bytes_copied\": %llu, \"keys_listed\": %llu, "
+               "\"requests\": %llu, \"bytes_read\": %llu, \"ranges_compared\": %llu, "
+               "\"ranges_differing\": %llu, \"leaves\": %llu, \"seconds\": %.3f, \"error\": ",
+               n.digest ? "digest" : "full", o->dry_run ? "true" : "false",
+               rc == CN_OK ? "true" : "false", (unsigned long long)n.keys,
+               (unsigned long long)n.differences, (unsigned long long)n.repaired,
+               (unsigned long long)n.failed, (unsigned long long)n.bytes,
+               (unsigned long long)n.bytes, (unsigned long long)n.listed,
+               (unsigned long long)n.requests, (unsigned long long)n.bytes_read,
+               (unsigned long long)n.ranges_compared, (unsigned long long)n.ranges_differing,
+               (unsigned long long)n.leaves, secs);
+        if (rc != CN_OK)
+            adm_json_cstr(err);
+        else
+            printf("null");
+        printf("}\n");
+    } else {
+        printf("repair%s (%s): %llu keys, %llu differences, %llu repaired, %llu failed, %llu "
+               "bytes copied, %llu keys listed, %llu ranges compared, %llu differing, %llu bytes "
+               "read, %.2fs%s%s\n", o->dry_run ? " (dry run)" : "", n.digest ? "digest" : "full",
+               (unsigned long long)n.keys, (unsigned long long)n.differences,
+               (unsigned long long)n.repaired, (unsigned long long)n.failed,
+               (unsigned long long)n.bytes, (unsigned long long)n.listed,
+               (unsigned long long)n.ranges_compared, (unsigned long long)n.ranges_differing,
+               (unsigned long long)n.bytes_read, secs, rc != CN_OK ? ": stopped: " : "",
+               rc != CN_OK ? err : "");
+    }
     if (rc != CN_OK || n.failed > 0)
         return 1;
     return o->dry_run && n.differences > 0 ? 1 : 0;
+}
+
+/* keygen: writes the pair; prints the public key (--json: with the files). */
+static int adm_keygen(const struct adm_opts *o)
+{
+    char err[CN_ERR_LEN];
+    int saved = -1;
+    if (o->json) { /* adm_keygen_run prints the public key alone: keep it off stdout */
+        fflush(stdout);
+        saved = dup(STDOUT_FILENO);
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        dup2(null >= 0 ? null : STDERR_FILENO, STDOUT_FILENO);
+        if (null >= 0)
+            close(null);
+    }
+    int rc = adm_keygen_run(o->arg, err);
+    if (saved >= 0) {
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    if (rc != CN_OK) {
+        fprintf(stderr, "cairn-admin: keygen: %s\n", err);
+        return 1;
+    }
+    if (o->json) {
+        char path[4096 + 8];
+        struct cn_curve_key pub;
+        snprintf(path, sizeof(path), "%s.pub", o->arg);
+        if (cn_curve_key_load(path, 0, &pub, err) != CN_OK) {
+            fprintf(stderr, "cairn-admin: keygen: %s\n", err);
+            return 1;
+        }
+        printf("{\"command\": \"keygen\", \"public_key\": ");
+        adm_json_cstr(pub.z85);
+        printf(", \"public_key_file\": ");
+        adm_json_cstr(path);
+        snprintf(path, sizeof(path), "%s.key", o->arg);
+        printf(", \"secret_key_file\": ");
+        adm_json_cstr(path);
+        printf("}\n");
+    }
+    return 0;
+}
+
+/* status of the gateways: each one's GET /_cairn/status. Text: the
+ * document under a header line; --json: {"url", "http_status", "status"}
+ * objects. Returns 1 when one did not answer 200. */
+static int adm_gateways(const struct adm_opts *o)
+{
+    int bad = 0;
+    if (o->n_gateways > 0 && (o->key.access_key == NULL || o->key.secret_key == NULL)) {
+        fprintf(stderr, "cairn-admin: status of a gateway needs an admin key: --access-key "
+                "and --secret-key (or $CAIRN_ADMIN_ACCESS_KEY, $CAIRN_ADMIN_SECRET_KEY)\n");
+        return 2;
+    }
+    for (uint32_t i = 0; i < o->n_gateways; i++) {
+        char err[CN_ERR_LEN], *body = NULL;
+        int status = 0;
+        int rc = adm_gateway_status(o->gateways[i], &o->key, o->timeout_ms, &status, &body, err);
+        int ok = rc == CN_OK && status == 200;
+        bad |= !ok;
+        if (o->json) {
+            printf("%s\n    {\"url\": ", i > 0 ? "," : "");
+            adm_json_cstr(o->gateways[i]);
+            if (rc == CN_OK)
+                printf(", \"http_status\": %d", status);
+            if (ok) {
+                size_t n = strlen(body);
+                while (n > 0 && (body[n - 1] == '\n' || body[n - 1] == '\r'))
+                    body[--n] = '\0';
+                printf(", \"status\": %s}", body);
+            } else {
+                printf(", \"error\": ");
+                adm_json_cstr(rc != CN_OK ? err : body);
+                printf("}");
+            }
+        } else if (ok) {
+            printf("gateway %s\n%s", o->gateways[i], body);
+        } else {
+            printf("gateway %s: %s%s\n", o->gateways[i], rc != CN_OK ? err : "refused: ",
+                   rc != CN_OK ? "" : body);
+        }
+        free(body);
+    }
+    return bad;
+}
+
+/* The per-node commands over every node; --json wraps them in one document
+ * (status: with the gateways'). */
+static int adm_nodes(const struct cn_cluster *cl, const struct adm_opts *o)
+{
+    int bad = 0;
+    if (o->json)
+        printf("{\"command\": \"%s\", \"%s\": [", o->cmd,
+               strcmp(o->cmd, "status") == 0 ? "gateways" : "nodes");
+    if (strcmp(o->cmd, "status") == 0) {
+        int g = adm_gateways(o);
+        if (g == 2)
+            return 2;
+        bad |= g;
+        if (o->json)
+            printf("%s],\n  \"nodes\": [", o->n_gateways > 0 ? "\n  " : "");
+    }
+    void *zctx = zmq_ctx_new();
+    for (uint32_t i = 0; cl != NULL && i < cn_cluster_nodes(cl); i++) {
+        if (o->json)
+            printf("%s\n    ", i > 0 ? "," : "");
+        bad |= adm_run_node(zctx, cn_cluster_node(cl, i)->address, i, o);
+    }
+    zmq_ctx_term(zctx);
+    if (o->json)
+        printf("%s]}\n", cl != NULL && cn_cluster_nodes(cl) > 0 ? "\n  " : "");
+    return bad;
 }
 
 int main(int argc, char **argv)
@@ -230,32 +511,28 @@ int main(int argc, char **argv)
     char err[CN_ERR_LEN];
     if (cn_build_info_version_flag("cairn-admin", argc, argv))
         return 0;
-    if (argc == 3 && strcmp(argv[1], "keygen") == 0) {
-        if (adm_keygen_run(argv[2], err) != CN_OK) {
-            fprintf(stderr, "cairn-admin: keygen: %s\n", err);
-            return 1;
-        }
-        return 0;
-    }
     int p = adm_parse(argc, argv, &o);
     if (p != 0) {
         adm_usage(p > 0 ? stdout : stderr);
         return p > 0 ? 0 : 2;
     }
+    if (strcmp(o.cmd, "keygen") == 0)
+        return adm_keygen(&o);
     if (msg_curve_client_from_env(&o.curve, o.auth, o.secret_key_file, o.server_key_file,
                                   err) != CN_OK) {
         fprintf(stderr, "cairn-admin: %s\n", err);
         return 2;
     }
     struct cn_cluster *cl = NULL;
-    int rc = o.cluster_file != NULL ? cn_cluster_load(o.cluster_file, &cl, err)
-                                    : cn_cluster_from_endpoints(o.nodes, &cl, err);
+    struct cn_ring *ring = NULL;
+    int rc = CN_OK;
+    if (o.cluster_file != NULL)
+        rc = cn_cluster_load(o.cluster_file, &cl, err);
+    else if (o.nodes != NULL && o.nodes[0] != '\0')
+        rc = cn_cluster_from_endpoints(o.nodes, &cl, err);
+    if (rc == CN_OK && cl != NULL && (ring = cn_cluster_ring(cl, o.vnodes, err)) == NULL)
+        rc = CN_INVAL;
     if (rc != CN_OK) {
-        fprintf(stderr, "cairn-admin: %s\n", err);
-        return 2;
-    }
-    struct cn_ring *ring = cn_cluster_ring(cl, o.vnodes, err);
-    if (ring == NULL) {
         fprintf(stderr, "cairn-admin: %s\n", err);
         cn_cluster_free(cl);
         return 2;
@@ -265,12 +542,9 @@ int main(int argc, char **argv)
     if (strcmp(o.cmd, "repair") == 0) {
         bad = adm_repair(cl, &o);
     } else if (strcmp(o.cmd, "lifecycle") == 0) {
-        bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve);
+        bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve, o.json);
     } else {
-        void *zctx = zmq_ctx_new();
-        for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++)
-            bad |= adm_run_node(zctx, cn_cluster_node(cl, i)->address, i, &o);
-        zmq_ctx_term(zctx);
+        bad = adm_nodes(cl, &o);
     }
     cn_ring_free(ring);
     cn_cluster_free(cl);

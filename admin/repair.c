@@ -1,8 +1,10 @@
-/* Anti-entropy repair: a k-way merge of every node's sorted key stream
- * (LIST with tombstones, one page per node at a time), then per key a
- * compare and, for stale replicas, a copy from a holder of the newest
- * version. Blocking protocol clients, one per node. */
+/* Anti-entropy repair, the full pass and the per-key repair: a k-way merge
+ * of every node's sorted key stream (LIST with tombstones, one page per node
+ * at a time), then per key a compare and, for stale replicas, a copy from a
+ * holder of the newest version. Blocking protocol clients, one per node.
+ * The digest pass (repair_digest.c) runs first unless --full. */
 #include "repair.h"
+#include "repair_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,36 +12,54 @@
 #include "cn/alloc.h"
 #include "cn/crc.h"
 #include "cn/ring.h"
+#include "cn/time.h"
 #include "cn/version.h"
 #include "msg/client.h"
 
-#define ADM_REPAIR_PAGE 1000
+int adm_repair_send(struct adm_repair *rp, struct msg_client *c, struct msg *req,
+                    char why[CN_ERR_LEN])
+{
+    req->id = ++rp->next_id;
+    rp->counts->requests++;
+    return msg_client_send(c, req, NULL, NULL, why) == CN_OK ? CN_OK : CN_IO;
+}
 
-struct adm_repair_ent {
-    uint8_t *key;
-    uint32_t key_len;
-    uint64_t ts, ver;
-    uint32_t flags;
-};
+int adm_repair_recv_any(struct adm_repair *rp, struct msg_client *c, int timeout_ms,
+                        struct msg_reply *rep, char why[CN_ERR_LEN])
+{
+    int rc = msg_client_recv(c, rep, timeout_ms, why);
+    if (rc == CN_OK)
+        rp->counts->bytes_read += zmq_msg_size(&rep->hdr) +
+                                  (rep->has_payload ? zmq_msg_size(&rep->payload) : 0);
+    return rc;
+}
 
-struct adm_repair_cursor {
-    struct msg_client *c;
-    const char *address;
-    struct adm_repair_ent *ents;
-    uint32_t n, pos;
-    int more;
-    uint8_t *after;   /* last key of the page (next page starts after it) */
-    uint32_t after_len;
-};
+int adm_repair_recv(struct adm_repair *rp, struct msg_client *c, uint64_t id,
+                    struct msg_reply *rep, char why[CN_ERR_LEN])
+{
+    int timeout_ms = rp->o->timeout_ms;
+    uint64_t deadline = cn_time_mono_us() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000u;
+    for (;;) {
+        int left = -1;
+        if (timeout_ms >= 0) {
+            uint64_t now = cn_time_mono_us();
+            left = now >= deadline ? 0 : (int)((deadline - now) / 1000u);
+        }
+        int rc = adm_repair_recv_any(rp, c, left, rep, why);
+        if (rc != CN_OK || rep->m.id == id)
+            return rc;
+        msg_reply_release(rep);   /* a late answer to a request that timed out */
+    }
+}
 
-struct adm_repair {
-    const struct cn_cluster *cl;
-    const struct adm_repair_opts *o;
-    struct cn_ring *ring;
-    struct adm_repair_cursor *cur;
-    uint32_t n;
-    struct adm_repair_counts *counts;
-};
+int adm_repair_call(struct adm_repair *rp, struct msg_client *c, const struct msg *req,
+                    struct msg_reply *rep, char why[CN_ERR_LEN])
+{
+    struct msg m = *req;
+    if (adm_repair_send(rp, c, &m, why) != CN_OK)
+        return CN_IO;
+    return adm_repair_recv(rp, c, m.id, rep, why);
+}
 
 static void adm_repair_page_free(struct adm_repair_cursor *c)
 {
@@ -68,7 +88,7 @@ static int adm_repair_fetch(struct adm_repair *rp, struct adm_repair_cursor *c,
     req.flags = MSG_LIST_TOMBSTONES;
     MSG_SET(&req, MSG_F_FLAGS);
     char why[CN_ERR_LEN];
-    if (msg_client_call(c->c, &req, &rep, rp->o->timeout_ms, why) != CN_OK) {
+    if (adm_repair_call(rp, c->c, &req, &rep, why) != CN_OK) {
         snprintf(err, CN_ERR_LEN, "%s: LIST: %s", c->address, why);
         return CN_IO;
     }
@@ -85,6 +105,7 @@ static int adm_repair_fetch(struct adm_repair *rp, struct adm_repair_cursor *c,
                                                  e->ts, e->ver, e->flags};
         }
         c->n = rep.m.n_ents;
+        rp->counts->listed += rep.m.n_ents;
         c->more = rep.m.more && rep.m.n_ents > 0;
         if (c->n > 0) {
             cn_free(c->after);
@@ -107,9 +128,10 @@ static const struct adm_repair_ent *adm_repair_peek(struct adm_repair *rp,
     return c->pos < c->n ? &c->ents[c->pos] : NULL;
 }
 
-static int adm_repair_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
+int adm_repair_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
 {
-    int c = memcmp(a, b, CN_MIN(al, bl));
+    uint32_t n = CN_MIN(al, bl);
+    int c = n > 0 ? memcmp(a, b, n) : 0;   /* an empty key may be NULL */
     return c != 0 ? c : (al < bl ? -1 : al > bl);
 }
 
@@ -118,7 +140,7 @@ static void adm_repair_write(struct adm_repair *rp, uint32_t node, struct msg *r
 {
     struct msg_reply rep;
     char why[CN_ERR_LEN];
-    int rc = msg_client_call(rp->cur[node].c, req, &rep, rp->o->timeout_ms, why);
+    int rc = adm_repair_call(rp, rp->cur[node].c, req, &rep, why);
     if (rc == CN_OK && rep.m.st == MSG_ST_OK) {
         rp->counts->repaired++;
     } else {
@@ -153,7 +175,7 @@ static void adm_repair_copy(struct adm_repair *rp, const struct adm_repair_ent *
     msg_init_request(&req, MSG_OP_GET, 0);
     req.key = (struct msg_bytes){best->key, best->key_len};
     MSG_SET(&req, MSG_F_KEY);
-    if (msg_client_call(rp->cur[src].c, &req, &g, rp->o->timeout_ms, why) != CN_OK) {
+    if (adm_repair_call(rp, rp->cur[src].c, &req, &g, why) != CN_OK) {
         printf("repair: read from %s failed: %s\n", rp->cur[src].address, why);
         rp->counts->failed += n_stale;
         return;
@@ -193,9 +215,7 @@ static void adm_repair_copy(struct adm_repair *rp, const struct adm_repair_ent *
     msg_reply_release(&g);
 }
 
-/* Compares one key across the nodes (have[i]: node i's entry or NULL) and
- * repairs its replicas. */
-static void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *have)
+void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *have)
 {
     const struct adm_repair_ent *best = NULL;
     uint32_t src = 0;
@@ -263,7 +283,7 @@ int adm_repair_run(const struct cn_cluster *cl, const struct adm_repair_opts *o,
                    struct adm_repair_counts *out, char err[CN_ERR_LEN])
 {
     memset(out, 0, sizeof(*out));
-    struct adm_repair rp = {cl, o, NULL, NULL, cn_cluster_nodes(cl), out};
+    struct adm_repair rp = {cl, o, NULL, NULL, cn_cluster_nodes(cl), out, 0};
     rp.ring = cn_cluster_ring(cl, o->vnodes, err);
     if (rp.ring == NULL)
         return CN_INVAL;
@@ -281,9 +301,20 @@ int adm_repair_run(const struct cn_cluster *cl, const struct adm_repair_opts *o,
         else
             msg_client_set_limits(rp.cur[i].c, &lim);
     }
-    for (uint32_t i = 0; i < rp.n && rc == CN_OK; i++)
+    int full = o->full;
+    if (rc == CN_OK && !full) {
+        out->digest = 1;
+        rc = adm_repair_digest_run(&rp, err);
+        if (rc == CN_NOTFOUND) {
+            printf("repair: %s; running the full pass\n", err);
+            memset(out, 0, sizeof(*out));
+            full = 1;
+            rc = CN_OK;
+        }
+    }
+    for (uint32_t i = 0; i < rp.n && rc == CN_OK && full; i++)
         rc = adm_repair_fetch(&rp, &rp.cur[i], err);
-    if (rc == CN_OK)
+    if (rc == CN_OK && full)
         rc = adm_repair_merge(&rp, err);
     for (uint32_t i = 0; i < rp.n; i++) {
         adm_repair_page_free(&rp.cur[i]);

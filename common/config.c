@@ -111,6 +111,10 @@ static int cn_config_set_desc(const struct cn_config_desc *d, void *obj,
     case CN_CONF_INT:
     case CN_CONF_SIZE:
     case CN_CONF_MSEC:
+        if (d->enum_names != NULL && strcmp(value, d->enum_names[0]) == 0) {
+            *(int64_t *)field = 0; /* the named value, e.g. "auto" */
+            return CN_OK;
+        }
         if (d->type == CN_CONF_SIZE)
             rc = cn_config_parse_size(value, &v);
         else if (d->type == CN_CONF_MSEC)
@@ -317,7 +321,10 @@ static void cn_config_format(const struct cn_config_desc *d, const void *obj, ch
     case CN_CONF_INT:
     case CN_CONF_SIZE:
     case CN_CONF_MSEC:
-        snprintf(out, outlen, "%lld", (long long)*(const int64_t *)field);
+        if (d->enum_names != NULL && *(const int64_t *)field == 0)
+            snprintf(out, outlen, "%s", d->enum_names[0]);
+        else
+            snprintf(out, outlen, "%lld", (long long)*(const int64_t *)field);
         break;
     case CN_CONF_STRING: {
         const char *s = *(char *const *)field;
@@ -365,6 +372,12 @@ int cn_config_cli(const struct cn_config_desc *tab, void *obj, const char *progn
 {
     const char *file = NULL;
     int dump = 0, rc;
+    /* --help and --version return CN_DONE before the defaults are set, and
+     * the caller then runs cn_config_fini: its strings must be NULL, not
+     * whatever the stack held (ASan caught a wild free) */
+    for (const struct cn_config_desc *d = tab; d->name != NULL; d++)
+        if (d->type == CN_CONF_STRING)
+            *(char **)((char *)obj + d->offset) = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if ((strcmp(a, "--config") == 0 || strcmp(a, "-c") == 0) && i + 1 < argc) {

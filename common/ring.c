@@ -233,6 +233,12 @@ uint32_t cn_ring_replicas_at(const struct cn_ring *r, uint32_t i, uint32_t n, ui
     return got;
 }
 
+uint64_t cn_ring_point_hash(const struct cn_ring *r, uint32_t i)
+{
+    CN_ASSERT(i < r->n_points);
+    return r->points[i].hash;
+}
+
 int cn_ring_validate(const struct cn_ring *r)
 {
     uint32_t *count = cn_calloc(r->n_nodes, sizeof(uint32_t));

@@ -11,7 +11,11 @@
 #define GW_GIB (1024LL * 1024 * 1024)
 
 static const char *const gw_config_log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const gw_config_ownerships[] = {"ObjectWriter", "BucketOwnerPreferred",
+                                                      "BucketOwnerEnforced", NULL};
 static const char *const gw_config_auths[] = {"none", "curve", NULL};
+static const char *const gw_config_log_formats[] = {"text", "json", NULL};
+static const char *const gw_config_auto[] = {"auto", NULL}; /* stored as 0 */
 
 const struct cn_config_desc gw_config_table[] = {
     {"http.port", CN_CONF_INT, GW_OFF(http_port), "8080", 0, 65535, NULL,
@@ -107,8 +111,15 @@ const struct cn_config_desc gw_config_table[] = {
      "largest page of a listing (max-keys is capped to it)"},
     {"s3.bucket_owner_ttl", CN_CONF_MSEC, GW_OFF(s3_bucket_owner_ttl_ms), "5s", 0, 3600000,
      NULL,
-     "how long a worker trusts a bucket's owner it looked up (only the owner may use a bucket); "
-     "0 = look it up on every request"},
+     "how long a worker trusts a bucket's access config it looked up (owner, ACL, policy, "
+     "ownership, public access block): the bound within which a change made through another "
+     "worker or gateway is in force (docs/security.md); 0 = look it up on every request"},
+    {"s3.default_object_ownership", CN_CONF_ENUM, GW_OFF(s3_default_object_ownership),
+     "ObjectWriter", 0, 0, gw_config_ownerships,
+     "Object Ownership of new buckets (CreateBucket without x-amz-object-ownership): "
+     "ObjectWriter (ACLs enabled, no public access block, as Ceph RGW and MinIO), "
+     "BucketOwnerPreferred, or BucketOwnerEnforced (AWS's defaults since 2023: ACLs disabled "
+     "and all four public access block flags on)"},
     {"s3.clock_skew", CN_CONF_MSEC, GW_OFF(s3_clock_skew_ms), "15m", 1000, 86400000, NULL,
      "signed requests further than this from the gateway's clock get RequestTimeTooSkewed"},
     {"s3.sigv2", CN_CONF_BOOL, GW_OFF(s3_sigv2), "true", 0, 0, NULL,
@@ -120,13 +131,33 @@ const struct cn_config_desc gw_config_table[] = {
      "objects smaller than this are one record; a PUT body at or above it is cut into chunks"},
     {"large_object.chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_chunk_len), "5M", 64 * GW_KIB,
      1024 * GW_MIB, NULL, "length of each chunk of a large object (and of a multipart part)"},
-    {"large_object.reading_chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_read_len), "512K",
-     4 * GW_KIB, 1024 * GW_MIB, NULL,
+    {"large_object.reading_chunked_obj_len", CN_CONF_SIZE, GW_OFF(lo_read_len), "auto",
+     4 * GW_KIB, 1024 * GW_MIB, gw_config_auto,
      "GET slice length: a large-object GET asks the nodes for slices of at most this many "
      "bytes, never crossing a chunk (LeoFS used this name for the PUT socket read size; "
-     "that is http.read_size here). Must not exceed chunked_obj_len"},
-    {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "4", 1, 256, NULL,
-     "slice requests in flight per large-object GET (read-ahead depth)"},
+     "that is http.read_size here). Must not exceed chunked_obj_len. auto: each stream "
+     "starts at 512K and tunes it within [128K, 2M] (docs/large-objects.md)"},
+    {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "auto", 1, 256,
+     gw_config_auto,
+     "slice requests in flight per large-object GET (read-ahead depth). auto: each stream "
+     "starts at 2 and grows (up to 16, at most 4M ahead of the client) while its client "
+     "waits and the nodes are idle, shrinks while its client is the bottleneck"},
+    {"large_object.read_ahead_budget", CN_CONF_SIZE, GW_OFF(lo_read_ahead_budget), "256M",
+     1 * GW_MIB, 1024 * GW_GIB, NULL,
+     "bytes of slices all large-object GETs of the gateway hold together (in flight, waiting "
+     "to be written in order, queued toward clients), shared evenly by the http.threads; "
+     "when short, streams read ahead less and in shorter slices, and a new GET waits before "
+     "its headers (docs/large-objects.md)"},
+    {"large_object.read_queue_timeout", CN_CONF_MSEC, GW_OFF(lo_read_queue_timeout_ms), "30s",
+     1, 3600000, NULL,
+     "a large-object GET that finds no room in read_ahead_budget waits (FIFO, before its "
+     "headers) at most this long, then gets 503 SlowDown"},
+    {"large_object.read_retries", CN_CONF_INT, GW_OFF(lo_read_retries), "5", 0, 100, NULL,
+     "a slice that timed out or could not be sent on every replica is asked again this many "
+     "times (backing off) before the GET, whose headers went out, is cut short"},
+    {"large_object.read_retry_backoff", CN_CONF_MSEC, GW_OFF(lo_read_retry_backoff_ms),
+     "100ms", 1, 60000, NULL,
+     "the wait before a slice is asked again; it doubles with each retry, up to 5s"},
     {"large_object.max_chunked_objs", CN_CONF_INT, GW_OFF(lo_max_chunks), "1000", 1, 100000, NULL,
      "most chunks one object may have: max_chunked_objs x chunked_obj_len bounds a single PUT "
      "(EntityTooLarge beyond) and a multipart part"},
@@ -158,6 +189,16 @@ const struct cn_config_desc gw_config_table[] = {
      "TCP port of the metrics endpoint; 0: off (nothing is counted)"},
     {"log.level", CN_CONF_ENUM, GW_OFF(log_level), "info", 0, 0, gw_config_log_levels,
      "least severe log level written (debug, info, warn, error)"},
+    {"log.access_file", CN_CONF_STRING, GW_OFF(log_access_file), "", 0, 0, NULL,
+     "file of the access log (one line per request, docs/operations.md), reopened on SIGHUP "
+     "for logrotate; empty: the lines go to the gateway's log, at level info"},
+    {"log.format", CN_CONF_ENUM, GW_OFF(log_format), "text", 0, 0, gw_config_log_formats,
+     "format of the access lines: text (space-separated fields) or json (one object a line)"},
+    {"log.access_buffer", CN_CONF_SIZE, GW_OFF(log_access_buffer), "1M", 64 * GW_KIB,
+     1024 * GW_MIB, NULL,
+     "access lines waiting for the disk; when the file is slower than the requests, lines past "
+     "this are dropped and counted (cairn_gateway_access_log_dropped_lines_total). Memory: 2 x "
+     "this"},
     CN_CONFIG_END,
 };
 
@@ -178,7 +219,7 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
         snprintf(err, CN_ERR_LEN, "http.max_request_line is above http.max_header_bytes");
         return CN_INVAL;
     }
-    if (cfg->lo_read_len > cfg->lo_chunk_len) {
+    if (cfg->lo_read_len > 0 && cfg->lo_read_len > cfg->lo_chunk_len) {
         snprintf(err, CN_ERR_LEN, "large_object.reading_chunked_obj_len (%lld) is above "
                  "large_object.chunked_obj_len (%lld): a slice never crosses a chunk",
                  (long long)cfg->lo_read_len, (long long)cfg->lo_chunk_len);

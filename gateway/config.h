@@ -53,12 +53,17 @@ struct gw_config {
     int64_t s3_max_keys;
     int64_t s3_clock_skew_ms;
     int64_t s3_bucket_owner_ttl_ms;
+    int s3_default_object_ownership; /* enum gw_access_ownership order */
     int s3_sigv2;                   /* accept SigV2 (sigv2.c) */
     /* large objects */
     int64_t lo_threshold;
     int64_t lo_chunk_len;
     int64_t lo_read_len;
     int64_t lo_read_prefetch;
+    int64_t lo_read_ahead_budget;
+    int64_t lo_read_queue_timeout_ms;
+    int64_t lo_read_retries;
+    int64_t lo_read_retry_backoff_ms;
     int64_t lo_max_chunks;
     int64_t lo_write_inflight;
     int64_t lo_reclaim_delay_ms;
@@ -70,6 +75,9 @@ struct gw_config {
     int64_t lifecycle_max_deletes_per_sec;
     /* logging */
     int log_level;
+    char *log_access_file;
+    int log_format;                 /* 0 text, 1 json (gw_access_log_format) */
+    int64_t log_access_buffer;
 };
 
 /* The descriptor table (CN_CONFIG_END-terminated). */

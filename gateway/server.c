@@ -10,24 +10,31 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <event2/thread.h>
 #include <zmq.h>
 
 #include "accept.h"
+#include "access_log.h"
 #include "bucket_owner.h"
 #include "cluster.h"
+#include "cluster_metrics.h"
 #include "http_tls.h"
 #include "lifecycle_run.h"
 #include "request.h"
+#include "s3_status.h"
 #include "s3_metrics.h"
+#include "lo_metrics.h"
 #include "sigv2.h"
 #include "lo_reclaim.h"
+#include "read_budget.h"
 #include "worker.h"
 
 #include "cn/alloc.h"
 #include "cn/cluster.h"
+#include "cn/crc.h"
 #include "cn/log.h"
 #include "cn/metrics_http.h"
 #include "cn/time.h"
@@ -42,12 +49,14 @@ struct gw_server {
     struct gw_accept *accept;   /* the connection cap of all workers */
     struct gw_http_loop **loops;        /* each worker's, for the metrics */
     struct gw_s3_metrics *metrics;      /* NULL: metrics.port 0 */
+    struct gw_access_log *access;       /* the access lines (log.access_file) */
+    struct gw_s3_status_info status;    /* what GET /_cairn/status shows of the start */
     struct cn_metrics_http *metrics_http;
     int port;
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
-    uint64_t boot_s;
+    uint64_t id_prefix;   /* request ids' random top bits (http_loop.c) */
     int stopping;   /* a first SIGTERM/SIGINT came: the next one stops at once */
     struct event_base *ctl;          /* the main thread's loop: signals, the workers' ends */
     struct event *worker_ended;      /* activated by each worker thread as it ends */
@@ -64,6 +73,7 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .domain = cfg->s3_domain,
         .max_key_len = (size_t)cfg->s3_max_key_len,
         .max_keys = (uint32_t)cfg->s3_max_keys,
+        .default_object_ownership = cfg->s3_default_object_ownership,
         .put_limit = CN_MIN((uint64_t)cfg->s3_max_object_size, chunked),
         /* S3's 5 GiB per part too */
         .part_limit = CN_MIN(CN_MIN((uint64_t)5 << 30, chunked), (uint64_t)cfg->s3_max_object_size),
@@ -78,6 +88,9 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .max_chunks = (uint32_t)cfg->lo_max_chunks,
         .read_len = (uint64_t)cfg->lo_read_len,
         .read_prefetch = (uint32_t)cfg->lo_read_prefetch,
+        .read_budget = x->lo.read_budget,
+        .read_retries = (uint32_t)cfg->lo_read_retries,
+        .read_retry_backoff_ms = cfg->lo_read_retry_backoff_ms,
         .output_high_water = (uint64_t)cfg->http_output_high_water,
         .reclaim_delay_ms = cfg->lo_reclaim_delay_ms,
     };
@@ -102,6 +115,14 @@ static void gw_server_http_opts(const struct gw_config *cfg, struct gw_http_opts
     };
 }
 
+/* One worker's share of large_object.read_ahead_budget: room for at least
+ * one stream's base (two of the shortest slices) each. */
+static uint64_t gw_server_read_budget_share(const struct gw_server *s)
+{
+    uint64_t share = (uint64_t)s->cfg->lo_read_ahead_budget / s->n_workers;
+    return CN_MAX(share, 2 * (uint64_t)GW_READ_BUDGET_MIN_SLICE);
+}
+
 static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ERR_LEN])
 {
     struct gw_worker *w = &s->workers[i];
@@ -118,7 +139,7 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     struct gw_http_app app;
     gw_server_http_opts(s->cfg, &opts);
     gw_req_app_init(&app, &w->s3);   /* the S3 layer answers this loop's requests */
-    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->boot_s);
+    gw_http_loop_init(&w->http, w->base, &opts, &app, i, s->id_prefix);
     w->client = gw_cluster_client_new(s->cluster, w->base, s->zmq, err);
     if (w->client == NULL)
         return CN_ERR;
@@ -127,10 +148,15 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     x->reclaim = gw_lo_reclaim_new(w->base, x->store);
     x->owners = gw_bucket_owner_cache_new((uint64_t)s->cfg->s3_bucket_owner_ttl_ms);
     x->metrics = s->metrics;
+    x->access = s->access;
+    x->status = &s->status;
     x->cluster = s->cluster;
     x->draining = &w->http.draining;
     x->lo.base = w->base;
     gw_server_s3_opts(s->cfg, x);
+    /* each worker holds its share of the budget: together, never more */
+    x->lo.read_budget = gw_read_budget_new(w->base, gw_server_read_budget_share(s),
+                                           s->cfg->lo_read_queue_timeout_ms);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -221,6 +247,88 @@ static void gw_server_on_libevent_log(int severity, const char *msg)
     }
 }
 
+/* The settings that differ from their defaults as a JSON object (cn_free):
+ * both dumps of the table, compared line by line (same keys, same order). */
+static char *gw_server_changed_settings(const struct gw_config *cfg)
+{
+    struct gw_config def;
+    char err[CN_ERR_LEN], *a = NULL, *b = NULL;
+    size_t alen = 0, blen = 0;
+    struct evbuffer *out = evbuffer_new();
+    evbuffer_add(out, "{", 1);
+    FILE *fa = open_memstream(&a, &alen), *fb = open_memstream(&b, &blen);
+    if (fa != NULL && fb != NULL && cn_config_init(gw_config_table, &def, err) == CN_OK) {
+        cn_config_dump(gw_config_table, cfg, fa);
+        cn_config_dump(gw_config_table, &def, fb);
+        cn_config_fini(gw_config_table, &def);
+    }
+    if (fa != NULL)
+        fclose(fa);
+    if (fb != NULL)
+        fclose(fb);
+    int first = 1;
+    for (char *p = a, *q = b; p != NULL && q != NULL && *p != '\0' && *q != '\0';) {
+        char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+        if (pe == NULL || qe == NULL)
+            break;
+        const char *eq = strstr(p, " = ");
+        if (eq != NULL && eq < pe && (pe - p != qe - q || memcmp(p, q, (size_t)(pe - p)) != 0)) {
+            evbuffer_add_printf(out, "%s\n    ", first ? "" : ",");
+            gw_s3_status_json_str(out, p, (size_t)(eq - p));
+            evbuffer_add(out, ": ", 2);
+            gw_s3_status_json_str(out, eq + 3, (size_t)(pe - eq - 3));
+            first = 0;
+        }
+        p = pe + 1;
+        q = qe + 1;
+    }
+    evbuffer_add_printf(out, "%s}", first ? "" : "\n  ");
+    free(a);
+    free(b);
+    size_t n = evbuffer_get_length(out);
+    char *json = cn_malloc(n + 1);
+    evbuffer_remove(out, json, n);
+    json[n] = '\0';
+    evbuffer_free(out);
+    return json;
+}
+
+/* Fills s->status: start time, threads, the ring's digest and vnodes, the
+ * changed settings. */
+static void gw_server_status_info(struct gw_server *s)
+{
+    const struct cn_cluster *cl = gw_cluster_nodes(s->cluster);
+    uint32_t crc = 0, v = (uint32_t)s->cfg->ring_vnodes;
+    for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++) {
+        const struct cn_cluster_node *n = cn_cluster_node(cl, i);
+        const char *zone = n->zone != NULL ? n->zone : "";
+        crc = cn_crc32c(crc, n->id, strlen(n->id) + 1);
+        crc = cn_crc32c(crc, n->address, strlen(n->address) + 1);
+        crc = cn_crc32c(crc, &n->weight, sizeof(n->weight));
+        crc = cn_crc32c(crc, zone, strlen(zone) + 1);
+    }
+    crc = cn_crc32c(crc, &v, sizeof(v));
+    s->status.started_us = cn_time_now_us();
+    s->status.started_mono_us = cn_time_mono_us();
+    s->status.threads = s->n_workers;
+    s->status.vnodes = v;
+    snprintf(s->status.ring_digest, sizeof(s->status.ring_digest), "%08x", crc);
+    s->status.settings_json = gw_server_changed_settings(s->cfg);
+}
+
+/* Request ids name the version of every record a request writes (and the
+ * chunk keys of a large object), so two gateways must not issue the same
+ * one: their top 24 bits are random per process. (They were the start
+ * second's low bits: two gateways started in the same second issued the
+ * same ids.) Falls back to time and pid if getrandom fails. */
+static uint64_t gw_server_id_prefix(void)
+{
+    uint32_t v;
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+        v = (uint32_t)(cn_time_now_us() ^ ((uint64_t)getpid() << 20));
+    return v & 0xffffffu;
+}
+
 struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN])
 {
     evthread_use_pthreads();
@@ -228,11 +336,14 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     struct gw_server *s = cn_calloc(1, sizeof(*s));
     s->cfg = cfg;
     s->port = (int)cfg->http_port;
-    s->boot_s = cn_time_now_us() / 1000000;
+    s->id_prefix = gw_server_id_prefix();
     if (gw_credentials_load_file(cfg->s3_credentials, &s->creds, err) != CN_OK)
         goto fail;
     s->cluster = gw_cluster_new(cfg, err);
     if (s->cluster == NULL)
+        goto fail;
+    if (gw_access_log_new(cfg->log_access_file, (enum gw_access_log_format)cfg->log_format,
+                          (size_t)cfg->log_access_buffer, &s->access, err) != CN_OK)
         goto fail;
     if (cfg->http_tls_port > 0) {
         s->tls_port = (int)cfg->http_tls_port;
@@ -245,12 +356,16 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     s->n_workers = cfg->http_threads > 0 ? (uint32_t)cfg->http_threads
                                          : (uint32_t)(cores > 0 ? cores : 1);
     s->workers = cn_calloc(s->n_workers, sizeof(*s->workers));
+    gw_server_status_info(s);
     gw_server_accept_init(s);
     if (cfg->metrics_port > 0) {
         s->loops = cn_calloc(s->n_workers, sizeof(*s->loops));
         for (uint32_t i = 0; i < s->n_workers; i++)
             s->loops[i] = &s->workers[i].http;
         s->metrics = gw_s3_metrics_new(s->loops, s->n_workers);
+        gw_s3_metrics_watch_access_log(s->metrics, s->access);
+        gw_lo_metrics_register(gw_s3_metrics_registry(s->metrics));
+        gw_cluster_metrics_register(gw_s3_metrics_registry(s->metrics), s->cluster);
     }
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
@@ -335,19 +450,26 @@ static void gw_server_on_signal(evutil_socket_t sig, short what, void *arg)
                         &now);
 }
 
-/* SIGHUP: the HTTPS certificate and key are read again and used for the
+/* SIGHUP: the access log's file is opened again (logrotate moved it);
+ * the HTTPS certificate and key are read again and used for the
  * connections accepted from now on; a file that does not load leaves the
- * old certificate in place (logged). */
+ * old certificate (or access log file) in place (logged). */
 static void gw_server_on_reload(evutil_socket_t sig, short what, void *arg)
 {
     (void)sig;
     (void)what;
     struct gw_server *s = arg;
+    char err[CN_ERR_LEN];
+    if (s->cfg->log_access_file[0] != '\0') {
+        if (gw_access_log_reopen(s->access, err) != CN_OK)
+            cn_error("SIGHUP: access log not reopened, the previous file stays: %s", err);
+        else
+            cn_info("SIGHUP: access log %s reopened", s->cfg->log_access_file);
+    }
     if (s->tls == NULL) {
-        cn_info("SIGHUP: nothing to reload (http.tls_port is 0)");
+        cn_info("SIGHUP: no TLS certificate to reload (http.tls_port is 0)");
         return;
     }
-    char err[CN_ERR_LEN];
     if (gw_http_tls_reload(s->tls, err) != CN_OK) {
         cn_error("SIGHUP: TLS certificate not reloaded, the previous one stays: %s", err);
         return;
@@ -403,6 +525,7 @@ void gw_server_free(struct gw_server *s)
         if (i == 0)
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
         gw_lo_reclaim_free(w->s3.reclaim);
+        gw_read_budget_free(w->s3.lo.read_budget);
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
         gw_sigv2_free(w->s3.sigv2);
@@ -414,11 +537,19 @@ void gw_server_free(struct gw_server *s)
     cn_free(s->workers);
     gw_accept_free(s->accept);
     gw_s3_metrics_free(s->metrics);
+    if (s->access != NULL) {   /* after the loops: closing them logs the requests cut short */
+        uint64_t dropped = gw_access_log_dropped(s->access);
+        gw_access_log_free(s->access);
+        if (dropped > 0)
+            cn_warn("%llu access lines were dropped (the file was slower than the requests; "
+                    "log.access_buffer)", (unsigned long long)dropped);
+    }
     cn_free(s->loops);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);
     gw_credentials_free(s->creds);
+    cn_free(s->status.settings_json);
     gw_http_tls_free(s->tls);   /* after the loops: their connections hold SSL_CTX refs */
     cn_free(s);
 }

@@ -44,6 +44,16 @@ void msg_init_reply(struct msg *m, const struct msg *req, enum msg_status st)
                  (1ull << MSG_F_ST);
 }
 
+uint32_t msg_version_needed(const struct msg *m, int is_reply)
+{
+    if (m->op == MSG_OP_LOCK || m->op == MSG_OP_UNLOCK || MSG_HAS(m, MSG_F_TOK) ||
+        MSG_HAS(m, MSG_F_IFVER))
+        return 2;
+    if (is_reply && (m->st == MSG_ST_PRECONDITION || m->st == MSG_ST_LOCKED))
+        return 2;
+    return 1;
+}
+
 const char *msg_op_str(uint32_t op)
 {
     const struct msg_op_desc *o = msg_schema_op(op);
@@ -439,9 +449,9 @@ int msg_decode(struct msg *m, int is_reply, const void *hdr, size_t hdr_len,
         snprintf(err, CN_ERR_LEN, "header lacks one of v, id, op%s", is_reply ? ", st" : "");
         return msg_decode_fail(m, CN_INVAL);
     }
-    if (m->v != MSG_VERSION) {
-        snprintf(err, CN_ERR_LEN, "protocol version %u is not supported (want %d)", m->v,
-                 MSG_VERSION);
+    if (m->v < MSG_VERSION_MIN || m->v > MSG_VERSION) {
+        snprintf(err, CN_ERR_LEN, "protocol version %u is not supported (want %d to %d)", m->v,
+                 MSG_VERSION_MIN, MSG_VERSION);
         m->st = MSG_ST_BAD_VERSION;
         return CN_INVAL;
     }
@@ -578,7 +588,7 @@ int msg_encode(const struct msg *m, int is_reply, msgpack_sbuffer *out, char err
             continue;
         msg_pack_key(&pk, msg_fields[f].key);
         if (f == MSG_F_V)
-            msgpack_pack_uint64(&pk, MSG_VERSION);
+            msgpack_pack_uint64(&pk, msg_version_needed(m, is_reply));
         else
             msg_pack_value(&pk, &msg_fields[f], (const char *)m + msg_fields[f].offset, m);
     }

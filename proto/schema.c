@@ -10,7 +10,8 @@
 
 const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_V, "v", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, v,
-      "protocol version of the sender; this document describes version 1"),
+      "protocol version of the message: the lowest that has every op, field and status it uses "
+      "(1, or 2 for LOCK, UNLOCK, `tok`, `ifver`, PRECONDITION and LOCKED)"),
     F(MSG_F_ID, "id", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, id,
       "request id chosen by the client; the reply carries the same id"),
     F(MSG_F_OP, "op", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, op,
@@ -55,6 +56,26 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
       "map of counter name (str) to unsigned integer"),
     F(MSG_F_APPLIED, "applied", MSG_T_BOOL, MSG_LIM_NONE, 1, applied,
       "false when the node already held a newer (ts, ver) and ignored the write"),
+    F(MSG_F_TOK, "tok", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, tok,
+      "(v2) lease token chosen by a conditional writer (the `ver` it will write); on a PUT: "
+      "write only while this token holds the key's lease, which the write then releases"),
+    F(MSG_F_IFVER, "ifver", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, ifver,
+      "(v2) LOCK: grant only if the key's live record has this `ver`; absent: only if the key "
+      "has no live record (none, or a tombstone)"),
+    F(MSG_F_UPTO, "upto", MSG_T_BIN, MSG_LIM_KEY, 0, upto,
+      "DIGEST: the range's last key (inclusive); absent: no upper bound"),
+    F(MSG_F_FANOUT, "fanout", MSG_T_UINT, MSG_LIM_NONE, 256, fanout,
+      "DIGEST: how many sub-ranges to split the range into, 1 to 256"),
+    F(MSG_F_ARCS, "arcs", MSG_T_BIN, MSG_LIM_FIXED, 65536, arcs,
+      "DIGEST: count only keys whose ring hash lies in these arcs: pairs of u64 BE "
+      "(first, last), inclusive, sorted, disjoint"),
+    F(MSG_F_SUMS, "sums", MSG_T_BIN, MSG_LIM_FIXED, 6144, sums,
+      "DIGEST reply: per sub-range, in order, 24 bytes: count, digest lane 0, digest lane 1 "
+      "(u64 BE each)"),
+    F(MSG_F_LO, "lo", MSG_T_BIN, MSG_LIM_KEY, 0, lo,
+      "DIGEST reply: the smallest key counted, when all fell in one sub-range"),
+    F(MSG_F_HI, "hi", MSG_T_BIN, MSG_LIM_KEY, 0, hi,
+      "DIGEST reply: the largest key counted, when all fell in one sub-range"),
 };
 
 #define E(key, type, lim, max, member, doc) \
@@ -77,7 +98,7 @@ static const struct msg_use msg_ping_rep[] = {{MSG_F_NODE, 1}, END};
 static const struct msg_use msg_stats_rep[] = {{MSG_F_NODE, 1}, {MSG_F_STATS, 1}, END};
 static const struct msg_use msg_put_req[] = {
     {MSG_F_KEY, 1}, {MSG_F_CRC, 1}, {MSG_F_VER, 1}, {MSG_F_TS, 1},
-    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, END};
+    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_TOK, 0}, END};
 static const struct msg_use msg_put_rep[] = {{MSG_F_APPLIED, 0}, END};
 static const struct msg_use msg_get_req[] = {{MSG_F_KEY, 1}, {MSG_F_OFF, 0}, {MSG_F_LEN, 0}, END};
 static const struct msg_use msg_get_rep[] = {
@@ -94,6 +115,13 @@ static const struct msg_use msg_list_req[] = {
 static const struct msg_use msg_list_rep[] = {{MSG_F_ENTS, 0}, {MSG_F_MORE, 0}, END};
 static const struct msg_use msg_scrub_rep[] = {{MSG_F_STATS, 0}, {MSG_F_ENTS, 0}, END};
 static const struct msg_use msg_compact_rep[] = {{MSG_F_STATS, 0}, END};
+static const struct msg_use msg_lock_req[] = {{MSG_F_KEY, 1}, {MSG_F_TOK, 1}, {MSG_F_IFVER, 0}, END};
+static const struct msg_use msg_lock_rep[] = {{MSG_F_VER, 0}, {MSG_F_TS, 0}, END};
+static const struct msg_use msg_unlock_req[] = {{MSG_F_KEY, 1}, {MSG_F_TOK, 1}, END};
+static const struct msg_use msg_digest_req[] = {
+    {MSG_F_AFTER, 0}, {MSG_F_UPTO, 0}, {MSG_F_FANOUT, 1}, {MSG_F_ARCS, 0}, {MSG_F_LIMIT, 0}, END};
+static const struct msg_use msg_digest_rep[] = {
+    {MSG_F_SUMS, 1}, {MSG_F_MORE, 0}, {MSG_F_LO, 0}, {MSG_F_HI, 0}, {MSG_F_ENTS, 0}, END};
 
 const struct msg_op_desc msg_ops[] = {
     {MSG_OP_PING, "PING", "liveness check; the reply names the node", 0, 0,
@@ -123,6 +151,20 @@ const struct msg_op_desc msg_ops[] = {
      0, 0, msg_none, msg_scrub_rep},
     {MSG_OP_COMPACT, "COMPACT", "reclaim the space of dead records now; the reply counts the work",
      0, 0, msg_none, msg_compact_rep},
+    {MSG_OP_LOCK, "LOCK",
+     "(v2) take the key's conditional-write lease for `tok` if the key's live record is the one "
+     "expected (`ifver`, or none); answers PRECONDITION (with the live record's `ver` and `ts`, "
+     "if any) or LOCKED (another token holds an unexpired lease). Leases live in memory, expire "
+     "after 10 s and are lost when the node restarts",
+     0, 0, msg_lock_req, msg_lock_rep},
+    {MSG_OP_UNLOCK, "UNLOCK", "(v2) release the key's lease if `tok` holds it (OK either way)",
+     0, 0, msg_unlock_req, msg_none},
+    {MSG_OP_DIGEST, "DIGEST",
+     "split the key range (`after`, `upto`] into `fanout` sub-ranges and answer each one's "
+     "record count and digest sum (tombstones included), from the index only; `more` true: the "
+     "node's work cap stopped it and `sums` covers only the first sub-ranges; with `limit`, "
+     "when the whole range counts at most `limit` records, `ents` lists them as LIST would",
+     0, 0, msg_digest_req, msg_digest_rep},
     {0, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -138,6 +180,11 @@ const struct msg_status_desc msg_statuses[] = {
     {MSG_ST_BAD_VERSION, "BAD_VERSION", "the protocol version `v` is not supported"},
     {MSG_ST_BAD_CHECKSUM, "BAD_CHECKSUM", "a PUT payload does not match its `crc`"},
     {MSG_ST_INTERNAL, "INTERNAL", "a bug or resource failure in the node"},
+    {MSG_ST_PRECONDITION, "PRECONDITION",
+     "(v2) LOCK: the key's live record is not the one `ifver` expects"},
+    {MSG_ST_LOCKED, "LOCKED",
+     "(v2) LOCK, or PUT with `tok`: another token holds the key's lease (or, for a PUT, `tok` "
+     "does not hold it)"},
     {0, NULL, NULL},
 };
 

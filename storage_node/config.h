@@ -28,6 +28,7 @@ struct sn_config {
     int64_t max_meta_len;
     int64_t max_record_len;
     int64_t max_list;
+    int64_t max_digest_scan;
     int64_t max_inflight;
     int64_t max_batch;
     int64_t index_cache;

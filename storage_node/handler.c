@@ -10,6 +10,8 @@
 #include "cn/crc.h"
 #include "cn/log.h"
 #include "container.h"
+#include "lease.h"
+#include "digest.h"
 
 enum msg_status sn_handler_status(int rc)
 {
@@ -46,6 +48,10 @@ static void sn_handler_write_done(struct sn_wreq *w, void *arg)
 {
     struct sn_job *j = arg;
     struct msg rep;
+    /* the record is in the index now: a LOCK that waits for this lease
+     * sees it */
+    if (MSG_HAS(&j->req, MSG_F_TOK))
+        sn_lease_write_end(sn_server_leases(j->srv), j->req.key.ptr, j->req.key.len, j->req.tok);
     if (w->rc != CN_OK) {
         CN_LOGR(CN_LOG_ERROR, j->req.id, "%s failed: %s", msg_op_str(j->req.op), w->err);
         sn_server_reply_error(j, sn_handler_status(w->rc), w->err);
@@ -66,6 +72,12 @@ static void sn_handler_write(struct sn_job *j)
         sn_server_reply_error(j, MSG_ST_BAD_CHECKSUM, "payload does not match crc");
         return;
     }
+    int leased = is_put && MSG_HAS(q, MSG_F_TOK);
+    if (leased && sn_lease_write_begin(sn_server_leases(j->srv), q->key.ptr, q->key.len,
+                                       q->tok) != MSG_ST_OK) {
+        sn_server_reply_error(j, MSG_ST_LOCKED, "the token does not hold the key's lease");
+        return;
+    }
     int rc = sn_wreq_init(&j->w, is_put ? SN_WOP_PUT : SN_WOP_DELETE, q->key.ptr, q->key.len,
                           MSG_HAS(q, MSG_F_META) ? q->meta.ptr : NULL,
                           MSG_HAS(q, MSG_F_META) ? q->meta.len : 0,
@@ -73,12 +85,50 @@ static void sn_handler_write(struct sn_job *j)
                           MSG_HAS(q, MSG_F_ETAG) ? q->etag.len : 0, q->ver, q->ts,
                           is_put ? q->payload.ptr : NULL, is_put ? q->payload.len : 0, err);
     if (rc != CN_OK) {
+        if (leased)
+            sn_lease_write_end(sn_server_leases(j->srv), q->key.ptr, q->key.len, q->tok);
         sn_server_reply_error(j, sn_handler_status(rc), err);
         return;
     }
     j->w.done_cb = sn_handler_write_done;
     j->w.arg = j;
     sn_store_submit(sn_server_store(j->srv), &j->w);
+}
+
+/* ---- LOCK and UNLOCK: conditional-write leases (lease.h) ---- */
+
+static void sn_handler_lock(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    char err[CN_ERR_LEN] = "";
+    uint64_t cur_ver, cur_ts;
+    enum msg_status st = sn_lease_take(sn_server_leases(j->srv), sn_server_store(j->srv),
+                                       q->key.ptr, q->key.len, q->tok, MSG_HAS(q, MSG_F_IFVER),
+                                       q->ifver, &cur_ver, &cur_ts, err);
+    if (st != MSG_ST_OK && st != MSG_ST_PRECONDITION) {
+        sn_server_reply_error(j, st, err[0] != '\0' ? err
+                                 : st == MSG_ST_LOCKED ? "another writer holds the key's lease"
+                                                       : "too many leases held");
+        return;
+    }
+    struct msg rep;
+    msg_init_reply(&rep, q, st);
+    if (cur_ver != 0 || cur_ts != 0) {
+        rep.ver = cur_ver;
+        rep.ts = cur_ts;
+        MSG_SET(&rep, MSG_F_VER);
+        MSG_SET(&rep, MSG_F_TS);
+    }
+    sn_server_reply(j, &rep, NULL, NULL, 0);
+}
+
+static void sn_handler_unlock(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    sn_lease_drop(sn_server_leases(j->srv), q->key.ptr, q->key.len, q->tok);
+    struct msg rep;
+    msg_init_reply(&rep, q, MSG_ST_OK);
+    sn_server_reply(j, &rep, NULL, NULL, 0);
 }
 
 /* ---- GET and HEAD ---- */
@@ -261,7 +311,8 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "bad_requests", f.bad_requests);
     static const char *const op_names[MSG_OP_MAX_] = {
         NULL, "ops_ping", "ops_stats", "ops_put", "ops_get", "ops_head",
-        "ops_delete", "ops_list", "ops_scrub", "ops_compact"};
+        "ops_delete", "ops_list", "ops_scrub", "ops_compact", "ops_lock", "ops_unlock",
+        "ops_digest"};
     for (int i = 1; i < MSG_OP_MAX_; i++)
         sn_handler_stat(&st, op_names[i], f.ops[i]);
     sn_handler_stat(&st, "puts_stored", s.puts);
@@ -286,6 +337,7 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "recovered_records", s.recovered_records);
     sn_handler_stat(&st, "torn_tails", s.torn_tails);
     sn_handler_stat(&st, "mem_used", cn_alloc_used());
+    sn_handler_stat(&st, "leases", sn_lease_count(sn_server_leases(j->srv)));
     msg_init_reply(&rep, &j->req, MSG_ST_OK);
     sn_handler_node(j, &rep);
     sn_handler_reply_stats(j, &rep, &st);
@@ -398,6 +450,9 @@ void sn_handler_run(struct sn_job *j)
     case MSG_OP_LIST: sn_handler_list(j); break;
     case MSG_OP_SCRUB: sn_handler_scrub(j); break;
     case MSG_OP_COMPACT: sn_handler_compact(j); break;
+    case MSG_OP_LOCK: sn_handler_lock(j); break;
+    case MSG_OP_UNLOCK: sn_handler_unlock(j); break;
+    case MSG_OP_DIGEST: sn_digest_handle(j); break;
     default: sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "unknown op"); break;
     }
 }

@@ -94,6 +94,7 @@ static void sn_main_server_opts(const struct sn_config *c, const struct cn_curve
     o->limits.max_meta_len = (uint32_t)c->max_meta_len;
     o->limits.max_payload_len = (uint64_t)c->max_record_len;
     o->limits.max_list = (uint32_t)c->max_list;
+    o->max_digest_scan = (uint32_t)c->max_digest_scan;
     if (c->auth == SN_AUTH_CURVE) {
         o->curve_secret = secret;
         o->curve_allowed_clients_file = c->curve_allowed_clients_file;

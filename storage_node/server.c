@@ -17,6 +17,7 @@
 #include "cn/time.h"
 #include "msg/curve.h"
 
+#include "lease.h"
 #include "zap.h"
 
 /* A job queue served by a set of threads. */
@@ -50,6 +51,7 @@ struct sn_server {
     struct sn_server_out *out_head, *out_tail;
     atomic_uint_fast64_t inflight, busy, bad_requests, ops[MSG_OP_MAX_];
     uint64_t next_compact_us;
+    struct sn_lease_table *leases;    /* conditional-write leases (lease.h) */
 };
 
 static void sn_server_wake(struct sn_server *srv)
@@ -402,6 +404,11 @@ struct sn_store *sn_server_store(struct sn_server *srv)
     return srv->store;
 }
 
+struct sn_lease_table *sn_server_leases(struct sn_server *srv)
+{
+    return srv->leases;
+}
+
 const struct sn_server_opts *sn_server_opts(struct sn_server *srv)
 {
     return &srv->o;
@@ -443,6 +450,7 @@ int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
     struct sn_server *srv = cn_calloc(1, sizeof(*srv));
     srv->o = *opts;
     srv->store = store;
+    srv->leases = sn_lease_table_new();
     srv->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     pthread_mutex_init(&srv->out_m, NULL);
     srv->zctx = zmq_ctx_new();
@@ -608,5 +616,6 @@ void sn_server_free(struct sn_server *srv)
     if (srv->efd >= 0)
         close(srv->efd);
     pthread_mutex_destroy(&srv->out_m);
+    sn_lease_table_free(srv->leases);
     cn_free(srv);
 }

@@ -24,6 +24,7 @@ struct sn_server_opts {
     uint64_t compaction_interval_ms;   /* how often to look for containers worth an
                                         * automatic compaction; 0: never */
     struct msg_limits limits;
+    uint32_t max_digest_scan;          /* index entries one DIGEST reads at most */
     struct sn_metrics *metrics;        /* NULL: not counted */
     /* auth = curve: the node's secret key and the allow-list file of client
      * keys (zap.h); NULL: auth = none, every peer is served */
@@ -32,6 +33,7 @@ struct sn_server_opts {
 };
 
 struct sn_server;
+struct sn_lease_table;
 
 /* One request from arrival to reply. */
 struct sn_job {
@@ -66,6 +68,8 @@ void sn_server_reload(struct sn_server *srv);
 void sn_server_free(struct sn_server *srv);
 
 struct sn_store *sn_server_store(struct sn_server *srv);
+/* The node's conditional-write leases (lease.h). */
+struct sn_lease_table *sn_server_leases(struct sn_server *srv);
 const struct sn_server_opts *sn_server_opts(struct sn_server *srv);
 
 /* Sends the reply rep to job's peer (from any thread) and frees the job.

@@ -92,6 +92,17 @@ static int gw_credentials_line(struct gw_credentials *c, const char *p, const ch
     dispn = (size_t)(end - p);
     while (dispn > 0 && gw_credentials_blank(disp[dispn - 1]))
         dispn--;
+    /* a last word admin=true is the attribute, not part of the name */
+    static const char admin_attr[] = "admin=true";
+    size_t an = sizeof(admin_attr) - 1;
+    int admin = 0;
+    if (dispn > an && memcmp(disp + dispn - an, admin_attr, an) == 0 &&
+        gw_credentials_blank(disp[dispn - an - 1])) {
+        admin = 1;
+        dispn -= an;
+        while (dispn > 0 && gw_credentials_blank(disp[dispn - 1]))
+            dispn--;
+    }
     const char *what = NULL;
     if (!gw_credentials_field_ok(ak, akn, 3, 128, gw_credentials_ak_char))
         what = "access key";
@@ -117,6 +128,7 @@ static int gw_credentials_line(struct gw_credentials *c, const char *p, const ch
     e->secret_key_len = skn;
     e->owner_id = cn_strndup(owner, ownern);
     e->display_name = cn_strndup(disp, dispn);
+    e->admin = admin;
     return CN_OK;
 }
 

@@ -10,6 +10,9 @@
  * are 3..128 characters of [A-Za-z0-9._-+/=]; secrets 1..128 printable
  * non-space ASCII characters; owner_id 1..64 of [A-Za-z0-9._-]; display_name
  * 1..64 printable characters. A duplicate access key is an error.
+ * A line may end in the attribute `admin=true` (one word after the display
+ * name, so a display name cannot end in that word): the key is an
+ * operator's, allowed GET /_cairn/status (s3_status.h); nothing else.
  * The local cluster's development pair is in deploy/local/credentials.example:
  *     AKIACAIRNDEV00000000 cairn-dev-secret-key-000000000000000000 cairn-dev cairn */
 #ifndef GW_CREDENTIALS_H
@@ -27,6 +30,7 @@ struct gw_cred {
     size_t secret_key_len;
     const char *owner_id;
     const char *display_name;
+    int admin;                  /* `admin=true`: may read /_cairn/status */
 };
 
 struct gw_credentials;

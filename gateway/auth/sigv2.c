@@ -17,6 +17,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "auth_util.h"
 #include "checksum.h"
 #include "cn/alloc.h"
 #include "s3_names.h"
@@ -45,26 +46,6 @@ static const char *const gw_sigv2_subresources[] = {
 
 /* ---- small helpers --------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4)))
-static int gw_sigv2_fail(struct gw_sigv4_result *res, enum gw_s3_err err, const char *fmt, ...)
-{
-    res->err = err;
-    res->message[0] = '\0';
-    if (fmt != NULL) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(res->message, sizeof(res->message), fmt, ap);
-        va_end(ap);
-    }
-    return CN_INVAL;
-}
-
-static int gw_sigv2_ieq(const char *a, size_t an, const char *b)
-{
-    size_t bn = strlen(b);
-    return an == bn && strncasecmp(a, b, an) == 0;
-}
-
 static int gw_sigv2_is_ws(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -79,40 +60,6 @@ static void gw_sigv2_trim(const char **p, size_t *n)
     }
     while (*n > 0 && gw_sigv2_is_ws((*p)[*n - 1]))
         (*n)--;
-}
-
-/* The first request header named name (case-insensitive), or NULL. */
-static const struct gw_sigv4_header *gw_sigv2_header(const struct gw_sigv4_request *req,
-                                                     const char *name)
-{
-    for (size_t i = 0; i < req->n_headers; i++)
-        if (gw_sigv2_ieq(req->headers[i].name, req->headers[i].name_len, name))
-            return &req->headers[i];
-    return NULL;
-}
-
-/* Calls fn for every name=value of a raw query (pieces as sent, encoded);
- * has_eq says whether the piece had an '='. Stops at the first non-CN_OK. */
-typedef int (*gw_sigv2_param_cb)(void *arg, const char *name, size_t nn, const char *value,
-                                 size_t vn, int has_eq);
-
-static int gw_sigv2_each_param(const char *q, size_t len, gw_sigv2_param_cb fn, void *arg)
-{
-    const char *p = q, *end = q + len;
-    while (p != NULL && p < end) {
-        const char *amp = memchr(p, '&', (size_t)(end - p));
-        const char *pe = amp != NULL ? amp : end;
-        if (pe > p) {
-            const char *eq = memchr(p, '=', (size_t)(pe - p));
-            const char *ne = eq != NULL ? eq : pe;
-            const char *v = eq != NULL ? eq + 1 : pe;
-            int rc = fn(arg, p, (size_t)(ne - p), v, (size_t)(pe - v), eq != NULL);
-            if (rc != CN_OK)
-                return rc;
-        }
-        p = amp != NULL ? amp + 1 : NULL;
-    }
-    return CN_OK;
 }
 
 void gw_sigv2_sign(const char *secret, size_t secret_len, const char *msg, size_t len,
@@ -176,7 +123,7 @@ int gw_sigv2_parse_authorization(const char *value, size_t len, struct gw_sigv2_
     size_t sn = colon != NULL ? n - kn - 1 : 0;
     if (colon == NULL || !gw_sigv2_key_ok(p, kn) || sn == 0 || sn > GW_SIGV2_SIG_MAX ||
         memchr(colon + 1, ' ', sn) != NULL)
-        return gw_sigv2_fail(res, GW_S3_INVALID_ARGUMENT, "AWS authorization header is "
+        return gw_auth_fail(res, GW_S3_INVALID_ARGUMENT, "AWS authorization header is "
                              "invalid.  Expected AwsAccessKeyId:signature");
     memcpy(out->access_key, p, kn);
     out->access_key_len = kn;
@@ -201,13 +148,13 @@ static int gw_sigv2_query_value(struct gw_sigv2_query_state *st, int which, cons
     switch (which) {
     case 0:
         if (!gw_sigv2_key_ok(v, vn))
-            return gw_sigv2_fail(st->res, GW_S3_INVALID_ACCESS_KEY_ID, NULL);
+            return gw_auth_fail(st->res, GW_S3_INVALID_ACCESS_KEY_ID, NULL);
         memcpy(a->access_key, v, vn);
         a->access_key_len = vn;
         return CN_OK;
     case 1:
         if (vn == 0 || vn > GW_SIGV2_SIG_MAX)
-            return gw_sigv2_fail(st->res, GW_S3_SIGNATURE_DOES_NOT_MATCH, NULL);
+            return gw_auth_fail(st->res, GW_S3_SIGNATURE_DOES_NOT_MATCH, NULL);
         memcpy(a->signature, v, vn);
         a->signature_len = vn;
         return CN_OK;
@@ -225,7 +172,7 @@ static int gw_sigv2_query_value(struct gw_sigv2_query_state *st, int which, cons
         a->expires = t;
         return CN_OK;
     bad_date:
-        return gw_sigv2_fail(st->res, GW_S3_ACCESS_DENIED, "Invalid date (should be seconds "
+        return gw_auth_fail(st->res, GW_S3_ACCESS_DENIED, "Invalid date (should be seconds "
                              "since epoch): %.*s", (int)CN_MIN(vn, 32), v);
     }
     }
@@ -245,12 +192,12 @@ static int gw_sigv2_query_param(void *arg, const char *name, size_t nn, const ch
             memcmp(dname, gw_sigv2_query_names[i], dn) != 0)
             continue;
         if (st->seen & (1u << i))
-            return gw_sigv2_fail(st->res, GW_S3_INVALID_ARGUMENT, "%s appears more than once",
+            return gw_auth_fail(st->res, GW_S3_INVALID_ARGUMENT, "%s appears more than once",
                                  gw_sigv2_query_names[i]);
         st->seen |= 1u << i;
         size_t tn = 0;
         if (vn >= sizeof(st->tmp) || gw_s3_names_uri_decode(value, vn, st->tmp, &tn, 0) != CN_OK)
-            return gw_sigv2_fail(st->res, GW_S3_INVALID_ARGUMENT, "%s is malformed",
+            return gw_auth_fail(st->res, GW_S3_INVALID_ARGUMENT, "%s is malformed",
                                  gw_sigv2_query_names[i]);
         return gw_sigv2_query_value(st, i, st->tmp, tn);
     }
@@ -265,15 +212,15 @@ int gw_sigv2_parse_query(const char *query, size_t len, struct gw_sigv2_auth *ou
     if (query == NULL || len == 0)
         return CN_NOTFOUND;
     if (len > GW_SIGV2_INPUT_MAX)
-        return gw_sigv2_fail(res, GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE, NULL);
+        return gw_auth_fail(res, GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE, NULL);
     struct gw_sigv2_query_state st = {.auth = out, .res = res};
-    int rc = gw_sigv2_each_param(query, len, gw_sigv2_query_param, &st);
+    int rc = gw_auth_each_param(query, len, gw_sigv2_query_param, &st);
     if (rc != CN_OK)
         return rc;
     if (st.seen == 0)
         return CN_NOTFOUND;
     if (st.seen != 7)
-        return gw_sigv2_fail(res, GW_S3_ACCESS_DENIED, "Query-string authentication requires "
+        return gw_auth_fail(res, GW_S3_ACCESS_DENIED, "Query-string authentication requires "
                              "the Signature, Expires and AWSAccessKeyId parameters");
     return CN_OK;
 }
@@ -435,7 +382,7 @@ static int gw_sigv2_resource_add(const struct gw_sigv4_request *req, const char 
     struct gw_sigv2_subs *s = cn_calloc(1, sizeof(*s));
     s->cap = req->query_len;
     s->arena = cn_malloc(s->cap + 1);
-    int rc = gw_sigv2_each_param(req->query, req->query_len, gw_sigv2_sub_param, s);
+    int rc = gw_auth_each_param(req->query, req->query_len, gw_sigv2_sub_param, s);
     if (rc == CN_OK && s->n > 1)
         qsort(s->v, s->n, sizeof(s->v[0]), gw_sigv2_sub_cmp);
     for (size_t i = 0; rc == CN_OK && i < s->n; i++) {
@@ -468,13 +415,13 @@ int gw_sigv2_string_to_sign(const struct gw_sigv4_request *req, const char *vhos
     if (req->path_len > GW_SIGV2_INPUT_MAX || req->query_len > GW_SIGV2_INPUT_MAX ||
         req->method_len > 32 || vhost_len > 255 || date_len > GW_SIGV2_INPUT_MAX)
         return CN_TOOBIG;
-    const struct gw_sigv4_header *md5 = gw_sigv2_header(req, "content-md5");
-    const struct gw_sigv4_header *type = gw_sigv2_header(req, "content-type");
+    const struct gw_sigv4_header *md5 = gw_auth_header(req, "content-md5");
+    const struct gw_sigv4_header *type = gw_auth_header(req, "content-type");
     if ((md5 != NULL && md5->value_len > GW_SIGV2_INPUT_MAX) ||
         (type != NULL && type->value_len > GW_SIGV2_INPUT_MAX))
         return CN_TOOBIG;
-    if (date == NULL && gw_sigv2_header(req, "x-amz-date") == NULL) {
-        const struct gw_sigv4_header *d = gw_sigv2_header(req, "date");
+    if (date == NULL && gw_auth_header(req, "x-amz-date") == NULL) {
+        const struct gw_sigv4_header *d = gw_auth_header(req, "date");
         if (d != NULL && d->value_len > GW_SIGV2_INPUT_MAX)
             return CN_TOOBIG;
         date = d != NULL ? d->value : NULL;
@@ -541,13 +488,13 @@ static int gw_sigv2_has_param(const struct gw_sigv4_request *req, const char *na
 {
     if (req->query == NULL || req->query_len == 0)
         return 0;
-    return gw_sigv2_each_param(req->query, CN_MIN(req->query_len, GW_SIGV2_INPUT_MAX),
+    return gw_auth_each_param(req->query, CN_MIN(req->query_len, GW_SIGV2_INPUT_MAX),
                                gw_sigv2_has_param_cb, (void *)(uintptr_t)name) == CN_DONE;
 }
 
 int gw_sigv2_detect(const struct gw_sigv4_request *req)
 {
-    const struct gw_sigv4_header *h = gw_sigv2_header(req, "authorization");
+    const struct gw_sigv4_header *h = gw_auth_header(req, "authorization");
     if (h != NULL)
         return h->value_len >= 4 && memcmp(h->value, "AWS ", 4) == 0;
     if (gw_sigv2_has_param(req, "X-Amz-Algorithm"))
@@ -585,16 +532,16 @@ static int gw_sigv2_date_parse(const char *s, size_t n, time_t *out)
 static int gw_sigv2_check_time(struct gw_sigv2 *v, const struct gw_sigv4_request *req,
                                struct gw_sigv4_result *res)
 {
-    const struct gw_sigv4_header *h = gw_sigv2_header(req, "x-amz-date");
+    const struct gw_sigv4_header *h = gw_auth_header(req, "x-amz-date");
     if (h == NULL)
-        h = gw_sigv2_header(req, "date");
+        h = gw_auth_header(req, "date");
     time_t t;
     if (h == NULL || h->value_len > 64 || gw_sigv2_date_parse(h->value, h->value_len, &t) != CN_OK)
-        return gw_sigv2_fail(res, GW_S3_ACCESS_DENIED, "AWS authentication requires a valid "
+        return gw_auth_fail(res, GW_S3_ACCESS_DENIED, "AWS authentication requires a valid "
                              "Date or x-amz-date header");
     int64_t now = (int64_t)req->now, when = (int64_t)t;
     if (when - now > v->max_skew_s || now - when > v->max_skew_s)
-        return gw_sigv2_fail(res, GW_S3_REQUEST_TIME_TOO_SKEWED, NULL);
+        return gw_auth_fail(res, GW_S3_REQUEST_TIME_TOO_SKEWED, NULL);
     return CN_OK;
 }
 
@@ -607,9 +554,9 @@ static int gw_sigv2_check_signature(struct gw_sigv2 *v, const struct gw_sigv4_re
     int rc = gw_sigv2_string_to_sign(req, vb, vbn, a->presigned ? a->expires_str : NULL,
                                      a->presigned ? strlen(a->expires_str) : 0, v->sts);
     if (rc == CN_INVAL)
-        return gw_sigv2_fail(res, GW_S3_INVALID_ARGUMENT, NULL);
+        return gw_auth_fail(res, GW_S3_INVALID_ARGUMENT, NULL);
     if (rc != CN_OK)
-        return gw_sigv2_fail(res, rc == CN_TOOBIG ? GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE
+        return gw_auth_fail(res, rc == CN_TOOBIG ? GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE
                                                   : GW_S3_INTERNAL_ERROR, NULL);
     size_t n = evbuffer_get_length(v->sts);
     const char *sts = (const char *)evbuffer_pullup(v->sts, -1);
@@ -621,7 +568,7 @@ static int gw_sigv2_check_signature(struct gw_sigv2 *v, const struct gw_sigv4_re
     res->string_to_sign[keep] = '\0';
     if (a->signature_len != GW_SIGV2_SIG_B64 ||
         CRYPTO_memcmp(sig, a->signature, GW_SIGV2_SIG_B64) != 0)
-        return gw_sigv2_fail(res, GW_S3_SIGNATURE_DOES_NOT_MATCH, NULL);
+        return gw_auth_fail(res, GW_S3_SIGNATURE_DOES_NOT_MATCH, NULL);
     memcpy(res->signature, sig, sizeof(sig));
     return CN_OK;
 }
@@ -630,17 +577,17 @@ static int gw_sigv2_check_signature(struct gw_sigv2 *v, const struct gw_sigv4_re
 static int gw_sigv2_parse_any(const struct gw_sigv4_request *req, struct gw_sigv2_auth *a,
                               struct gw_sigv4_result *res)
 {
-    const struct gw_sigv4_header *h = gw_sigv2_header(req, "authorization");
+    const struct gw_sigv4_header *h = gw_auth_header(req, "authorization");
     int qrc = gw_sigv2_parse_query(req->query, req->query_len, a, res);
     if (h != NULL && qrc != CN_NOTFOUND)
-        return gw_sigv2_fail(res, GW_S3_INVALID_ARGUMENT, "Only one auth mechanism allowed; "
+        return gw_auth_fail(res, GW_S3_INVALID_ARGUMENT, "Only one auth mechanism allowed; "
                              "only the X-Amz-Algorithm query parameter, Signature query "
                              "string parameter or the Authorization header should be "
                              "specified");
     if (h == NULL)
-        return qrc == CN_NOTFOUND ? gw_sigv2_fail(res, GW_S3_ACCESS_DENIED, NULL) : qrc;
+        return qrc == CN_NOTFOUND ? gw_auth_fail(res, GW_S3_ACCESS_DENIED, NULL) : qrc;
     int rc = gw_sigv2_parse_authorization(h->value, h->value_len, a, res);
-    return rc == CN_NOTFOUND ? gw_sigv2_fail(res, GW_S3_ACCESS_DENIED, NULL) : rc;
+    return rc == CN_NOTFOUND ? gw_auth_fail(res, GW_S3_ACCESS_DENIED, NULL) : rc;
 }
 
 int gw_sigv2_verify(struct gw_sigv2 *v, const struct gw_sigv4_request *req,
@@ -654,14 +601,14 @@ int gw_sigv2_verify(struct gw_sigv2 *v, const struct gw_sigv4_request *req,
     res->presigned = a.presigned;
     res->payload = GW_SIGV4_PAYLOAD_UNSIGNED;
     if (a.presigned && (int64_t)req->now > a.expires) {
-        rc = gw_sigv2_fail(res, GW_S3_EXPIRED_PRESIGNED, NULL);
+        rc = gw_auth_fail(res, GW_S3_EXPIRED_PRESIGNED, NULL);
         goto out;
     }
     if (!a.presigned && (rc = gw_sigv2_check_time(v, req, res)) != CN_OK)
         goto out;
     res->cred = gw_credentials_find(v->creds, a.access_key, a.access_key_len);
     if (res->cred == NULL) {
-        rc = gw_sigv2_fail(res, GW_S3_INVALID_ACCESS_KEY_ID, NULL);
+        rc = gw_auth_fail(res, GW_S3_INVALID_ACCESS_KEY_ID, NULL);
         goto out;
     }
     rc = gw_sigv2_check_signature(v, req, vhost_bucket, vhost_len, &a, res);

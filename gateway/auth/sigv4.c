@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "auth_util.h"
 #include "checksum.h"
 #include "cn/alloc.h"
 #include "cn/hex.h"
@@ -43,41 +44,10 @@ struct gw_sigv4 {
 
 /* ---- small helpers --------------------------------------------------- */
 
-/* Fills res with err and a printf message (truncated to CN_ERR_LEN). */
-__attribute__((format(printf, 3, 4)))
-static int gw_sigv4_fail(struct gw_sigv4_result *res, enum gw_s3_err err, const char *fmt, ...)
-{
-    res->err = err;
-    res->message[0] = '\0';
-    if (fmt != NULL) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(res->message, sizeof(res->message), fmt, ap);
-        va_end(ap);
-    }
-    return CN_INVAL;
-}
-
 static int gw_sigv4_eq(const char *a, size_t an, const char *b)
 {
     size_t bn = strlen(b);
     return an == bn && memcmp(a, b, an) == 0;
-}
-
-static int gw_sigv4_ieq(const char *a, size_t an, const char *b)
-{
-    size_t bn = strlen(b);
-    return an == bn && strncasecmp(a, b, an) == 0;
-}
-
-/* The first request header named name (case-insensitive), or NULL. */
-static const struct gw_sigv4_header *gw_sigv4_find_header(const struct gw_sigv4_request *req,
-                                                          const char *name)
-{
-    for (size_t i = 0; i < req->n_headers; i++)
-        if (gw_sigv4_ieq(req->headers[i].name, req->headers[i].name_len, name))
-            return &req->headers[i];
-    return NULL;
 }
 
 static void gw_sigv4_hmac(const unsigned char *key, size_t key_len, const char *msg,
@@ -127,7 +97,7 @@ static int gw_sigv4_parse_credential(struct gw_sigv4_auth *a, struct gw_sigv4_re
         if (c[i - 1] == '/')
             cut[found++] = i - 1;
     if (found < 4 || cut[3] == 0)
-        return gw_sigv4_fail(res, e, "%sthe Credential is mal-formed; expecting "
+        return gw_auth_fail(res, e, "%sthe Credential is mal-formed; expecting "
                              "\"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".", pre);
     a->access_key = (struct gw_sigv4_slice){c, cut[3]};
     a->date = (struct gw_sigv4_slice){c + cut[3] + 1, cut[2] - cut[3] - 1};
@@ -141,21 +111,21 @@ static int gw_sigv4_parse_credential(struct gw_sigv4_auth *a, struct gw_sigv4_re
         memcpy(day + 8, "T000000Z", 9);
     }
     if (a->date.len != 8 || gw_s3_names_amz_date_parse(day, 16, &t) != CN_OK)
-        return gw_sigv4_fail(res, e, "%sInvalid credential date \"%.*s\".", pre,
+        return gw_auth_fail(res, e, "%sInvalid credential date \"%.*s\".", pre,
                              (int)CN_MIN(a->date.len, 32), a->date.p);
     if (a->region.len == 0 || a->region.len > GW_SIGV4_REGION_MAX)
-        return gw_sigv4_fail(res, e, "%sthe region is missing or too long.", pre);
+        return gw_auth_fail(res, e, "%sthe region is missing or too long.", pre);
     for (size_t i = 0; i < a->region.len; i++) {
         char ch = a->region.p[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
               (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
-            return gw_sigv4_fail(res, e, "%sthe region is not valid.", pre);
+            return gw_auth_fail(res, e, "%sthe region is not valid.", pre);
     }
     if (!gw_sigv4_eq(a->service.p, a->service.len, "s3"))
-        return gw_sigv4_fail(res, e, "%sincorrect service \"%.*s\". This endpoint belongs to "
+        return gw_auth_fail(res, e, "%sincorrect service \"%.*s\". This endpoint belongs to "
                              "\"s3\".", pre, (int)CN_MIN(a->service.len, 32), a->service.p);
     if (!gw_sigv4_eq(a->terminal.p, a->terminal.len, "aws4_request"))
-        return gw_sigv4_fail(res, e, "%sincorrect terminal \"%.*s\". This endpoint uses "
+        return gw_auth_fail(res, e, "%sincorrect terminal \"%.*s\". This endpoint uses "
                              "\"aws4_request\".", pre, (int)CN_MIN(a->terminal.len, 32),
                              a->terminal.p);
     return CN_OK;
@@ -171,14 +141,14 @@ static int gw_sigv4_parse_signed_headers(struct gw_sigv4_auth *a, struct gw_sigv
         const char *semi = memchr(p, ';', (size_t)(end - p));
         const char *ne = semi != NULL ? semi : end;
         if (ne == p || a->n_signed == GW_SIGV4_MAX_SIGNED_HEADERS)
-            return gw_sigv4_fail(res, e, "%sSignedHeaders is malformed.", pre);
+            return gw_auth_fail(res, e, "%sSignedHeaders is malformed.", pre);
         for (const char *q = p; q < ne; q++) {
             char ch = *q;
             if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
                   ch == '_' || ch == '.' || ch == '!' || ch == '#' || ch == '$' ||
                   ch == '%' || ch == '&' || ch == '\'' || ch == '*' || ch == '+' ||
                   ch == '^' || ch == '`' || ch == '|' || ch == '~'))
-                return gw_sigv4_fail(res, e, "%sSignedHeaders must be lower-case header "
+                return gw_auth_fail(res, e, "%sSignedHeaders must be lower-case header "
                                      "names separated by ';'.", pre);
         }
         a->signed_list[a->n_signed++] = (struct gw_sigv4_slice){p, (size_t)(ne - p)};
@@ -210,25 +180,25 @@ static int gw_sigv4_auth_component(struct gw_sigv4_auth *out, struct gw_sigv4_re
     if (gw_sigv4_eq(k, kn, "Credential") && !(*seen & 1)) {
         *seen |= 1;
         if (gw_sigv4_copy(out->credential, sizeof(out->credential), v, vn) != CN_OK)
-            return gw_sigv4_fail(res, e, "%sthe Credential is too long.", pre);
+            return gw_auth_fail(res, e, "%sthe Credential is too long.", pre);
         return gw_sigv4_parse_credential(out, res, e, pre);
     }
     if (gw_sigv4_eq(k, kn, "SignedHeaders") && !(*seen & 2)) {
         *seen |= 2;
         if (gw_sigv4_copy(out->signed_headers, sizeof(out->signed_headers), v, vn) != CN_OK)
-            return gw_sigv4_fail(res, e, "%sSignedHeaders is too long.", pre);
+            return gw_auth_fail(res, e, "%sSignedHeaders is too long.", pre);
         return gw_sigv4_parse_signed_headers(out, res, e, pre);
     }
     if (gw_sigv4_eq(k, kn, "Signature") && !(*seen & 4)) {
         *seen |= 4;
         if (vn != GW_SIGV4_SIG_HEX || !cn_hex_is_lower(v, vn))
-            return gw_sigv4_fail(res, e, "%sthe Signature must be 64 lower-case hex "
+            return gw_auth_fail(res, e, "%sthe Signature must be 64 lower-case hex "
                                  "characters.", pre);
         memcpy(out->signature, v, vn);
         out->signature[vn] = '\0';
         return CN_OK;
     }
-    return gw_sigv4_fail(res, e, "%sunexpected or repeated component \"%.*s\".", pre,
+    return gw_auth_fail(res, e, "%sunexpected or repeated component \"%.*s\".", pre,
                          (int)CN_MIN(kn, 32), k);
 }
 
@@ -240,7 +210,7 @@ int gw_sigv4_parse_authorization(const char *value, size_t len, struct gw_sigv4_
     if (len < sizeof(alg) - 1 || memcmp(value, alg, sizeof(alg) - 1) != 0)
         return CN_NOTFOUND;
     if (len > GW_SIGV4_INPUT_MAX)
-        return gw_sigv4_fail(res, GW_S3_AUTHORIZATION_HEADER_MALFORMED,
+        return gw_auth_fail(res, GW_S3_AUTHORIZATION_HEADER_MALFORMED,
                              "The authorization header is too long.");
     const char *p = value + sizeof(alg) - 1, *end = value + len;
     unsigned seen = 0;
@@ -255,7 +225,7 @@ int gw_sigv4_parse_authorization(const char *value, size_t len, struct gw_sigv4_
             ce--;
         const char *eq = memchr(p, '=', (size_t)(ce - p));
         if (eq == NULL)
-            return gw_sigv4_fail(res, GW_S3_AUTHORIZATION_HEADER_MALFORMED,
+            return gw_auth_fail(res, GW_S3_AUTHORIZATION_HEADER_MALFORMED,
                                  "The authorization header is malformed; the authorization "
                                  "component \"%.*s\" is malformed.",
                                  (int)CN_MIN((size_t)(ce - p), 64), p);
@@ -266,36 +236,13 @@ int gw_sigv4_parse_authorization(const char *value, size_t len, struct gw_sigv4_
         p = comma != NULL ? comma + 1 : end;
     }
     if (seen != 7)
-        return gw_sigv4_fail(res, GW_S3_AUTHORIZATION_HEADER_MALFORMED,
+        return gw_auth_fail(res, GW_S3_AUTHORIZATION_HEADER_MALFORMED,
                              "The authorization header is malformed; it needs Credential, "
                              "SignedHeaders and Signature.");
     return CN_OK;
 }
 
 /* ---- presigned query ------------------------------------------------- */
-
-/* Calls fn for every name=value of a raw query (pieces as sent, encoded). */
-typedef int (*gw_sigv4_param_cb)(void *arg, const char *name, size_t nn, const char *value,
-                                 size_t vn);
-
-static int gw_sigv4_each_param(const char *q, size_t len, gw_sigv4_param_cb fn, void *arg)
-{
-    const char *p = q, *end = q + len;
-    while (p < end) {
-        const char *amp = memchr(p, '&', (size_t)(end - p));
-        const char *pe = amp != NULL ? amp : end;
-        if (pe > p) {
-            const char *eq = memchr(p, '=', (size_t)(pe - p));
-            const char *ne = eq != NULL ? eq : pe;
-            const char *v = eq != NULL ? eq + 1 : pe;
-            int rc = fn(arg, p, (size_t)(ne - p), v, (size_t)(pe - v));
-            if (rc != CN_OK)
-                return rc;
-        }
-        p = amp != NULL ? amp + 1 : end;
-    }
-    return CN_OK;
-}
 
 struct gw_sigv4_query_state {
     struct gw_sigv4_auth *auth;
@@ -319,16 +266,16 @@ static int gw_sigv4_query_value(struct gw_sigv4_query_state *st, int which, cons
     switch (which) {
     case 0:
         if (!gw_sigv4_eq(v, vn, GW_SIGV4_ALGORITHM))
-            return gw_sigv4_fail(st->res, e, "X-Amz-Algorithm only supports \""
+            return gw_auth_fail(st->res, e, "X-Amz-Algorithm only supports \""
                                  GW_SIGV4_ALGORITHM "\"");
         return CN_OK;
     case 1:
         if (gw_sigv4_copy(a->credential, sizeof(a->credential), v, vn) != CN_OK)
-            return gw_sigv4_fail(st->res, e, "%sthe Credential is too long.", pre);
+            return gw_auth_fail(st->res, e, "%sthe Credential is too long.", pre);
         return gw_sigv4_parse_credential(a, st->res, e, pre);
     case 2:
         if (vn != GW_SIGV4_AMZ_DATE_LEN)
-            return gw_sigv4_fail(st->res, e, "X-Amz-Date must be in the ISO8601 Long Format "
+            return gw_auth_fail(st->res, e, "X-Amz-Date must be in the ISO8601 Long Format "
                                  "\"yyyyMMdd'T'HHmmss'Z'\"");
         memcpy(a->amz_date, v, vn);
         a->amz_date[vn] = '\0';
@@ -336,15 +283,15 @@ static int gw_sigv4_query_value(struct gw_sigv4_query_state *st, int which, cons
     case 3: {
         int64_t x = 0;
         if (vn == 0 || vn > 7)
-            return gw_sigv4_fail(st->res, e, "X-Amz-Expires should be a number between 1 "
+            return gw_auth_fail(st->res, e, "X-Amz-Expires should be a number between 1 "
                                  "and %d", GW_SIGV4_MAX_EXPIRES_S);
         for (size_t i = 0; i < vn; i++) {
             if (v[i] < '0' || v[i] > '9')
-                return gw_sigv4_fail(st->res, e, "X-Amz-Expires should be a number");
+                return gw_auth_fail(st->res, e, "X-Amz-Expires should be a number");
             x = x * 10 + (v[i] - '0');
         }
         if (x < 1 || x > GW_SIGV4_MAX_EXPIRES_S)
-            return gw_sigv4_fail(st->res, e, "X-Amz-Expires must be less than a week (in "
+            return gw_auth_fail(st->res, e, "X-Amz-Expires must be less than a week (in "
                                  "seconds) that is, the given X-Amz-Expires must be less "
                                  "than %d seconds", GW_SIGV4_MAX_EXPIRES_S);
         a->expires = x;
@@ -352,11 +299,11 @@ static int gw_sigv4_query_value(struct gw_sigv4_query_state *st, int which, cons
     }
     case 4:
         if (gw_sigv4_copy(a->signed_headers, sizeof(a->signed_headers), v, vn) != CN_OK)
-            return gw_sigv4_fail(st->res, e, "X-Amz-SignedHeaders is too long.");
+            return gw_auth_fail(st->res, e, "X-Amz-SignedHeaders is too long.");
         return gw_sigv4_parse_signed_headers(a, st->res, e, "");
     default:
         if (vn != GW_SIGV4_SIG_HEX || !cn_hex_is_lower(v, vn))
-            return gw_sigv4_fail(st->res, e, "X-Amz-Signature must be 64 lower-case hex "
+            return gw_auth_fail(st->res, e, "X-Amz-Signature must be 64 lower-case hex "
                                  "characters.");
         memcpy(a->signature, v, vn);
         a->signature[vn] = '\0';
@@ -365,24 +312,25 @@ static int gw_sigv4_query_value(struct gw_sigv4_query_state *st, int which, cons
 }
 
 static int gw_sigv4_query_param(void *arg, const char *name, size_t nn, const char *value,
-                                size_t vn)
+                                size_t vn, int has_eq)
 {
+    (void)has_eq;
     struct gw_sigv4_query_state *st = arg;
     char dname[32];
     size_t dn = 0;
     if (nn >= sizeof(dname) || gw_s3_names_uri_decode(name, nn, dname, &dn, 1) != CN_OK)
         return CN_OK; /* not one of ours; the canonical query checks escapes */
     for (int i = 0; i < (int)CN_ARRAY_LEN(gw_sigv4_query_names); i++) {
-        if (!gw_sigv4_ieq(dname, dn, gw_sigv4_query_names[i]))
+        if (!gw_auth_ieq(dname, dn, gw_sigv4_query_names[i]))
             continue;
         if (st->seen & (1u << i))
-            return gw_sigv4_fail(st->res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
+            return gw_auth_fail(st->res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
                                  "%s appears more than once", gw_sigv4_query_names[i]);
         st->seen |= 1u << i;
         size_t tn = 0;
         if (vn >= sizeof(st->tmp) ||
             gw_s3_names_uri_decode(value, vn, st->tmp, &tn, 1) != CN_OK)
-            return gw_sigv4_fail(st->res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
+            return gw_auth_fail(st->res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
                                  "%s is malformed", gw_sigv4_query_names[i]);
         return gw_sigv4_query_value(st, i, st->tmp, tn);
     }
@@ -399,12 +347,12 @@ int gw_sigv4_parse_query(const char *query, size_t len, struct gw_sigv4_auth *ou
     if (len > GW_SIGV4_INPUT_MAX) /* too long to sign: refused later if not presigned */
         return memmem(query, len, "X-Amz-Algorithm", 15) == NULL
                    ? CN_NOTFOUND
-                   : gw_sigv4_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
+                   : gw_auth_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
                                    "The query string is too long.");
     struct gw_sigv4_query_state *st = cn_calloc(1, sizeof(*st));
     st->auth = out;
     st->res = res;
-    int rc = gw_sigv4_each_param(query, len, gw_sigv4_query_param, st);
+    int rc = gw_auth_each_param(query, len, gw_sigv4_query_param, st);
     unsigned seen = st->seen;
     cn_free(st);
     if (rc != CN_OK)
@@ -412,7 +360,7 @@ int gw_sigv4_parse_query(const char *query, size_t len, struct gw_sigv4_auth *ou
     if (!(seen & 1))
         return CN_NOTFOUND;
     if (seen != (1u << CN_ARRAY_LEN(gw_sigv4_query_names)) - 1)
-        return gw_sigv4_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
+        return gw_auth_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
                              "Query-string authentication version 4 requires the "
                              "X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, "
                              "X-Amz-SignedHeaders, and X-Amz-Expires parameters.");
@@ -455,8 +403,9 @@ static int gw_sigv4_canon_encode(struct gw_sigv4_canon_query *cq, const char *in
 }
 
 static int gw_sigv4_canon_param(void *arg, const char *name, size_t nn, const char *value,
-                                size_t vn)
+                                size_t vn, int has_eq)
 {
+    (void)has_eq;
     struct gw_sigv4_canon_query *cq = arg;
     if (cq->n == GW_SIGV4_QUERY_PARAMS_MAX)
         return CN_TOOBIG;
@@ -497,7 +446,7 @@ static int gw_sigv4_canon_query_add(const struct gw_sigv4_request *req, int pres
     cq.arena_cap = 3 * req->query_len + 3;
     cq.arena = cn_malloc(cq.arena_cap);
     cq.tmp = cn_malloc(req->query_len + 1);
-    int rc = gw_sigv4_each_param(req->query, req->query_len, gw_sigv4_canon_param, &cq);
+    int rc = gw_auth_each_param(req->query, req->query_len, gw_sigv4_canon_param, &cq);
     if (rc == CN_OK) {
         if (cq.n > 1) /* qsort(NULL, 0) is undefined */
             qsort(cq.v, cq.n, sizeof(*cq.v), gw_sigv4_param_cmp);
@@ -641,6 +590,11 @@ void gw_sigv4_free(struct gw_sigv4 *v)
     cn_free(v);
 }
 
+const struct gw_credentials *gw_sigv4_credentials(const struct gw_sigv4 *v)
+{
+    return v->creds;
+}
+
 void gw_sigv4_set_credentials(struct gw_sigv4 *v, const struct gw_credentials *creds)
 {
     v->creds = creds;
@@ -685,7 +639,7 @@ static int gw_sigv4_check_signed(struct gw_sigv4 *v, const struct gw_sigv4_reque
                                  const struct gw_sigv4_auth *a, struct gw_sigv4_result *res)
 {
     if (!gw_sigv4_is_signed(a, "host", 4))
-        return gw_sigv4_fail(res, a->presigned ? GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR
+        return gw_auth_fail(res, a->presigned ? GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR
                                                : GW_S3_AUTHORIZATION_HEADER_MALFORMED,
                              "'Host' must be a signed header.");
     for (size_t i = 0; i < req->n_headers; i++) {
@@ -693,10 +647,10 @@ static int gw_sigv4_check_signed(struct gw_sigv4 *v, const struct gw_sigv4_reque
         if (h->name_len < 6 || strncasecmp(h->name, "x-amz-", 6) != 0 ||
             gw_sigv4_is_signed(a, h->name, h->name_len))
             continue;
-        int always = gw_sigv4_ieq(h->name, h->name_len, "x-amz-content-sha256") ||
-                     gw_sigv4_ieq(h->name, h->name_len, "x-amz-date");
+        int always = gw_auth_ieq(h->name, h->name_len, "x-amz-content-sha256") ||
+                     gw_auth_ieq(h->name, h->name_len, "x-amz-date");
         if (always || !v->allow_unsigned_amz_headers)
-            return gw_sigv4_fail(res, GW_S3_ACCESS_DENIED, "There were headers present in the "
+            return gw_auth_fail(res, GW_S3_ACCESS_DENIED, "There were headers present in the "
                                  "request which were not signed: %.*s",
                                  (int)CN_MIN(h->name_len, 64), h->name);
     }
@@ -709,32 +663,32 @@ static int gw_sigv4_check_time(struct gw_sigv4 *v, const struct gw_sigv4_request
 {
     time_t t;
     if (!a->presigned) {
-        const struct gw_sigv4_header *h = gw_sigv4_find_header(req, "x-amz-date");
+        const struct gw_sigv4_header *h = gw_auth_header(req, "x-amz-date");
         if (h == NULL || gw_sigv4_copy(a->amz_date, sizeof(a->amz_date), h->value,
                                        h->value_len) != CN_OK ||
             gw_s3_names_amz_date_parse(a->amz_date, h->value_len, &t) != CN_OK)
-            return gw_sigv4_fail(res, GW_S3_ACCESS_DENIED, "AWS authentication requires a "
+            return gw_auth_fail(res, GW_S3_ACCESS_DENIED, "AWS authentication requires a "
                                  "valid Date or x-amz-date header");
     } else if (gw_s3_names_amz_date_parse(a->amz_date, strlen(a->amz_date), &t) != CN_OK) {
-        return gw_sigv4_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
+        return gw_auth_fail(res, GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR,
                              "X-Amz-Date must be in the ISO8601 Long Format "
                              "\"yyyyMMdd'T'HHmmss'Z'\"");
     }
     if (memcmp(a->amz_date, a->date.p, 8) != 0)
-        return gw_sigv4_fail(res, a->presigned ? GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR
+        return gw_auth_fail(res, a->presigned ? GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR
                                                : GW_S3_AUTHORIZATION_HEADER_MALFORMED,
                              "Invalid credential date \"%.8s\". This date is not the same "
                              "as X-Amz-Date: \"%.8s\".", a->date.p, a->amz_date);
     int64_t now = (int64_t)req->now, when = (int64_t)t;
     if (!a->presigned) {
         if (when - now > v->max_skew_s || now - when > v->max_skew_s)
-            return gw_sigv4_fail(res, GW_S3_REQUEST_TIME_TOO_SKEWED, NULL);
+            return gw_auth_fail(res, GW_S3_REQUEST_TIME_TOO_SKEWED, NULL);
         return CN_OK;
     }
     if (when - now > v->max_skew_s)
-        return gw_sigv4_fail(res, GW_S3_ACCESS_DENIED, "Request is not valid yet");
+        return gw_auth_fail(res, GW_S3_ACCESS_DENIED, "Request is not valid yet");
     if (now > when + a->expires)
-        return gw_sigv4_fail(res, GW_S3_EXPIRED_PRESIGNED, NULL);
+        return gw_auth_fail(res, GW_S3_EXPIRED_PRESIGNED, NULL);
     return CN_OK;
 }
 
@@ -751,7 +705,7 @@ static int gw_sigv4_payload(const struct gw_sigv4_request *req, const struct gw_
         {"STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER", GW_SIGV4_PAYLOAD_STREAMING_TRAILER},
         {"STREAMING-UNSIGNED-PAYLOAD-TRAILER", GW_SIGV4_PAYLOAD_STREAMING_UNSIGNED_TRAILER},
     };
-    const struct gw_sigv4_header *h = gw_sigv4_find_header(req, "x-amz-content-sha256");
+    const struct gw_sigv4_header *h = gw_auth_header(req, "x-amz-content-sha256");
     *ph = req->payload_hash;
     *phn = req->payload_hash_len;
     if (*ph == NULL && a->presigned) {
@@ -761,7 +715,7 @@ static int gw_sigv4_payload(const struct gw_sigv4_request *req, const struct gw_
         *ph = h->value;
         *phn = h->value_len;
     } else if (*ph == NULL) {
-        return gw_sigv4_fail(res, GW_S3_INVALID_REQUEST, "Missing required header for this "
+        return gw_auth_fail(res, GW_S3_INVALID_REQUEST, "Missing required header for this "
                              "request: x-amz-content-sha256");
     }
     if (*phn == GW_SIGV4_SIG_HEX && cn_hex_is(*ph, *phn)) {
@@ -780,9 +734,9 @@ static int gw_sigv4_payload(const struct gw_sigv4_request *req, const struct gw_
         }
     }
     if (*phn > 21 && memcmp(*ph, "STREAMING-AWS4-ECDSA-", 21) == 0)
-        return gw_sigv4_fail(res, GW_S3_NOT_IMPLEMENTED, "SigV4a (ECDSA) signing is not "
+        return gw_auth_fail(res, GW_S3_NOT_IMPLEMENTED, "SigV4a (ECDSA) signing is not "
                              "supported; use AWS4-HMAC-SHA256.");
-    return gw_sigv4_fail(res, GW_S3_INVALID_ARGUMENT, "x-amz-content-sha256 must be "
+    return gw_auth_fail(res, GW_S3_INVALID_ARGUMENT, "x-amz-content-sha256 must be "
                          "UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, "
                          "STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
                          "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, or a valid sha256 "
@@ -821,12 +775,12 @@ static int gw_sigv4_v2_expired(const struct gw_sigv4_request *req)
 static int gw_sigv4_parse_any(const struct gw_sigv4_request *req, struct gw_sigv4_auth *a,
                               struct gw_sigv4_result *res)
 {
-    const struct gw_sigv4_header *h = gw_sigv4_find_header(req, "authorization");
+    const struct gw_sigv4_header *h = gw_auth_header(req, "authorization");
     int qrc = gw_sigv4_parse_query(req->query, req->query_len, a, res);
     if (qrc == CN_INVAL)
         return qrc;
     if (h != NULL && qrc == CN_OK)
-        return gw_sigv4_fail(res, GW_S3_INVALID_ARGUMENT, "Only one auth mechanism allowed; "
+        return gw_auth_fail(res, GW_S3_INVALID_ARGUMENT, "Only one auth mechanism allowed; "
                              "only the X-Amz-Algorithm query parameter, Signature query "
                              "string parameter or the Authorization header should be "
                              "specified");
@@ -836,8 +790,8 @@ static int gw_sigv4_parse_any(const struct gw_sigv4_request *req, struct gw_sigv
         if (req->query != NULL && req->query_len > 0 &&
             (memmem(req->query, req->query_len, "AWSAccessKeyId=", 15) != NULL)) {
             if (gw_sigv4_v2_expired(req))
-                return gw_sigv4_fail(res, GW_S3_EXPIRED_PRESIGNED, NULL);
-            return gw_sigv4_fail(res, GW_S3_INVALID_REQUEST, "The authorization mechanism you "
+                return gw_auth_fail(res, GW_S3_EXPIRED_PRESIGNED, NULL);
+            return gw_auth_fail(res, GW_S3_INVALID_REQUEST, "The authorization mechanism you "
                                  "have provided is not supported. Please use "
                                  GW_SIGV4_ALGORITHM ".");
         }
@@ -846,7 +800,7 @@ static int gw_sigv4_parse_any(const struct gw_sigv4_request *req, struct gw_sigv
     }
     int rc = gw_sigv4_parse_authorization(h->value, h->value_len, a, res);
     if (rc == CN_NOTFOUND)
-        return gw_sigv4_fail(res, GW_S3_INVALID_REQUEST, "The authorization mechanism you "
+        return gw_auth_fail(res, GW_S3_INVALID_REQUEST, "The authorization mechanism you "
                              "have provided is not supported. Please use "
                              GW_SIGV4_ALGORITHM ".");
     return rc;
@@ -886,9 +840,9 @@ static int gw_sigv4_check_signature(struct gw_sigv4 *v, const struct gw_sigv4_re
     evbuffer_drain(v->canon, evbuffer_get_length(v->canon));
     int rc = gw_sigv4_canonical_request(req, a, ph, phn, v->canon);
     if (rc == CN_INVAL)
-        return gw_sigv4_fail(res, GW_S3_INVALID_URI, NULL);
+        return gw_auth_fail(res, GW_S3_INVALID_URI, NULL);
     if (rc != CN_OK)
-        return gw_sigv4_fail(res, rc == CN_TOOBIG ? GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE
+        return gw_auth_fail(res, rc == CN_TOOBIG ? GW_S3_REQUEST_HEADER_SECTION_TOO_LARGE
                                                   : GW_S3_INTERNAL_ERROR, NULL);
     char creq_hash[GW_SIGV4_SIG_HEX + 1], sig[GW_SIGV4_SIG_HEX + 1];
     gw_sigv4_evbuffer_sha256(v->canon, creq_hash);
@@ -900,7 +854,7 @@ static int gw_sigv4_check_signature(struct gw_sigv4 *v, const struct gw_sigv4_re
     gw_sigv4_hmac_hex(res->signing_key, res->string_to_sign, strlen(res->string_to_sign), sig);
     if (CRYPTO_memcmp(sig, a->signature, GW_SIGV4_SIG_HEX) != 0) {
         OPENSSL_cleanse(res->signing_key, sizeof(res->signing_key));
-        return gw_sigv4_fail(res, GW_S3_SIGNATURE_DOES_NOT_MATCH, NULL);
+        return gw_auth_fail(res, GW_S3_SIGNATURE_DOES_NOT_MATCH, NULL);
     }
     memcpy(res->signature, sig, sizeof(sig));
     return CN_OK;
@@ -937,7 +891,7 @@ int gw_sigv4_verify(struct gw_sigv4 *v, const struct gw_sigv4_request *req,
     const enum gw_s3_err form = a->presigned ? GW_S3_AUTHORIZATION_QUERY_PARAMETERS_ERROR
                                              : GW_S3_AUTHORIZATION_HEADER_MALFORMED;
     if (v->region[0] != '\0' && !gw_sigv4_eq(a->region.p, a->region.len, v->region)) {
-        rc = gw_sigv4_fail(res, form, "The authorization header is malformed; the region "
+        rc = gw_auth_fail(res, form, "The authorization header is malformed; the region "
                            "'%.*s' is wrong; expecting '%s'", (int)a->region.len, a->region.p,
                            v->region);
         goto out;
@@ -961,7 +915,7 @@ int gw_sigv4_verify(struct gw_sigv4 *v, const struct gw_sigv4_request *req,
         goto out;
     res->cred = gw_credentials_find(v->creds, a->access_key.p, a->access_key.len);
     if (res->cred == NULL) {
-        rc = gw_sigv4_fail(res, GW_S3_INVALID_ACCESS_KEY_ID, NULL);
+        rc = gw_auth_fail(res, GW_S3_INVALID_ACCESS_KEY_ID, NULL);
         goto out;
     }
     memcpy(res->amz_date, a->amz_date, sizeof(res->amz_date));

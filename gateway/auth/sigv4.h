@@ -107,6 +107,9 @@ struct gw_sigv4 *gw_sigv4_new(const struct gw_sigv4_config *cfg);
 void gw_sigv4_free(struct gw_sigv4 *v);
 /* Points the verifier at a reloaded table and empties the key cache. */
 void gw_sigv4_set_credentials(struct gw_sigv4 *v, const struct gw_credentials *creds);
+/* The table the verifier uses now (valid as long as the credentials its
+ * results point into). */
+const struct gw_credentials *gw_sigv4_credentials(const struct gw_sigv4 *v);
 
 /* Authenticates req. Returns:
  *   CN_OK        signed correctly; res says who and how to read the body;

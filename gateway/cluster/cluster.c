@@ -136,6 +136,15 @@ const struct cn_ring *gw_cluster_ring(const struct gw_cluster *c)
     return c->ring;
 }
 
+void gw_cluster_quorum_values(const struct gw_cluster *c, uint32_t *n, uint32_t *w,
+                              uint32_t *r, uint32_t *d)
+{
+    *n = c->n;
+    *w = c->w;
+    *r = c->r;
+    *d = c->d;
+}
+
 struct gw_node_health *gw_cluster_health(const struct gw_cluster *c)
 {
     return c->health;

@@ -45,6 +45,10 @@ void gw_cluster_describe(const struct gw_cluster *c, char *out, size_t len);
  * naming the short sets and the down nodes). Any thread. */
 int gw_cluster_ready(const struct gw_cluster *c, char *why, size_t len);
 
+/* The resolved quorums (GET /_cairn/status). */
+void gw_cluster_quorum_values(const struct gw_cluster *c, uint32_t *n, uint32_t *w,
+                              uint32_t *r, uint32_t *d);
+
 struct gw_node_health *gw_cluster_health(const struct gw_cluster *c);
 struct gw_handoff *gw_cluster_handoff(const struct gw_cluster *c);
 

@@ -14,6 +14,7 @@ struct gw_node_health_node {
     atomic_uint_fast64_t marked_down;
     atomic_uint_fast64_t marked_up;
     atomic_uint_fast64_t down_since_us;
+    atomic_uint_fast64_t up_since_us;
 };
 
 struct gw_node_health {
@@ -33,6 +34,7 @@ struct gw_node_health *gw_node_health_new(uint32_t n_nodes)
         atomic_init(&h->nodes[i].marked_down, 0);
         atomic_init(&h->nodes[i].marked_up, 0);
         atomic_init(&h->nodes[i].down_since_us, 0);
+        atomic_init(&h->nodes[i].up_since_us, 0);
     }
     return h;
 }
@@ -76,6 +78,7 @@ int gw_node_health_mark_up(struct gw_node_health *h, uint32_t node)
     if (!atomic_compare_exchange_strong(&n->down, &expected, 0))
         return 0;
     atomic_store(&n->down_since_us, 0);
+    atomic_store(&n->up_since_us, cn_time_mono_us());
     atomic_fetch_add(&n->marked_up, 1);
     return 1;
 }
@@ -102,4 +105,5 @@ void gw_node_health_stats(const struct gw_node_health *h, uint32_t node,
     st->marked_down = atomic_load(&n->marked_down);
     st->marked_up = atomic_load(&n->marked_up);
     st->down_since_us = atomic_load(&n->down_since_us);
+    st->up_since_us = atomic_load(&n->up_since_us);
 }

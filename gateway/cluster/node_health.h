@@ -34,6 +34,7 @@ struct gw_node_health_stats {
     uint64_t marked_down; /* up -> down transitions */
     uint64_t marked_up;   /* down -> up transitions */
     uint64_t down_since_us; /* monotonic time of the last down transition; 0 when up */
+    uint64_t up_since_us;   /* monotonic time of the last up transition; 0: up since start */
 };
 void gw_node_health_stats(const struct gw_node_health *h, uint32_t node,
                           struct gw_node_health_stats *st);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cluster_metrics.h"
+
 #include "cn/alloc.h"
 #include "cn/crc.h"
 #include "cn/log.h"
@@ -87,6 +89,7 @@ static void gw_repair_send_tombstones(struct gw_repair_op *op, uint64_t ts, uint
         MSG_SET(&m, MSG_F_TS);
         MSG_SET(&m, MSG_F_VER);
         op->outstanding++;
+        gw_cluster_metrics_repair_write(op->rep[i].node, op->cb != NULL);
         gw_storage_client_send(gw_store_client(op->s), op->rep[i].node, &m, NULL,
                                gw_repair_on_write, op);
     }
@@ -109,6 +112,7 @@ static void gw_repair_send_records(struct gw_repair_op *op, struct gw_storage_re
         if (!op->rep[i].stale)
             continue;
         op->outstanding++;
+        gw_cluster_metrics_repair_write(op->rep[i].node, op->cb != NULL);
         gw_store_send_record(op->s, op->rep[i].node, &rec, data, gw_repair_on_write, op);
     }
     gw_blob_unref(data);

@@ -13,6 +13,7 @@
 #include "cn/log.h"
 #include "cn/time.h"
 
+#include "cluster_metrics.h"
 #include "node_health.h"
 
 #define GW_SC_BUCKETS 4096u /* pending-request hash buckets (power of two) */
@@ -26,6 +27,7 @@ struct gw_sc_pending {
     struct gw_storage_client *client;
     struct gw_sc_pending *next;
     int send_failed;   /* the timer reports a send failure, not a timeout */
+    uint64_t sent_us;  /* monotonic: the request's latency (cluster_metrics.h) */
     char why[128];
 };
 
@@ -108,6 +110,7 @@ static void gw_storage_client_on_timeout(evutil_socket_t fd, short what, void *a
     if (!p->send_failed)
         CN_LOG(CN_LOG_DEBUG, "storage request %llu to node %u timed out",
                (unsigned long long)p->id, p->node);
+    gw_cluster_metrics_node_failed(p->node, !p->send_failed);
     gw_storage_client_node_failed(c, p->node, rc, why);
     gw_storage_client_fail(p, rc, why);
 }
@@ -133,6 +136,7 @@ static void gw_storage_client_dispatch(struct gw_sc_node *n, struct gw_storage_r
     }
     r->rc = rc == CN_OK ? CN_OK : CN_INVAL;
     r->node = n->index;
+    gw_cluster_metrics_node_reply(n->index, n->last_reply_us - p->sent_us);
     if (rc != CN_OK)
         CN_LOG(CN_LOG_WARN, "node %u: bad reply to %llu: %s", n->index,
                (unsigned long long)r->m.id, r->err);
@@ -360,6 +364,7 @@ uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t no
     p->cb = cb;
     p->arg = arg;
     p->client = c;
+    p->sent_us = cn_time_mono_us();
     p->timer = evtimer_new(c->base, gw_storage_client_on_timeout, p);
     req->v = MSG_VERSION;
     req->id = p->id;

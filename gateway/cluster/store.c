@@ -15,11 +15,10 @@
 #include "cn/time.h"
 #include "cn/version.h"
 
+#include "cluster_metrics.h"
 #include "handoff.h"
 #include "node_health.h"
 #include "repair.h"
-
-#define GW_STORE_MAX_REPLICAS 16
 
 /* How long a digest read waits for its GET once R version answers are in
  * (gw_store_quorum_wait). */
@@ -58,7 +57,8 @@ struct gw_store {
     struct gw_store_stats stats;
 };
 
-enum gw_store_kind { GW_STORE_PUT, GW_STORE_DEL, GW_STORE_GET, GW_STORE_HEAD, GW_STORE_LIST };
+enum gw_store_kind { GW_STORE_PUT, GW_STORE_DEL, GW_STORE_GET, GW_STORE_HEAD, GW_STORE_LIST,
+                     GW_STORE_LOCK };
 
 struct gw_store_op {
     struct gw_store *s;
@@ -72,6 +72,11 @@ struct gw_store_op {
     uint32_t next;        /* reads: the next replica to try */
     uint32_t outstanding;
     uint32_t quorum;      /* writes: W or D */
+    uint32_t tok_nodes[GW_STORE_MAX_REPLICAS]; /* conditional PUT: replicas whose acks count */
+    uint32_t n_tok_nodes;
+    uint32_t tok_pending; /* conditional PUT: sends to tok_nodes not answered yet */
+    uint64_t tok;         /* LOCK */
+    uint32_t granted[GW_STORE_MAX_REPLICAS], n_granted, precondition, locked, precondition_absent;
     uint32_t acks, fails, not_found, corrupt;
     int last_rc;
     char err[CN_ERR_LEN];
@@ -79,6 +84,7 @@ struct gw_store_op {
     char *key;
     size_t key_len;
     int whole;
+    int immutable;        /* a chunk's slice (gw_store_get_immutable) */
     uint64_t off, len;
     uint32_t missed;      /* R = 1: replicas that answered a plain NOT_FOUND */
     uint32_t answers;     /* R > 1: version answers (OK or NOT_FOUND) */
@@ -339,12 +345,29 @@ static int gw_store_write_missed(const struct gw_storage_reply *r)
            (r->rc == CN_OK && (r->m.st == MSG_ST_BUSY || r->m.st == MSG_ST_IO_ERROR));
 }
 
+/* Whether node's ack counts toward a write's quorum: any replica's, except
+ * for a conditional PUT, where only the replicas that granted the lease. */
+static int gw_store_ack_counts(const struct gw_store_op *op, uint32_t node)
+{
+    if (op->n_tok_nodes == 0)
+        return 1;
+    for (uint32_t i = 0; i < op->n_tok_nodes; i++)
+        if (op->tok_nodes[i] == node)
+            return 1;
+    return 0;
+}
+
 static void gw_store_on_write_reply(struct gw_storage_reply *r, void *arg)
 {
     struct gw_store_op *op = arg;
     op->outstanding--;
     int rc = gw_store_reply_rc(op, r);
-    if (rc == CN_OK) {
+    int votes = gw_store_ack_counts(op, r->node);
+    if (votes && op->n_tok_nodes > 0)
+        op->tok_pending--;
+    if (rc == CN_OK && !votes) {
+        /* stored on a replica that did not grant: it catches up, no vote */
+    } else if (rc == CN_OK) {
         op->acks++;
     } else {
         op->fails++;
@@ -357,7 +380,7 @@ static void gw_store_on_write_reply(struct gw_storage_reply *r, void *arg)
      * above, by read repair, and listings let the newest version win. */
     if (op->acks >= op->quorum)
         gw_store_op_finish(op, CN_OK, NULL);
-    else if (op->acks + op->outstanding < op->quorum)
+    else if (op->acks + (op->n_tok_nodes > 0 ? op->tok_pending : op->outstanding) < op->quorum)
         gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
     if (op->outstanding == 0)
         gw_store_op_free(op);
@@ -407,6 +430,15 @@ static void gw_store_put_msg(struct msg *m, const struct gw_store_record *rec,
     }
 }
 
+/* Whether the PUT of rec to node carries rec's lease token. */
+static int gw_store_rec_tok(const struct gw_store_record *rec, uint32_t node)
+{
+    for (uint32_t i = 0; i < rec->n_tok_nodes; i++)
+        if (rec->tok_nodes[i] == node)
+            return 1;
+    return 0;
+}
+
 /* The payload of a send of data: one blob reference, dropped by ZeroMQ. */
 static struct gw_storage_payload gw_store_payload(struct gw_blob *data)
 {
@@ -432,15 +464,150 @@ void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct 
     op->cb = cb;
     op->arg = arg;
     op->quorum = CN_MIN(s->w, op->n_replicas);
+    op->n_tok_nodes = CN_MIN(rec->n_tok_nodes, GW_STORE_MAX_REPLICAS);
+    if (op->n_tok_nodes > 0)
+        memcpy(op->tok_nodes, rec->tok_nodes, op->n_tok_nodes * sizeof(uint32_t));
     int send[GW_STORE_MAX_REPLICAS];
     op->outstanding = gw_store_write_targets(op, send);
+    for (uint32_t i = 0; i < op->n_replicas; i++)
+        op->tok_pending += (uint32_t)(send[i] && gw_store_rec_tok(rec, op->replicas[i]));
     for (uint32_t i = 0; i < op->n_replicas; i++) {
         if (!send[i])
             continue;
         struct msg m;
         gw_store_put_msg(&m, rec, data);
+        if (gw_store_rec_tok(rec, op->replicas[i])) {
+            m.tok = rec->tok;
+            MSG_SET(&m, MSG_F_TOK);
+        }
         struct gw_storage_payload pl = gw_store_payload(data);
         gw_storage_client_send(s->client, op->replicas[i], &m, &pl, gw_store_on_write_reply, op);
+    }
+}
+
+/* ---- conditional-write leases ---------------------------------------- */
+
+static void gw_store_on_unlock_reply(struct gw_storage_reply *r, void *arg)
+{
+    (void)arg;
+    if (r->rc != CN_OK || r->m.st != MSG_ST_OK)
+        CN_LOG(CN_LOG_DEBUG, "UNLOCK on node %u failed (the lease expires on its own)", r->node);
+}
+
+void gw_store_unlock(struct gw_store *s, const void *key, size_t key_len, uint64_t tok,
+                     const uint32_t *nodes, uint32_t n_nodes)
+{
+    for (uint32_t i = 0; i < n_nodes; i++) {
+        struct msg m;
+        msg_init_request(&m, MSG_OP_UNLOCK, 0);
+        m.key = (struct msg_bytes){key, (uint32_t)key_len};
+        m.tok = tok;
+        MSG_SET(&m, MSG_F_KEY);
+        MSG_SET(&m, MSG_F_TOK);
+        gw_storage_client_send(s->client, nodes[i], &m, NULL, gw_store_on_unlock_reply, NULL);
+    }
+}
+
+/* Decides a LOCK round: as soon as a quorum granted (a slow or dead
+ * replica does not hold the write up), else once every replica answered or
+ * was skipped, releasing what the failed round was granted and what
+ * replicas that did not answer in time may have granted late (a stray lease
+ * would hold other writers off until it expires). Runs the callback. */
+static void gw_store_lock_decide(struct gw_store_op *op)
+{
+    int ok = op->n_granted >= op->quorum;
+    if (!ok)
+        gw_store_unlock(op->s, op->key, op->key_len, op->tok, op->granted, op->n_granted);
+    gw_store_unlock(op->s, op->key, op->key_len, op->tok, op->tok_nodes, op->n_tok_nodes);
+    op->n_tok_nodes = 0;
+    op->done = 1;
+    struct gw_store_result res;
+    memset(&res, 0, sizeof(res));
+    res.rc = ok ? CN_OK : CN_ERR;
+    res.acks = op->n_granted;
+    memcpy(res.granted, op->granted, sizeof(res.granted));
+    res.n_granted = op->n_granted;
+    res.precondition = op->precondition;
+    res.precondition_absent = op->precondition_absent;
+    res.locked = op->locked;
+    snprintf(res.err, sizeof(res.err), "%s", op->err);
+    op->cb(&res, op->arg);
+}
+
+/* Counts one LOCK answer (op->tok_nodes collects the replicas that failed
+ * to answer: they may hold a late grant). An answer after the round was
+ * decided (a success) is a grant nobody uses: released at once. */
+static void gw_store_on_lock_reply(struct gw_storage_reply *r, void *arg)
+{
+    struct gw_store_op *op = arg;
+    op->outstanding--;
+    int granted = r->rc == CN_OK && r->m.st == MSG_ST_OK;
+    if (op->done) {
+        if (granted || r->rc != CN_OK)
+            gw_store_unlock(op->s, op->key, op->key_len, op->tok, &r->node, 1);
+    } else if (granted) {
+        op->granted[op->n_granted++] = r->node;
+    } else if (r->rc == CN_OK && r->m.st == MSG_ST_PRECONDITION) {
+        op->precondition++;
+        op->precondition_absent += !MSG_HAS(&r->m, MSG_F_VER);
+    } else if (r->rc == CN_OK && r->m.st == MSG_ST_LOCKED) {
+        op->locked++;
+    } else {
+        op->fails++;
+        (void)gw_store_reply_rc(op, r);
+        if (r->rc != CN_OK)
+            op->tok_nodes[op->n_tok_nodes++] = r->node;
+    }
+    if (!op->done && (op->n_granted >= op->quorum || op->outstanding == 0))
+        gw_store_lock_decide(op);
+    if (op->outstanding == 0)
+        gw_store_op_free(op);
+}
+
+void gw_store_lock(struct gw_store *s, const void *key, size_t key_len, uint64_t tok,
+                   int has_ifver, uint64_t ifver, gw_store_cb cb, void *arg)
+{
+    struct gw_store_op *op = gw_store_op_new(s, GW_STORE_LOCK, key, key_len);
+    op->cb = cb;
+    op->arg = arg;
+    op->tok = tok;
+    /* a majority at least, whatever W is: two majorities always share a
+     * replica, and a replica grants one token at a time */
+    op->quorum = CN_MIN(CN_MAX(s->w, op->n_replicas / 2 + 1), op->n_replicas);
+    /* replicas the gateway holds down are not asked (no grant from them:
+     * a lease is a vote), unless too few would be left to win */
+    uint32_t up = 0;
+    for (uint32_t i = 0; i < op->n_replicas; i++)
+        up += !gw_store_node_down(s, op->replicas[i]);
+    int send[GW_STORE_MAX_REPLICAS];
+    op->outstanding = 1; /* held while sending: a reply inline cannot decide early */
+    for (uint32_t i = 0; i < op->n_replicas; i++) {
+        send[i] = up < op->quorum || !gw_store_node_down(s, op->replicas[i]);
+        op->outstanding += (uint32_t)send[i];
+        if (!send[i]) {
+            op->fails++;
+            snprintf(op->err, sizeof(op->err), "node %u is down", op->replicas[i]);
+        }
+    }
+    for (uint32_t i = 0; i < op->n_replicas; i++) {
+        if (!send[i])
+            continue;
+        struct msg m;
+        msg_init_request(&m, MSG_OP_LOCK, 0);
+        m.key = (struct msg_bytes){(const uint8_t *)op->key, (uint32_t)key_len};
+        m.tok = tok;
+        MSG_SET(&m, MSG_F_KEY);
+        MSG_SET(&m, MSG_F_TOK);
+        if (has_ifver) {
+            m.ifver = ifver;
+            MSG_SET(&m, MSG_F_IFVER);
+        }
+        gw_storage_client_send(s->client, op->replicas[i], &m, NULL, gw_store_on_lock_reply, op);
+    }
+    if (--op->outstanding == 0) {
+        if (!op->done)
+            gw_store_lock_decide(op);
+        gw_store_op_free(op);
     }
 }
 
@@ -502,6 +669,7 @@ static void gw_store_read_repair(struct gw_store_op *op)
     if (op->s->closing)
         return;
     op->s->stats.read_repairs++;
+    gw_cluster_metrics_read_repair();
     gw_repair_key(op->s, op->key, op->key_len, NULL, NULL);
 }
 
@@ -528,6 +696,8 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
     op->corrupt += rc == CN_CORRUPT;
     if (rc != CN_NOTFOUND)
         op->last_rc = rc;
+    if (op->immutable && op->next < op->n_replicas)
+        gw_cluster_metrics_slice_retry();
     /* N - W + 1 replicas without the key: a write acknowledged by W
      * replicas would be on one of them, so the key is absent (and a hung
      * replica further down the list is not waited for) */
@@ -839,6 +1009,7 @@ void gw_store_get_immutable(struct gw_store *s, const void *key, size_t key_len,
     op->cb = cb;
     op->arg = arg;
     op->whole = 0;
+    op->immutable = 1;
     op->off = off;
     op->len = len;
     gw_store_read_start(op, 1);

@@ -18,6 +18,8 @@
 
 struct gw_store;
 
+#define GW_STORE_MAX_REPLICAS 16
+
 /* Immutable record bytes shared by the sends to every replica: a counted
  * reference, released from any thread (ZeroMQ frees payloads from its I/O
  * thread). */
@@ -86,6 +88,11 @@ struct gw_store_result {
     struct gw_storage_reply *reply;
     uint32_t acks;
     char err[CN_ERR_LEN];
+    /* gw_store_lock() only: the replicas that granted the lease, and how
+     * many answered PRECONDITION / LOCKED */
+    uint32_t granted[GW_STORE_MAX_REPLICAS];
+    uint32_t n_granted, precondition, locked;
+    uint32_t precondition_absent; /* of those PRECONDITION: the key had no live record */
 };
 
 typedef void (*gw_store_cb)(struct gw_store_result *res, void *arg);
@@ -100,6 +107,12 @@ struct gw_store_record {
     size_t meta_len;
     uint64_t ver;
     uint64_t ts;
+    /* a conditional write (gw_store_lock): the token goes with the PUT to
+     * the n_tok_nodes replicas in tok_nodes, and only their acks count
+     * toward W; the other replicas get a plain PUT. n_tok_nodes 0: none */
+    uint64_t tok;
+    const uint32_t *tok_nodes;
+    uint32_t n_tok_nodes;
 };
 
 /* Writes rec with data (NULL: empty) to the key's replicas; cb runs once, when
@@ -115,6 +128,25 @@ void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct 
  * retry: the building block of repairs. cb gets the node's reply. */
 void gw_store_send_record(struct gw_store *s, uint32_t node, const struct gw_store_record *rec,
                           struct gw_blob *data, gw_storage_reply_cb cb, void *arg);
+
+/* Takes the conditional-write lease of key for tok on its replicas (LOCK,
+ * proto/PROTOCOL.md): granted by a replica whose live record has version
+ * ifver (has_ifver) or none (!has_ifver). cb runs once every replica sent
+ * to answered or timed out: rc CN_OK when at least max(W, a majority of
+ * the replicas) granted (res->granted
+ * names them: write with rec.tok = tok to those), else CN_ERR with the
+ * grants already released and res->precondition / res->locked counting the
+ * refusals (res->precondition_absent: how many of those found no live
+ * record; other failures: res->err). Each node grants one token at a
+ * time and two majorities share a node, so at most one of several racing
+ * writers gets CN_OK. */
+void gw_store_lock(struct gw_store *s, const void *key, size_t key_len, uint64_t tok,
+                   int has_ifver, uint64_t ifver, gw_store_cb cb, void *arg);
+
+/* Releases key's lease held by tok on the given replicas (fire and forget:
+ * a lease not released expires on its own). */
+void gw_store_unlock(struct gw_store *s, const void *key, size_t key_len, uint64_t tok,
+                     const uint32_t *nodes, uint32_t n_nodes);
 
 /* Writes a tombstone (ver, ts) to the key's replicas, D acks. */
 void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64_t ver,

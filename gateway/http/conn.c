@@ -8,6 +8,7 @@
  * socket); only the write-side shutdown differs. */
 #include "conn.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -76,6 +77,12 @@ static void gw_conn_on_timer(evutil_socket_t fd, short what, void *arg)
 static void gw_conn_req_clear(struct gw_conn *c)
 {
     struct gw_http_req *x = c->req;
+    /* a dispatched request that never reached reply_end (the client went
+     * away, or the response was cut short): it still gets its done() */
+    if (x->http != NULL && !x->finished && c->loop->app.done != NULL) {
+        x->aborted = 1;
+        c->loop->app.done(x);
+    }
     c->loop->app.req_clear(x);
     evbuffer_drain(x->body, evbuffer_get_length(x->body));
     evbuffer_drain(x->hdrs, evbuffer_get_length(x->hdrs));
@@ -87,6 +94,8 @@ static void gw_conn_req_clear(struct gw_conn *c)
     x->status = 0;
     x->headers_sent = x->finished = x->head_only = x->close_after = 0;
     x->reply_length = 0;
+    x->first_byte_us = 0;
+    x->aborted = 0;
 }
 
 void gw_conn_unref(struct gw_conn *c)
@@ -497,6 +506,27 @@ static struct bufferevent *gw_conn_bev_new(struct gw_http_loop *l, evutil_socket
     return bev;
 }
 
+/* The client's address as "ADDR:PORT" ("[ADDR]:PORT" for IPv6), or "-"
+ * (for the access line: once per connection, not per request). */
+static void gw_conn_peer(evutil_socket_t fd, char *out, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char a[INET6_ADDRSTRLEN];
+    snprintf(out, len, "-");
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return;
+    if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+        if (inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a)) != NULL)
+            snprintf(out, len, "%s:%u", a, (unsigned)ntohs(in->sin_port));
+    } else if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+        if (inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a)) != NULL)
+            snprintf(out, len, "[%s]:%u", a, (unsigned)ntohs(in6->sin6_port));
+    }
+}
+
 void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl)
 {
     struct bufferevent *bev = gw_conn_bev_new(l, fd, ssl);
@@ -514,6 +544,7 @@ void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl)
     c->req->conn = c;
     c->req->body = evbuffer_new();
     c->req->hdrs = evbuffer_new();
+    gw_conn_peer(fd, c->req->peer, sizeof(c->req->peer));
     gw_http_parser_init(&c->parser, &l->opts.limits);
     c->state = GW_CONN_IDLE;
     l->n_conns++;

@@ -15,20 +15,22 @@
 
 void gw_http_loop_init(struct gw_http_loop *l, struct event_base *base,
                        const struct gw_http_opts *opts, const struct gw_http_app *app,
-                       uint32_t index, uint64_t boot_s)
+                       uint32_t index, uint64_t id_prefix)
 {
     memset(l, 0, sizeof(*l));
     l->base = base;
     l->opts = *opts;
     l->app = *app;
     l->index = index;
-    l->boot_s = boot_s;
+    l->id_prefix = id_prefix;
 }
 
 uint64_t gw_http_loop_next_request_id(struct gw_http_loop *l)
 {
-    /* 24 bits of boot time, 8 of thread, 32 of counter: unique per run */
-    return ((l->boot_s & 0xffffffull) << 40) | ((uint64_t)(l->index & 0xff) << 32) |
+    /* 24 random bits drawn at the process's start, 8 of thread, 32 of
+     * counter: unique within a run, and two gateways (or two runs of one)
+     * share a prefix with probability 2^-24 */
+    return ((l->id_prefix & 0xffffffull) << 40) | ((uint64_t)(l->index & 0xff) << 32) |
            (++l->next_req & 0xffffffffull);
 }
 

@@ -61,7 +61,7 @@ struct gw_http_loop {
     struct gw_http_opts opts;
     struct gw_http_app app;
     uint32_t index;              /* this thread's number (request ids, logs) */
-    uint64_t boot_s;             /* the process's start (request ids) */
+    uint64_t id_prefix;          /* random per process: request ids' top 24 bits */
     uint64_t next_req;           /* request counter of this thread */
     struct evconnlistener *listener;
     struct evconnlistener *tls_listener;  /* HTTPS; NULL: none */
@@ -81,7 +81,7 @@ struct gw_http_loop {
 /* Sets up l over base (embedded: no allocation). */
 void gw_http_loop_init(struct gw_http_loop *l, struct event_base *base,
                        const struct gw_http_opts *opts, const struct gw_http_app *app,
-                       uint32_t index, uint64_t boot_s);
+                       uint32_t index, uint64_t id_prefix);
 /* Binds the listener to addr:*port (IPv4; *port 0 picks one and is set to
  * it). CN_OK, or CN_IO with err (a bad address too). */
 int gw_http_loop_listen(struct gw_http_loop *l, const char *addr, int *port,

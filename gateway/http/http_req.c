@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/socket.h>
+
 #include <event2/bufferevent.h>
 
 #include "conn.h"
@@ -14,10 +16,29 @@
 #include "http_loop.h"
 
 #include "cn/log.h"
+#include "cn/time.h"
 
 void gw_http_req_hold(struct gw_http_req *x)
 {
     x->conn->refs++;
+}
+
+int gw_http_req_is_tls(const struct gw_http_req *x)
+{
+    return x->conn != NULL && x->conn->tls;
+}
+
+int gw_http_req_peer(const struct gw_http_req *x, struct sockaddr_storage *ss)
+{
+    const struct gw_conn *c = x->conn;
+    socklen_t len = sizeof(*ss);
+    memset(ss, 0, sizeof(*ss));
+    if (c == NULL || c->dead || c->bev == NULL)
+        return CN_ERR;
+    evutil_socket_t fd = bufferevent_getfd(c->bev);
+    if (fd < 0 || getpeername(fd, (struct sockaddr *)ss, &len) != 0)
+        return CN_ERR;
+    return CN_OK;
 }
 
 int gw_http_req_release(struct gw_http_req *x)
@@ -106,6 +127,7 @@ void gw_http_req_reply_send_headers(struct gw_http_req *x, uint64_t length)
     struct gw_conn *c = x->conn;
     CN_ASSERT(!x->headers_sent);
     x->headers_sent = 1;
+    x->first_byte_us = cn_time_mono_us();
     /* an unread request body makes the connection unusable afterwards */
     if (!x->body_done || x->body_failed || c->loop->draining)
         x->close_after = 1;

@@ -29,6 +29,10 @@ struct gw_http_req {
     uint64_t id;
     char id_str[17];                   /* id as 16 upper-case hex digits */
     uint64_t start_us;
+    uint64_t first_byte_us;            /* the response head was queued; 0: not yet */
+    int aborted;                       /* ended without reply_end: done() ran at cleanup */
+    char peer[56];                     /* the client, "ADDR:PORT"; "-" when unknown
+                                          (one connection's, set when it is accepted) */
 
     /* request body, decoded from its HTTP framing */
     struct evbuffer *body;
@@ -56,6 +60,14 @@ void gw_http_req_hold(struct gw_http_req *x);
 /* Drops a hold. Returns 1 if the request can go on, 0 if the client is gone
  * (then the caller must not touch x again; its memory may be freed). */
 int gw_http_req_release(struct gw_http_req *x);
+
+/* 1 when x arrived on the HTTPS listener. */
+int gw_http_req_is_tls(const struct gw_http_req *x);
+
+/* The client's address (getpeername of the connection) into *ss: CN_OK,
+ * or CN_ERR when the socket is gone or has none. */
+struct sockaddr_storage;
+int gw_http_req_peer(const struct gw_http_req *x, struct sockaddr_storage *ss);
 
 /* ---- the body -------------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 
 struct gw_store;
 struct gw_lo_reclaim;
+struct gw_read_budget;
 
 struct gw_lo_env {
     struct event_base *base;
@@ -23,6 +24,9 @@ struct gw_lo_env {
     uint32_t max_chunks;         /* max_chunked_objs */
     uint64_t read_len;           /* reading_chunked_obj_len: one slice */
     uint32_t read_prefetch;      /* slices in flight per GET */
+    struct gw_read_budget *read_budget; /* the worker's share of read_ahead_budget */
+    uint32_t read_retries;       /* read_retries: asks again of a slice that timed out */
+    int64_t read_retry_backoff_ms; /* read_retry_backoff: the first wait before one */
     uint64_t output_high_water;  /* http.output_high_water: a GET's read-ahead stops here */
     int64_t reclaim_delay_ms;    /* old chunks live this long after a replace */
 };

@@ -5,7 +5,9 @@
 
 #include <stdio.h>
 
+#include "lo_metrics.h"
 #include "read_pipeline.h"
+#include "s3_error.h"
 #include "store.h"
 
 #include "cn/alloc.h"
@@ -14,6 +16,7 @@
 struct gw_lo_get {
     struct gw_req *r;
     gw_req_cb on_drain;
+    uint64_t len;             /* Content-Length, sent on admission */
     struct gw_read_pipeline *p;
 };
 
@@ -80,6 +83,24 @@ static void gw_lo_get_sink_hold(void *ctx)
     gw_req_hold(g->r);
 }
 
+/* The read-ahead budget let the GET in: its headers (built by the
+ * handler) go out now. */
+static void gw_lo_get_sink_admit(void *ctx)
+{
+    struct gw_lo_get *g = ctx;
+    gw_req_reply_send_headers(g->r, g->len);
+}
+
+/* The GET waited large_object.read_queue_timeout for room: 503 SlowDown
+ * (the headers were not sent), which ends the request and frees g. */
+static void gw_lo_get_sink_refuse(void *ctx)
+{
+    struct gw_lo_get *g = ctx;
+    CN_LOGR(CN_LOG_WARN, g->r->id, "large-object GET refused: no read-ahead budget within "
+            "large_object.read_queue_timeout");
+    gw_req_error(g->r, GW_S3_SLOW_DOWN, NULL);
+}
+
 /* The last release frees the request, and g with it: nothing after. */
 static int gw_lo_get_sink_release(void *ctx)
 {
@@ -95,6 +116,7 @@ struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_
     struct gw_lo_get *g = cn_calloc(1, sizeof(*g));
     g->r = r;
     g->on_drain = on_drain;
+    g->len = len;
     const struct gw_read_pipeline_store store = {
         .get = gw_lo_get_store_get,
         .ctx = lo->store,
@@ -106,14 +128,21 @@ struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_
         .abort = gw_lo_get_sink_abort,
         .hold = gw_lo_get_sink_hold,
         .release = gw_lo_get_sink_release,
+        .admit = gw_lo_get_sink_admit,
+        .refuse = gw_lo_get_sink_refuse,
         .ctx = g,
     };
     const struct gw_read_pipeline_options opt = {
         .slice_len = lo->read_len,
         .prefetch = lo->read_prefetch,
         .output_high_water = lo->output_high_water,
+        .budget = lo->read_budget,
+        .base = lo->base,
+        .retries = lo->read_retries,
+        .retry_backoff_ms = lo->read_retry_backoff_ms,
     };
     g->p = gw_read_pipeline_new(&store, &sink, &opt, okey, okey_len, map, first, len);
+    gw_lo_metrics_add(GW_LO_M_GETS_IN_FLIGHT, 1);
     return g;
 }
 
@@ -132,5 +161,6 @@ void gw_lo_get_free(struct gw_lo_get *g)
     if (g == NULL)
         return;
     gw_read_pipeline_free(g->p);
+    gw_lo_metrics_add(GW_LO_M_GETS_IN_FLIGHT, -1);
     cn_free(g);
 }

@@ -18,14 +18,18 @@ struct gw_lo_get;
 /* Creates the GET of bytes [first, first+len) of the object record okey
  * over map (moved in: map is zeroed), with the worker's settings. on_drain
  * is the handler's drain callback: it finds this in its state and calls
- * gw_lo_get_drained(). The caller has sent the response headers; it
- * stores the result in its handler state, then calls gw_lo_get_start(). */
+ * gw_lo_get_drained(). The caller has built the response headers
+ * (gw_req_reply_start and headers) but not sent them: they go out with
+ * Content-Length len once the worker's read-ahead budget lets the GET in.
+ * It stores the result in its handler state, then calls gw_lo_get_start(). */
 struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_len,
                                 struct gw_lo_map *map, uint64_t first, uint64_t len,
                                 gw_req_cb on_drain);
 
-/* Starts streaming; the response ends in gw_req_reply_end(), or in
- * gw_req_abort() when a slice cannot be read (logged). */
+/* Waits for the read-ahead budget (503 SlowDown after
+ * large_object.read_queue_timeout), sends the headers and streams; the
+ * response ends in gw_req_reply_end(), or in gw_req_abort() when a slice
+ * cannot be read (logged). */
 void gw_lo_get_start(struct gw_lo_get *g);
 
 /* The request's output drained: streaming resumes. */

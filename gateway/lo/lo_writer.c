@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lo_metrics.h"
+
 #include "cn/alloc.h"
 #include "cn/hlc.h"
 #include "cn/log.h"
@@ -87,6 +89,7 @@ static void gw_lo_writer_on_chunk(struct gw_store_result *res, void *arg)
 {
     struct gw_lo_writer *w = arg;
     w->inflight--;
+    gw_lo_metrics_add(GW_LO_M_PUT_CHUNKS_IN_FLIGHT, -1);
     if (res->rc != CN_OK && w->rc == CN_OK) {
         w->rc = res->rc;
         snprintf(w->err, sizeof(w->err), "chunk write failed: %s", res->err);
@@ -116,6 +119,8 @@ static void gw_lo_writer_send(struct gw_lo_writer *w)
     w->next_idx++;
     w->sent += gw_blob_len(blob);
     w->inflight++;
+    gw_lo_metrics_add(GW_LO_M_PUT_CHUNKS, 1);
+    gw_lo_metrics_add(GW_LO_M_PUT_CHUNKS_IN_FLIGHT, 1);
     w->io.put(w->io.ctx, &rec, blob, gw_lo_writer_on_chunk, w);
     gw_blob_unref(blob);
 }

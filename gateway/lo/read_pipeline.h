@@ -11,8 +11,21 @@
  * connection is closed: the client sees fewer bytes than Content-Length)
  * and the log names the chunk and the reason.
  *
+ * With read_prefetch and/or the slice length `auto` (0), each stream tunes
+ * them itself (read_ahead.h) from what it sees at each delivered slice.
+ *
  * Memory per GET: read_prefetch slices in flight plus the output high-water
- * mark: about (read_prefetch + 1) x slice length with the defaults.
+ * mark: about (read_prefetch + 1) x slice length. With a
+ * read-ahead budget (read_budget.h) the stream also waits for room before
+ * its headers, holds at most what it reserved (slices in flight and ready,
+ * plus bytes queued toward the client), goes shallower and uses shorter
+ * slices when the budget is short, and ends only once its output drained,
+ * so every byte it put there was counted until sent.
+ *
+ * A slice that timed out or could not be sent on every replica is asked
+ * again (options.retries times, backing off from retry_backoff_ms) before
+ * the response is cut: a GET whose headers went out is not truncated by a
+ * passing overload.
  *
  * The pipeline knows neither the cluster nor the connection: it reads
  * through a gw_read_pipeline_store and writes to a gw_read_pipeline_sink,
@@ -72,9 +85,15 @@ struct gw_read_pipeline_store {
  *  - abort: a slice failed; cut the response short (why says where and
  *    why, for the log). No more slices are requested.
  *  - hold / release: keep the owner (and so the pipeline) alive across one
- *    slice read; release returns 0 when the client is gone, and then the
- *    pipeline may already be freed (the owner frees it with the last
- *    release), so the pipeline touches nothing after it. */
+ *    slice read or retry wait; release returns 0 when the client is gone,
+ *    and then the pipeline may already be freed (the owner frees it with
+ *    the last release), so the pipeline touches nothing after it.
+ *  - admit: the stream may start: send the response headers now (called
+ *    from gw_read_pipeline_start(), or later from the loop when it waited
+ *    for the read-ahead budget). NULL: the caller sent them already.
+ *  - refuse: the stream waited options.budget's max wait for room: answer
+ *    an error instead of the headers (503 SlowDown); the owner frees the
+ *    pipeline, possibly inside the call. Required with a budget. */
 struct gw_read_pipeline_sink {
     struct evbuffer *(*body)(void *ctx);
     void (*wait_drain)(void *ctx);
@@ -82,14 +101,24 @@ struct gw_read_pipeline_sink {
     void (*abort)(void *ctx, const char *why);
     void (*hold)(void *ctx);
     int (*release)(void *ctx);
+    void (*admit)(void *ctx);
+    void (*refuse)(void *ctx);
     void *ctx;
 };
 
+struct gw_read_budget;
+struct event_base;
+
 /* The settings the pipeline needs (copied in). */
 struct gw_read_pipeline_options {
-    uint64_t slice_len;          /* large_object.reading_chunked_obj_len, >= 1 */
-    uint32_t prefetch;           /* large_object.read_prefetch, >= 1 */
+    uint64_t slice_len;          /* large_object.reading_chunked_obj_len; 0: auto */
+    uint32_t prefetch;           /* large_object.read_prefetch; 0: auto */
     uint64_t output_high_water;  /* http.output_high_water */
+    struct gw_read_budget *budget; /* the worker's read-ahead budget; NULL: none */
+    struct event_base *base;     /* retry timers; may be NULL when retries is 0 */
+    uint32_t retries;            /* large_object.read_retries: asks again per slice */
+    int64_t retry_backoff_ms;    /* the first wait before asking again; doubles */
+    uint64_t (*clock_us)(void);  /* slice latencies for auto; NULL: cn_time_mono_us */
 };
 
 /* Creates the pipeline over map (moved in: map is zeroed) of the object
@@ -104,9 +133,11 @@ struct gw_read_pipeline *gw_read_pipeline_new(const struct gw_read_pipeline_stor
                                               struct gw_lo_map *map, uint64_t first,
                                               uint64_t len);
 
-/* Starts requesting slices; ends in sink->end() when the last byte is
- * queued, or in sink->abort() on a failed slice. Either may run before this
- * returns (an empty range ends at once). */
+/* Enters the budget (waiting for room, or refused through sink->refuse()),
+ * calls sink->admit() and starts requesting slices; ends in sink->end()
+ * when the last byte is queued (with a budget: and sent), or in
+ * sink->abort() on a failed slice. Any of them may run before this returns
+ * (an empty range ends at once). */
 void gw_read_pipeline_start(struct gw_read_pipeline *p);
 
 /* The store's answer to io (see gw_read_pipeline_store). May end the
@@ -117,8 +148,8 @@ void gw_read_pipeline_io_done(struct gw_read_pipeline_io *io);
  * once the response ended or failed. */
 void gw_read_pipeline_drained(struct gw_read_pipeline *p);
 
-/* Frees p with the slices it holds; only when none is in flight. NULL is a
- * no-op. */
+/* Frees p with the slices it holds, leaving the budget (or its queue); only
+ * when no slice is in flight or waiting for a retry. NULL is a no-op. */
 void gw_read_pipeline_free(struct gw_read_pipeline *p);
 
 #endif

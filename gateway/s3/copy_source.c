@@ -2,6 +2,7 @@
  * why there is exactly one). */
 #include "copy_source.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "s3_names.h"
@@ -76,6 +77,52 @@ enum gw_s3_err gw_copy_source_parse(const char *v, size_t len, size_t max_key_le
     return GW_S3_OK;
 bad:
     cn_free(buf);
+    return GW_S3_INVALID_ARGUMENT;
+}
+
+/* Reads 1..20 decimal digits at v[*i..len) into *out; 0 on no digits or a
+ * value past UINT64_MAX. */
+static int gw_copy_source_range_num(const char *v, size_t len, size_t *i, uint64_t *out)
+{
+    size_t s = *i;
+    uint64_t n = 0;
+    while (*i < len && v[*i] >= '0' && v[*i] <= '9') {
+        unsigned d = (unsigned)(v[*i] - '0');
+        if (n > (UINT64_MAX - d) / 10)
+            return 0;
+        n = n * 10 + d;
+        (*i)++;
+    }
+    *out = n;
+    return *i > s;
+}
+
+enum gw_s3_err gw_copy_source_range_parse(const char *v, size_t len, uint64_t size,
+                                          uint64_t *first, uint64_t *last, const char **why)
+{
+    size_t i = 0;
+    uint64_t a, b;
+    while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    while (i < len && (v[i] == ' ' || v[i] == '\t'))
+        i++;
+    if (len - i < 6 || memcmp(v + i, "bytes=", 6) != 0)
+        goto bad;
+    i += 6;
+    if (!gw_copy_source_range_num(v, len, &i, &a) || i >= len || v[i++] != '-' ||
+        !gw_copy_source_range_num(v, len, &i, &b) || i != len || a > b)
+        goto bad;
+    if (b >= size) {
+        *why = NULL;
+        return GW_S3_INVALID_RANGE;
+    }
+    *first = a;
+    *last = b;
+    *why = NULL;
+    return GW_S3_OK;
+bad:
+    *why = "The x-amz-copy-source-range value must be of the form bytes=first-last where first "
+           "and last are the zero-based offsets of the first and last bytes to copy";
     return GW_S3_INVALID_ARGUMENT;
 }
 

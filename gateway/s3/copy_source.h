@@ -11,6 +11,7 @@
 #define GW_COPY_SOURCE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "s3_error.h"
 
@@ -38,5 +39,15 @@ void gw_copy_source_fini(struct gw_copy_source *cs);
 /* 1 when cs names no version or the version "null", else 0 (UploadPartCopy
  * takes no other; CopyObject reads any version, s3_versions.h). */
 int gw_copy_source_version_is_null(const struct gw_copy_source *cs);
+
+/* x-amz-copy-source-range of UploadPartCopy (v[len], not NUL-terminated)
+ * against a source of size bytes. S3 takes exactly "bytes=first-last",
+ * zero-based and inclusive, first <= last (no suffix, open-ended or
+ * multiple ranges, unlike Range): anything else is InvalidArgument (*why:
+ * S3's message); a well-formed range that does not lie inside the source
+ * (last >= size) is InvalidRange. Never clamped: a copy is of exactly the
+ * bytes asked for or fails. GW_S3_OK fills *first and *last. */
+enum gw_s3_err gw_copy_source_range_parse(const char *v, size_t len, uint64_t size,
+                                          uint64_t *first, uint64_t *last, const char **why);
 
 #endif

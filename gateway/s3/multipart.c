@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "access.h"
 #include "bucket_owner.h"
+#include "cond_write.h"
 #include "keys.h"
 #include "lo_copy.h"
 #include "lo_map.h"
@@ -22,7 +24,6 @@
 #include "s3_bucket.h"
 #include "s3_names.h"
 #include "s3_object.h"
-#include "s3_range.h"
 #include "s3_reply.h"
 #include "s3_tagging.h"
 #include "s3_versions.h"
@@ -53,6 +54,9 @@ struct gw_mp_part {
  * x-amz-checksum-type. */
 static const char gw_mp_algo_header[] = "x-amz-checksum-algorithm";
 static const char gw_mp_type_header[] = "x-amz-checksum-type";
+/* the upload an object was completed from (an internal meta entry, objmeta.h):
+ * a Complete retried after its reply was lost is recognised by it */
+static const char gw_mp_upload_meta[] = ":upload";
 
 struct gw_multipart {
     char okey[GW_KEYS_MAX];       /* "o/" bucket "/" key */
@@ -95,6 +99,10 @@ struct gw_multipart {
     char etag_field[GW_LO_ETAG_MAX];
     uint64_t ts;
     gw_req_cb then;
+    gw_req_cb on_missing;         /* the upload record is gone: NULL answers NoSuchUpload */
+    enum gw_s3_err retry_err;     /* Complete: the answer when it is not a retry (0: NoSuchUpload) */
+    const char *retry_why;        /* ... and its message (static) */
+    struct gw_cond_write cw;      /* Complete: If-Match / If-None-Match */
 };
 
 static void gw_multipart_free(void *p)
@@ -110,6 +118,7 @@ static void gw_multipart_free(void *p)
     gw_xml_complete_fini(&m->cmp);
     gw_lo_map_fini(&m->old_map);
     gw_blob_unref(m->blob);
+    gw_cond_write_fini(&m->cw);
     cn_free(m);
 }
 
@@ -268,6 +277,10 @@ static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
     struct gw_multipart *m = r->h;
     if (!gw_req_release(r))
         return;
+    if (res->rc == CN_NOTFOUND && m->on_missing != NULL) {
+        m->on_missing(r);
+        return;
+    }
     if (res->rc == CN_NOTFOUND) {
         gw_req_error(r, GW_S3_NO_SUCH_UPLOAD, NULL);
         return;
@@ -707,7 +720,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc == CN_NOTFOUND) {
-        gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+        gw_req_error(r, gw_access_source_missing(r), NULL);
         return;
     }
     if (res->rc != CN_OK) {
@@ -718,6 +731,11 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     if (gw_bucket_owner_recheck(r, r->copy_src.bucket, r->copy_src.bucket_len, sm->ts,
                                 gw_multipart_copy_upload_ok))
         return;   /* the source is newer than its bucket's cached owner */
+    if (!gw_access_source_allows(r, sm->meta.ptr, sm->meta.len)) {
+        if (!gw_bucket_owner_retry_denied(r, 1, gw_multipart_copy_upload_ok))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
+        return;
+    }
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize);
@@ -726,13 +744,14 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     size_t rl;
     const char *rv = gw_req_header(r, "x-amz-copy-source-range", &rl);
     if (rv != NULL) {
-        struct gw_s3_range range;
-        if (gw_s3_range_parse(rv, rl, size, &range) != GW_S3_RANGE_PARTIAL) {
-            gw_req_error(r, GW_S3_INVALID_RANGE, NULL);
+        uint64_t last;
+        const char *why;
+        enum gw_s3_err rerr = gw_copy_source_range_parse(rv, rl, size, &first, &last, &why);
+        if (rerr != GW_S3_OK) {
+            gw_req_error(r, rerr, why);
             return;
         }
-        first = range.first;
-        len = range.last - range.first + 1;
+        len = last - first + 1;
     }
     if (len > r->s3->opts.part_limit) {
         gw_req_error(r, GW_S3_INVALID_REQUEST, "The specified copy range is larger than the "
@@ -816,6 +835,11 @@ void gw_multipart_upload_part(struct gw_req *r)
 
 /* ---- CompleteMultipartUpload ----------------------------------------- */
 
+static void gw_multipart_complete_reply(struct gw_req *r);
+static void gw_multipart_complete_missing(struct gw_req *r);
+static int gw_multipart_completed_from(struct gw_multipart *m, const struct msg *om, int *same);
+static void gw_multipart_complete_again(struct gw_req *r, int same);
+
 static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -845,6 +869,14 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
+    gw_multipart_complete_reply(r);
+}
+
+/* CompleteMultipartUpload's 200: the result document of m->etag (and the
+ * checksum when m->have_algo). */
+static void gw_multipart_complete_reply(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
@@ -870,6 +902,14 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
      * document) in the body; here the whole answer comes at once */
     gw_req_reply_xml(r, 200, doc);
     evbuffer_free(doc);
+}
+
+/* Complete's conditional write of the "o/" record (s3_versions.h). */
+static void gw_multipart_cond_put(struct gw_req *r, const struct gw_store_record *rec,
+                                  struct gw_blob *data, gw_store_cb cb)
+{
+    struct gw_multipart *m = r->h;
+    gw_cond_write_put(&m->cw, r, rec, data, cb);
 }
 
 /* Writes the object's parent record over the listed parts. */
@@ -898,14 +938,36 @@ static void gw_multipart_write_parent(struct gw_req *r)
         .ver = r->id, .ts = cn_hlc_after(cn_hlc_default(), m->old_ts),
     };
     gw_req_hold(r);
-    gw_s3_versions_put(r, &rec, m->blob, gw_multipart_on_completed, r);
+    if (m->cw.armed)   /* the "o/" record under the lease, then its version's */
+        gw_s3_versions_put_with(r, &rec, m->blob, gw_multipart_on_completed,
+                                gw_multipart_cond_put);
+    else
+        gw_s3_versions_put(r, &rec, m->blob, gw_multipart_on_completed, r);
 }
 
-/* The object Complete replaces: its chunks (if large) and timestamp. */
+/* The object Complete replaces: its chunks (if large) and timestamp, and
+ * the request's If-Match / If-None-Match decided against it. */
 static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     struct gw_multipart *m = r->h;
+    enum gw_s3_err cerr = GW_S3_OK;
+    int again = 0, same = 0;
+    /* the object is this upload's, completed already (a retry racing the
+     * forgetting of the upload's records): never written twice, which
+     * would reclaim the chunks it shares with itself */
+    if (res->rc == CN_OK)
+        again = gw_multipart_completed_from(m, &res->reply->m, &same);
+    if (again) {
+        if (gw_req_release(r))
+            gw_multipart_complete_again(r, same);
+        return;
+    }
+    if (res->rc == CN_OK || res->rc == CN_NOTFOUND)
+        cerr = gw_cond_write_check(&m->cw, r, res->rc == CN_OK ? &res->reply->m : NULL);
+    else if (gw_req_header(r, "if-match", NULL) != NULL ||
+             gw_req_header(r, "if-none-match", NULL) != NULL)
+        cerr = gw_s3_error_from_store(res->rc); /* a condition cannot be decided */
     if (res->rc == CN_OK) {
         const struct msg *om = &res->reply->m;
         size_t tl;
@@ -917,6 +979,10 @@ static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
     }
     if (!gw_req_release(r))
         return;
+    if (cerr != GW_S3_OK) {
+        gw_req_error(r, cerr, NULL);
+        return;
+    }
     gw_multipart_write_parent(r);
 }
 
@@ -1032,10 +1098,22 @@ static void gw_multipart_complete_listed(struct gw_req *r)
     const char *why = NULL;
     char whybuf[256];
     enum gw_s3_err err = gw_multipart_validate(m, &why);
+    if (err != GW_S3_OK) {
+        /* a retry that comes while the completed upload's records are
+         * being forgotten (its parts first) may find the upload without
+         * its parts: it is answered as a retry if it is one */
+        m->retry_err = err;
+        m->retry_why = why;
+        gw_multipart_complete_missing(r);
+        return;
+    }
     if (err == GW_S3_OK && m->have_algo) {
         err = gw_multipart_complete_checksum(r, m, whybuf, sizeof(whybuf));
         why = whybuf;
     }
+    if (err == GW_S3_OK &&
+        gw_multipart_meta_edit(m, gw_mp_upload_meta, gw_mp_upload_meta, m->upload_id) != CN_OK)
+        err = GW_S3_METADATA_TOO_LARGE;
     if (err != GW_S3_OK) {
         gw_req_error(r, err, why);
         return;
@@ -1047,6 +1125,80 @@ static void gw_multipart_complete_listed(struct gw_req *r)
 static void gw_multipart_complete_upload_ok(struct gw_req *r)
 {
     gw_multipart_list(r, 0, GW_MP_MAX_PARTS, gw_multipart_complete_listed);
+}
+
+/* A Complete whose upload record is gone: if the object at the key was
+ * completed from this upload with this part list (a retry after a lost
+ * reply, which SDKs send), S3 answers 200 with the same ETag again;
+ * otherwise NoSuchUpload. */
+/* Whether om (the object at the key) was completed from m's upload: 1 when
+ * it carries the upload id (and then m->etag is the ETag of the request's
+ * part list), 0 otherwise. *same: that ETag is the object's. */
+static int gw_multipart_completed_from(struct gw_multipart *m, const struct msg *om, int *same)
+{
+    struct gw_objmeta meta;
+    const struct gw_objmeta_header *h = NULL;
+    *same = 0;
+    if (gw_objmeta_decode(&meta, om->meta.ptr, om->meta.len) == CN_OK)
+        h = gw_objmeta_find(&meta, gw_mp_upload_meta);
+    if (h == NULL || h->value_len != GW_MP_ID_LEN ||
+        memcmp(h->value, m->upload_id, GW_MP_ID_LEN) != 0)
+        return 0;
+    if (m->cmp.n_parts == 0)
+        return 1;
+    unsigned char (*md5s)[16] = cn_calloc(m->cmp.n_parts, 16);
+    int ok = 1;
+    for (size_t i = 0; ok && i < m->cmp.n_parts; i++)
+        ok = m->cmp.parts[i].etag_len == 32 &&
+             cn_hex_decode(m->cmp.parts[i].etag, 32, md5s[i], 16) == CN_OK;
+    if (ok) {
+        size_t el = 0;
+        uint64_t size;
+        gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
+        if (!gw_lo_map_etag_split((const char *)om->etag.ptr, om->etag.len, &el, &size))
+            el = om->etag.len;
+        *same = el == strlen(m->etag) && memcmp(om->etag.ptr, m->etag, el) == 0;
+    }
+    cn_free(md5s);
+    return 1;
+}
+
+/* Answers a Complete of an upload that was already completed: 200 with the
+ * same result when the part list is the same, else NoSuchUpload (or, for a
+ * request that found the upload's records half forgotten, its own error). */
+static void gw_multipart_complete_again(struct gw_req *r, int same)
+{
+    struct gw_multipart *m = r->h;
+    if (!same) {
+        gw_req_error(r, m->retry_err != GW_S3_OK ? m->retry_err : GW_S3_NO_SUCH_UPLOAD,
+                     m->retry_err != GW_S3_OK ? m->retry_why : NULL);
+        return;
+    }
+    m->have_algo = 0; /* the repeated answer carries the ETag; the checksum is on HEAD */
+    gw_multipart_complete_reply(r);
+}
+
+static void gw_multipart_on_retried_object(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_multipart *m = r->h;
+    int same = 0;
+    if (res->rc == CN_OK)
+        (void)gw_multipart_completed_from(m, &res->reply->m, &same);
+    if (!gw_req_release(r))
+        return;
+    if (res->rc != CN_OK && res->rc != CN_NOTFOUND) {
+        gw_s3_reply_store_error(r, res->rc, res->err);
+        return;
+    }
+    gw_multipart_complete_again(r, same);
+}
+
+static void gw_multipart_complete_missing(struct gw_req *r)
+{
+    struct gw_multipart *m = r->h;
+    gw_req_hold(r);
+    gw_store_head(r->s3->store, m->okey, m->okey_len, gw_multipart_on_retried_object, r);
 }
 
 static void gw_multipart_complete_body(struct gw_req *r, enum gw_s3_err err,
@@ -1063,6 +1215,7 @@ static void gw_multipart_complete_body(struct gw_req *r, enum gw_s3_err err,
         gw_req_error(r, err, NULL);
         return;
     }
+    m->on_missing = gw_multipart_complete_missing;
     gw_multipart_require_upload(r, gw_multipart_complete_upload_ok);
 }
 

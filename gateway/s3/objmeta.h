@@ -20,6 +20,8 @@
 
 /* The object's tags (tagset.h's encoded form); absent: no tags. */
 #define GW_OBJMETA_TAGS ":tags"
+/* The object's ACL (acl.h's text form); absent: the bucket owner's alone. */
+#define GW_OBJMETA_ACL ":acl"
 
 struct gw_objmeta_header {
     const char *name;   /* lower-case */

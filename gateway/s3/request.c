@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access.h"
+#include "access_log.h"
 #include "http_loop.h"
 #include "s3_metrics.h"
 #include "s3_cors.h"
@@ -243,6 +245,7 @@ void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *messa
         .extra = extra,
         .n_extra = n_extra,
     };
+    r->err = err;
     CN_LOGR(CN_LOG_DEBUG, r->id, "error %s: %s", gw_s3_error_code(err),
             message != NULL ? message : gw_s3_error_message(err));
     struct evbuffer *body = evbuffer_new();
@@ -322,9 +325,22 @@ static void gw_req_app_clear(struct gw_http_req *x)
     r->bucket_len = 0;
     memset(&r->auth, 0, sizeof(r->auth));
     r->owner_known_until_us = 0;
+    r->anonymous = 0;
+    gw_access_config_unref(r->access_cfg);
+    r->access_cfg = NULL;
+    r->access_need_object = 0;
+    r->access_cfg_fresh = 0;
+    gw_access_config_unref(r->access_src_cfg);
+    r->access_src_cfg = NULL;
+    r->access_need_source = 0;
+    r->access_src_cfg_fresh = 0;
+    cn_free(r->acl_text);
+    r->acl_text = NULL;
+    r->acl_text_len = 0;
     r->http = NULL;
     r->id = 0;
     r->dispatched = 0;
+    r->err = GW_S3_OK;
 }
 
 static void gw_req_app_dispatch(struct gw_http_req *x)
@@ -369,22 +385,53 @@ static void gw_req_app_body_timeout(struct gw_http_req *x)
     gw_req_error(gw_req_of(x), GW_S3_REQUEST_TIMEOUT, NULL);
 }
 
+/* The access line of r, which ended now_us (monotonic). */
+static void gw_req_access_line(struct gw_req *r, uint64_t now_us)
+{
+    struct gw_http_req *x = &r->hr;
+    char target[GW_REQ_LOG_TARGET_MAX];
+    size_t target_len = 0;
+    if (r->http != NULL)
+        target_len = gw_req_log_target(r->http, target, sizeof(target));
+    /* the account only once its signature checked out */
+    const struct gw_cred *cred = r->auth.err == GW_S3_OK ? r->auth.cred : NULL;
+    struct gw_access_log_entry e = {
+        .time_us = cn_time_now_us() - (now_us - x->start_us),
+        .client = x->peer,
+        .account = cred != NULL ? cred->access_key : NULL,
+        .account_len = cred != NULL ? cred->access_key_len : 0,
+        .op = r->op != NULL ? r->op->name : NULL,
+        .bucket = r->bucket,
+        .bucket_len = r->bucket_len,
+        .key = r->key,
+        .key_len = r->key_len,
+        .method = r->http != NULL ? r->http->method : NULL,
+        .method_len = r->http != NULL ? r->http->method_len : 0,
+        .target = r->http != NULL ? target : NULL,
+        .target_len = target_len,
+        .status = x->headers_sent ? x->status : 0,
+        .error = r->err != GW_S3_OK ? gw_s3_error_code(r->err) : NULL,
+        .bytes_in = x->body_total,
+        .bytes_out = x->reply_length,
+        .ttfb_us = x->first_byte_us > 0 ? x->first_byte_us - x->start_us : 0,
+        .total_us = now_us - x->start_us,
+        .request_id = x->id_str,
+        .aborted = x->aborted,
+    };
+    gw_access_log_write(r->s3->access, &e);
+}
+
 /* The request's metrics and its access line (one per request, never rate
- * limited). */
+ * limited; also for a request cut short, x->aborted). */
 static void gw_req_app_done(struct gw_http_req *x)
 {
     struct gw_req *r = gw_req_of(x);
+    uint64_t now_us = cn_time_mono_us();
     if (r->s3->metrics != NULL)
-        gw_s3_metrics_done(r->s3->metrics, r->op, x->status,
-                           cn_time_mono_us() - x->start_us, x->body_total, x->reply_length,
-                           r->dispatched);
-    if (CN_LOG_INFO < cn_log_level_current) /* skip the copy when not logged */
-        return;
-    char target[GW_REQ_LOG_TARGET_MAX];
-    if (r->http != NULL)
-        gw_req_log_target(r->http, target, sizeof(target));
-    CN_LOGR_EVERY(CN_LOG_INFO, r->id, "%s %s -> %d %s", r->http != NULL ? r->http->method : "-",
-                  r->http != NULL ? target : "-", x->status, r->op != NULL ? r->op->name : "-");
+        gw_s3_metrics_done(r->s3->metrics, r->op, x->status, now_us - x->start_us,
+                           x->body_total, x->reply_length, r->dispatched);
+    if (gw_access_log_wanted(r->s3->access))
+        gw_req_access_line(r, now_us);
 }
 
 void gw_req_app_init(struct gw_http_app *app, struct gw_s3_ctx *ctx)

@@ -28,6 +28,7 @@
 struct gw_req;
 struct gw_s3_op;
 struct gw_s3_cors_headers;
+struct gw_access_config;
 struct gw_s3_post;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
@@ -49,6 +50,7 @@ struct gw_req {
     const struct gw_http_parser *http; /* the head; valid until the request ends */
     uint64_t id;
     int dispatched;            /* counted as in flight (s3_metrics.c) */
+    enum gw_s3_err err;        /* the S3 error answered (the access line); GW_S3_OK: none */
 
     /* S3 target, filled by the router */
     char bucket[64];
@@ -63,6 +65,23 @@ struct gw_req {
      * bucket whose owner was checked (bucket_owner.h); UINT64_MAX when the
      * check read the bucket record itself */
     uint64_t owner_known_until_us;
+    /* the access decision (access.h): an unsigned request (auth.cred is then
+     * gw_access_anonymous), the bucket's access config the router decided on
+     * (a reference), and an object-ACL check it left to the handler that
+     * reads the object (gw_access_object_allows) */
+    int anonymous;
+    struct gw_access_config *access_cfg;
+    int access_need_object;
+    int access_cfg_fresh;      /* access_cfg was read from the record, not the cache */
+    /* the same for a copy's source (s3:GetObject on it): its bucket's config,
+     * and whether only the source object's ACL could allow the read */
+    struct gw_access_config *access_src_cfg;
+    int access_need_source;
+    int access_src_cfg_fresh;
+    /* the ACL a write asks for (x-amz-acl / x-amz-grant-*), checked and
+     * encoded once by the router (s3_subres.h); NULL: none to store */
+    char *acl_text;
+    size_t acl_text_len;
     /* x-amz-copy-source of a PUT to a key, parsed once by the router: the
      * owner check and the copy handlers use this, never the raw header */
     struct gw_copy_source copy_src;

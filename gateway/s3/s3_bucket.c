@@ -13,6 +13,7 @@
 #include "s3_body.h"
 #include "s3_error.h"
 #include "s3_reply.h"
+#include "s3_subres.h"
 #include "s3_ops.h"
 #include "store.h"
 #include "versioning.h"
@@ -48,10 +49,8 @@ static void gw_s3_bucket_on_require(struct gw_store_result *res, void *arg)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
         gw_s3_reply_store_error(r, res->rc, res->err);
-    else if (!gw_bucket_owner_allows(r, r->bucket, r->bucket_len,
-                                     (const char *)res->reply->m.etag.ptr,
-                                     res->reply->m.etag.len))
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* re-created by another account */
+    else if (!gw_bucket_owner_allows(r, &res->reply->m))
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* re-created, or its config changed */
     else {
         r->versioning = gw_s3_bucket_versioning_of(&res->reply->m);
         next(r);
@@ -92,8 +91,7 @@ static int gw_s3_bucket_cfg_record(struct gw_req *r, struct gw_store_result *res
         return 0;
     }
     const struct msg *msg = &res->reply->m;
-    if (!gw_bucket_owner_allows(r, r->bucket, r->bucket_len, (const char *)msg->etag.ptr,
-                                msg->etag.len)) {
+    if (!gw_bucket_owner_allows(r, msg)) {
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return 0;
     }
@@ -356,6 +354,15 @@ void gw_s3_bucket_config_get(struct gw_req *r)
 
 /* ---- CreateBucket ---------------------------------------------------- */
 
+/* CreateBucket's 200: the bucket's Location. */
+static void gw_s3_bucket_reply_created(struct gw_req *r)
+{
+    gw_req_reply_start(r, 200);
+    gw_req_reply_headerf(r, "Location", "/%s", r->bucket);
+    gw_req_reply_send_headers(r, 0);
+    gw_req_reply_end(r);
+}
+
 static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -365,10 +372,7 @@ static void gw_s3_bucket_on_created(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    gw_req_reply_start(r, 200);
-    gw_req_reply_headerf(r, "Location", "/%s", r->bucket);
-    gw_req_reply_send_headers(r, 0);
-    gw_req_reply_end(r);
+    gw_s3_bucket_reply_created(r);
 }
 
 static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
@@ -380,6 +384,13 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         const struct msg *m = &res->reply->m;
         const char *owner = r->auth.cred->owner_id;
         int mine = m->etag.len == strlen(owner) && memcmp(m->etag.ptr, owner, m->etag.len) == 0;
+        /* S3 answers its owner's re-create 200 in us-east-1 (legacy) and
+         * BucketAlreadyOwnedByYou in every other region; the bucket is
+         * left as it is */
+        if (mine && strcmp(r->s3->opts.region, "us-east-1") == 0) {
+            gw_s3_bucket_reply_created(r);
+            return;
+        }
         gw_req_error(r, mine ? GW_S3_BUCKET_ALREADY_OWNED_BY_YOU : GW_S3_BUCKET_ALREADY_EXISTS,
                      NULL);
         return;
@@ -397,6 +408,12 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
         .owner_len = strlen(owner),
         .inc = gw_bucket_incarnation_new(),
     };
+    char pab[5];
+    enum gw_s3_err aerr = gw_s3_acl_create_configs(r, &bm, pab);
+    if (aerr != GW_S3_OK) {
+        gw_req_error(r, aerr, "Invalid x-amz-object-ownership header");
+        return;
+    }
     char *meta;
     size_t meta_len;
     if (gw_bucket_meta_encode(&bm, &meta, &meta_len) != CN_OK) {

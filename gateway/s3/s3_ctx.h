@@ -18,6 +18,8 @@ struct gw_bucket_owner_cache;
 struct gw_sigv4;
 struct gw_sigv2;
 struct gw_s3_metrics;
+struct gw_access_log;
+struct gw_s3_status_info;
 struct gw_cluster;
 struct gw_credentials;
 
@@ -26,6 +28,7 @@ struct gw_s3_opts {
     const char *domain;          /* s3.domain: virtual-host addressing; NULL or "": off */
     size_t max_key_len;          /* s3.max_key_len */
     uint32_t max_keys;           /* s3.max_keys: the most a listing page holds */
+    int default_object_ownership;/* s3.default_object_ownership (access.h) */
     uint64_t put_limit;          /* one PUT or copy: min(s3.max_object_size, chunks x chunk) */
     uint64_t part_limit;         /* one part: the same, and S3's 5 GiB */
 };
@@ -38,6 +41,8 @@ struct gw_s3_ctx {
     struct gw_sigv2 *sigv2;                 /* NULL: s3.sigv2 = false */
     const struct gw_credentials *creds;     /* who may sign (POST object forms) */
     struct gw_s3_metrics *metrics;          /* NULL: not counted */
+    struct gw_access_log *access;           /* the access log (access_log.h); NULL: none */
+    const struct gw_s3_status_info *status; /* GET /_cairn/status (s3_status.h) */
     const struct gw_cluster *cluster;       /* readiness (GET /_cairn/ready) */
     const int *draining;                    /* this thread's HTTP loop is stopping */
     struct gw_lo_env lo;

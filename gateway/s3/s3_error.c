@@ -35,6 +35,10 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
         "Your previous request to create the named bucket succeeded and you already own it."},
     [GW_S3_BUCKET_NOT_EMPTY] = {"BucketNotEmpty", 409,
         "The bucket you tried to delete is not empty"},
+    [GW_S3_CONDITIONAL_REQUEST_CONFLICT] = {"ConditionalRequestConflict", 409,
+        "A conflicting operation occurred. If using PutObject you can retry the request. If "
+        "using multipart upload you should initiate another CreateMultipartUpload request and "
+        "re-upload each part."},
     [GW_S3_ENTITY_TOO_LARGE] = {"EntityTooLarge", 400,
         "Your proposed upload exceeds the maximum allowed size"},
     [GW_S3_ENTITY_TOO_SMALL] = {"EntityTooSmall", 400,
@@ -82,6 +86,9 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
      * status says what went wrong and InvalidURI is a code clients know */
     [GW_S3_URI_TOO_LONG] = {"InvalidURI", 414, "The request URI is too long."},
     [GW_S3_KEY_TOO_LONG] = {"KeyTooLongError", 400, "Your key is too long"},
+    [GW_S3_MALFORMED_ACL_ERROR] = {"MalformedACLError", 400,
+        "The XML you provided was not well-formed or did not validate against our published schema"},
+    [GW_S3_MALFORMED_POLICY] = {"MalformedPolicy", 400, "Policies must be valid JSON"},
     [GW_S3_MALFORMED_POST_REQUEST] = {"MalformedPOSTRequest", 400,
         "The body of your POST request is not well-formed multipart/form-data."},
     [GW_S3_MALFORMED_XML] = {"MalformedXML", 400,
@@ -106,6 +113,9 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
     [GW_S3_NO_SUCH_CORS_CONFIGURATION] = {"NoSuchCORSConfiguration", 404,
         "The CORS configuration does not exist"},
     [GW_S3_NO_SUCH_KEY] = {"NoSuchKey", 404, "The specified key does not exist."},
+    [GW_S3_NO_SUCH_PUBLIC_ACCESS_BLOCK_CONFIGURATION] = {
+        "NoSuchPublicAccessBlockConfiguration", 404,
+        "The public access block configuration was not found"},
     [GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION] = {"NoSuchLifecycleConfiguration", 404,
         "The lifecycle configuration does not exist"},
     [GW_S3_NO_SUCH_TAG_SET] = {"NoSuchTagSet", 404, "The TagSet does not exist"},
@@ -139,6 +149,10 @@ static const struct gw_s3_error_info gw_s3_error_table[GW_S3_ERR_COUNT] = {
     [GW_S3_SIGNATURE_DOES_NOT_MATCH] = {"SignatureDoesNotMatch", 403,
         "The request signature we calculated does not match the signature you provided. "
         "Check your key and signing method."},
+    [GW_S3_OWNERSHIP_CONTROLS_NOT_FOUND] = {"OwnershipControlsNotFoundError", 404,
+        "The bucket ownership controls were not found"},
+    [GW_S3_UNRESOLVABLE_GRANT_BY_EMAIL_ADDRESS] = {"UnresolvableGrantByEmailAddress", 400,
+        "The e-mail address you provided does not match any account on record."},
     [GW_S3_SLOW_DOWN] = {"SlowDown", 503, "Please reduce your request rate."},
     [GW_S3_X_AMZ_CONTENT_SHA256_MISMATCH] = {"XAmzContentSHA256Mismatch", 400,
         "The provided 'x-amz-content-sha256' header does not match what was computed."},

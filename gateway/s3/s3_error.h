@@ -27,6 +27,7 @@ enum gw_s3_err {
     GW_S3_BUCKET_ALREADY_EXISTS,         /* 409 */
     GW_S3_BUCKET_ALREADY_OWNED_BY_YOU,   /* 409 */
     GW_S3_BUCKET_NOT_EMPTY,              /* 409 */
+    GW_S3_CONDITIONAL_REQUEST_CONFLICT,  /* 409 */
     GW_S3_ENTITY_TOO_LARGE,              /* 400 */
     GW_S3_ENTITY_TOO_SMALL,              /* 400 */
     GW_S3_EXPIRED_TOKEN,                 /* 400 */
@@ -53,6 +54,8 @@ enum gw_s3_err {
     GW_S3_INVALID_URI,                   /* 400 */
     GW_S3_URI_TOO_LONG,                  /* 414 InvalidURI: request line over the limit */
     GW_S3_KEY_TOO_LONG,                  /* 400 KeyTooLongError */
+    GW_S3_MALFORMED_ACL_ERROR,           /* 400 MalformedACLError */
+    GW_S3_MALFORMED_POLICY,              /* 400 */
     GW_S3_MALFORMED_POST_REQUEST,        /* 400 a POST object body */
     GW_S3_MALFORMED_XML,                 /* 400 */
     GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,   /* 400 */
@@ -66,6 +69,7 @@ enum gw_s3_err {
     GW_S3_NO_SUCH_BUCKET_POLICY,         /* 404 */
     GW_S3_NO_SUCH_CORS_CONFIGURATION,    /* 404 */
     GW_S3_NO_SUCH_KEY,                   /* 404 */
+    GW_S3_NO_SUCH_PUBLIC_ACCESS_BLOCK_CONFIGURATION, /* 404 */
     GW_S3_NO_SUCH_LIFECYCLE_CONFIGURATION, /* 404 */
     GW_S3_NO_SUCH_TAG_SET,               /* 404 */
     GW_S3_NO_SUCH_UPLOAD,                /* 404 */
@@ -73,6 +77,7 @@ enum gw_s3_err {
     GW_S3_NO_SUCH_WEBSITE_CONFIGURATION, /* 404 */
     GW_S3_NOT_IMPLEMENTED,               /* 501 */
     GW_S3_NOT_MODIFIED,                  /* 304, sent without a body */
+    GW_S3_OWNERSHIP_CONTROLS_NOT_FOUND,  /* 404 OwnershipControlsNotFoundError */
     GW_S3_OBJECT_LOCK_CONFIGURATION_NOT_FOUND, /* 404 ObjectLockConfigurationNotFoundError */
     GW_S3_PRECONDITION_FAILED,           /* 412 */
     GW_S3_REPLICATION_CONFIGURATION_NOT_FOUND, /* 404 ReplicationConfigurationNotFoundError */
@@ -83,6 +88,7 @@ enum gw_s3_err {
     GW_S3_SERVICE_UNAVAILABLE,           /* 503 */
     GW_S3_SIGNATURE_DOES_NOT_MATCH,      /* 403 */
     GW_S3_SLOW_DOWN,                     /* 503 */
+    GW_S3_UNRESOLVABLE_GRANT_BY_EMAIL_ADDRESS, /* 400 */
     GW_S3_X_AMZ_CONTENT_SHA256_MISMATCH, /* 400 XAmzContentSHA256Mismatch */
     GW_S3_ERR_COUNT                      /* not an error: the table size */
 };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "checksum.h"
 #include "keys.h"
 #include "lo_map.h"
@@ -115,13 +116,16 @@ static void gw_s3_list_next(struct gw_s3_list *l, struct gw_xml_writer *w)
     gw_xml_elem(w, "NextContinuationToken", b64, bl);
 }
 
-/* The owner element of an entry: the caller's, who owns every bucket it
- * can list (bucket records carry no other). */
+/* The owner element of an entry: the bucket's owner (a listing does not
+ * read each object's ACL; another account may be allowed to list, access.h),
+ * with the display name when that is the caller. */
 static void gw_s3_list_owner(const struct gw_req *r, struct gw_xml_writer *w)
 {
+    const char *id = r->access_cfg != NULL ? r->access_cfg->owner : r->auth.cred->owner_id;
     gw_xml_open(w, "Owner");
-    gw_xml_elem_str(w, "ID", r->auth.cred->owner_id);
-    gw_xml_elem_str(w, "DisplayName", r->auth.cred->display_name);
+    gw_xml_elem_str(w, "ID", id);
+    if (strcmp(id, r->auth.cred->owner_id) == 0)
+        gw_xml_elem_str(w, "DisplayName", r->auth.cred->display_name);
     gw_xml_close(w);
 }
 
@@ -351,6 +355,8 @@ static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
     l->fetch_owner = fo != NULL && strcmp(fo->value, "true") == 0;
     l->prefix = gw_req_param(r, "prefix");
     l->delim = gw_req_param(r, "delimiter");
+    if (l->delim != NULL && l->delim->value_len == 0)
+        l->delim = NULL; /* S3: an empty delimiter is none, and is not echoed */
     l->max_keys = (uint32_t)r->s3->opts.max_keys;
     const struct gw_req_param *mk = gw_req_param(r, "max-keys");
     if (mk != NULL) {

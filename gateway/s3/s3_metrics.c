@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "access_log.h"
 #include "http_loop.h"
 #include "s3_ops.h"
 
@@ -25,6 +26,8 @@ struct gw_s3_metrics {
     uint32_t requests[GW_S3_OP_COUNT + 1][GW_S3_METRICS_N_CODES + 1];
     uint32_t duration[GW_S3_OP_COUNT + 1];
     uint32_t bytes_in, bytes_out, in_flight, connections;
+    uint32_t access_dropped;
+    struct gw_access_log *access;   /* read at scrape; NULL: none */
 };
 
 /* Request durations: 100 us to 60 s (in us). */
@@ -39,6 +42,8 @@ static void gw_s3_metrics_collect(struct cn_metrics *reg, void *arg)
     for (uint32_t i = 0; i < m->n_loops; i++)
         conns += m->loops[i]->n_conns;   /* a glance at another thread's count */
     cn_metrics_set(reg, m->connections, (int64_t)conns);
+    if (m->access != NULL)
+        cn_metrics_set(reg, m->access_dropped, (int64_t)gw_access_log_dropped(m->access));
 }
 
 struct gw_s3_metrics *gw_s3_metrics_new(struct gw_http_loop *const *loops, uint32_t n_loops)
@@ -81,6 +86,10 @@ struct gw_s3_metrics *gw_s3_metrics_new(struct gw_http_loop *const *loops, uint3
                                     "Requests dispatched and not yet answered", 0, NULL);
     m->connections = cn_metrics_gauge(m->reg, "cairn_gateway_connections",
                                       "Open client connections", 0, NULL);
+    m->access_dropped = cn_metrics_counter(
+        m->reg, "cairn_gateway_access_log_dropped_lines_total",
+        "Access lines dropped because log.access_buffer was full (the file was slower than "
+        "the requests) or the write failed", 0, NULL);
     cn_metrics_on_collect(m->reg, gw_s3_metrics_collect, m);
     return m;
 }
@@ -91,6 +100,11 @@ void gw_s3_metrics_free(struct gw_s3_metrics *m)
         return;
     cn_metrics_free(m->reg);
     cn_free(m);
+}
+
+void gw_s3_metrics_watch_access_log(struct gw_s3_metrics *m, struct gw_access_log *a)
+{
+    m->access = a;
 }
 
 struct cn_metrics *gw_s3_metrics_registry(struct gw_s3_metrics *m)

@@ -20,6 +20,10 @@ struct gw_s3_metrics;
 struct gw_s3_metrics *gw_s3_metrics_new(struct gw_http_loop *const *loops, uint32_t n_loops);
 void gw_s3_metrics_free(struct gw_s3_metrics *m);
 struct cn_metrics *gw_s3_metrics_registry(struct gw_s3_metrics *m);
+/* The access log whose dropped lines are reported at each scrape (before
+ * the workers start; it must outlive the registry's scrapes). */
+struct gw_access_log;
+void gw_s3_metrics_watch_access_log(struct gw_s3_metrics *m, struct gw_access_log *a);
 
 /* A request head was dispatched / its response ended. op is the matched
  * operation (NULL: refused before routing), status the HTTP status. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "access.h"
 #include "keys.h"
 #include "lo_reclaim.h"
 #include "s3_body.h"
@@ -161,6 +162,13 @@ static void gw_s3_md_bucket_ok(struct gw_req *r)
         if (o->version_id != NULL &&
             (o->version_id_len != 4 || memcmp(o->version_id, "null", 4) != 0)) {
             md->items[i].err = GW_S3_NO_SUCH_VERSION;
+            continue;
+        }
+        /* the router left the decision to each key (bucket_owner.c) */
+        if (r->access_cfg == NULL ||
+            gw_access_decide(r, r->access_cfg, "s3:DeleteObject", r->bucket, r->bucket_len,
+                             o->key, o->key_len, 0, NULL) != GW_ACCESS_ALLOW) {
+            md->items[i].err = GW_S3_ACCESS_DENIED;
             continue;
         }
         char skey[GW_KEYS_MAX];

@@ -15,7 +15,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include "access.h"
 #include "bucket_owner.h"
+#include "cond_write.h"
 #include "http_date.h"
 #include "keys.h"
 #include "lo_copy.h"
@@ -51,6 +53,7 @@ struct gw_s3_object {
     struct gw_lo_map old_map;          /* the chunks an overwrite or delete replaces */
     int have_old;
     int is_put;                        /* PutObject: If-Match / If-None-Match apply */
+    struct gw_cond_write cw;           /* ... and make the write conditional */
     uint64_t old_ts;
     uint64_t ts;
     char etag_field[GW_LO_ETAG_MAX];
@@ -69,6 +72,7 @@ static void gw_s3_object_fini(struct gw_s3_object *o)
     gw_lo_get_free(o->get);
     gw_lo_put_free(o->lp);
     gw_lo_map_fini(&o->old_map);
+    gw_cond_write_fini(&o->cw);
 }
 
 static void gw_s3_object_free(void *p)
@@ -98,27 +102,35 @@ static const char *const gw_s3_object_std_headers[] = {
     "content-language", "expires", "x-amz-website-redirect-location",
 };
 
-/* Content-Encoding without the aws-chunked token (it describes the upload). */
+/* Content-Encoding without the aws-chunked token (it describes the upload),
+ * the client's other codings kept exactly as sent: each kept coding with
+ * the separator that preceded it ("gzip, aws-chunked, br" -> "gzip, br";
+ * "aws-chunked,gzip" -> "gzip"; "aws-chunked" alone -> empty: no header).
+ * Returns the length written to out (at most cap - 1; a value that does not
+ * fit is cut at the last coding that does). */
 static size_t gw_s3_object_strip_aws_chunked(const char *v, size_t len, char *out, size_t cap)
 {
-    size_t n = 0, i = 0;
+    size_t n = 0, i = 0, prev_end = 0;
     while (i < len) {
-        while (i < len && (v[i] == ' ' || v[i] == ','))
+        while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
             i++;
         size_t s = i;
         while (i < len && v[i] != ',')
             i++;
         size_t e = i;
-        while (e > s && v[e - 1] == ' ')
+        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
             e--;
-        if (e == s || (e - s == 11 && strncasecmp(v + s, "aws-chunked", 11) == 0))
-            continue;
-        if (n + (e - s) + 1 >= cap)
-            break;
-        if (n > 0)
-            out[n++] = ',';
-        memcpy(out + n, v + s, e - s);
-        n += e - s;
+        int drop = e == s || (e - s == 11 && strncasecmp(v + s, "aws-chunked", 11) == 0);
+        if (!drop) {
+            /* the separator as sent before this coding (none for the first) */
+            size_t from = n > 0 ? prev_end : s;
+            if (n + (e - from) + 1 > cap)
+                break;
+            memcpy(out + n, v + from, e - from);
+            n += e - from;
+        }
+        if (e > s)
+            prev_end = e;
     }
     return n;
 }
@@ -186,6 +198,12 @@ static enum gw_s3_err gw_s3_object_build_meta(struct gw_req *r, struct gw_s3_obj
         cn_free(tags);
         return GW_S3_METADATA_TOO_LARGE;
     }
+    /* the ACL the router checked (x-amz-acl, x-amz-grant-*) */
+    if (r->acl_text != NULL && gw_objmeta_add(&m, GW_OBJMETA_ACL, strlen(GW_OBJMETA_ACL),
+                                              r->acl_text, r->acl_text_len) != CN_OK) {
+        cn_free(tags);
+        return GW_S3_METADATA_TOO_LARGE;
+    }
     enum gw_checksum_algo algo;
     char b64[GW_CHECKSUM_B64_MAX];
     if (gw_s3_body_checksum(r, &algo, b64) == CN_OK) {
@@ -217,7 +235,6 @@ enum gw_s3_err gw_s3_object_request_meta(struct gw_req *r, char **meta, size_t *
 /* ---- PutObject ------------------------------------------------------- */
 
 static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next);
-static int gw_s3_object_etag_in(const char *list, size_t len, const char *etag, size_t elen);
 
 /* The end of a PutObject, small or large, once its record write settled:
  * drops the request's hold, then answers with the ETag and the checksum the
@@ -255,6 +272,15 @@ static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
     gw_s3_object_put_done(r, res);
 }
 
+/* A conditional PutObject's write of the "o/" record, under the key's
+ * lease (cond_write.h; s3_versions.h puts it first in a versioned bucket). */
+static void gw_s3_object_cond_put(struct gw_req *r, const struct gw_store_record *rec,
+                                  struct gw_blob *data, gw_store_cb cb)
+{
+    struct gw_s3_object *o = r->h;
+    gw_cond_write_put(&o->cw, r, rec, data, cb);
+}
+
 /* Writes a small object's one record (the body is in o->blob), newer than
  * the record it replaces. */
 static void gw_s3_object_put_small_write(struct gw_req *r)
@@ -272,7 +298,10 @@ static void gw_s3_object_put_small_write(struct gw_req *r)
         .ts = cn_hlc_after(cn_hlc_default(), o->old_ts),
     };
     gw_req_hold(r);
-    gw_s3_versions_put(r, &rec, o->blob, gw_s3_object_on_put, r);
+    if (o->cw.armed)   /* the "o/" record under the lease, then its version's */
+        gw_s3_versions_put_with(r, &rec, o->blob, gw_s3_object_on_put, gw_s3_object_cond_put);
+    else
+        gw_s3_versions_put(r, &rec, o->blob, gw_s3_object_on_put, r);
 }
 
 static void gw_s3_object_put_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
@@ -339,7 +368,11 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
         .ver = r->id, .ts = o->ts,
     };
     gw_req_hold(r);
-    gw_s3_versions_put(r, &rec, o->blob, gw_s3_object_lo_on_parent, r);
+    if (o->cw.armed)
+        gw_s3_versions_put_with(r, &rec, o->blob, gw_s3_object_lo_on_parent,
+                                gw_s3_object_cond_put);
+    else
+        gw_s3_versions_put(r, &rec, o->blob, gw_s3_object_lo_on_parent, r);
 }
 
 /* Reads the chunk map of the record an overwrite or delete replaces (a
@@ -366,29 +399,6 @@ static void gw_s3_object_old_on_get(struct gw_store_result *res, void *arg)
     r->then(r);
 }
 
-/* PutObject's conditional write, decided against the record it replaces
- * (m NULL: there is none): If-None-Match ("*" or ETags) fails with 412 when
- * the object exists (and matches), If-Match with 404 NoSuchKey when it does
- * not and 412 when no ETag matches. Returns GW_S3_OK to write. Not atomic:
- * two conditional writes racing on one key may both pass. */
-static enum gw_s3_err gw_s3_object_put_conditions(const struct gw_req *r, const struct msg *m)
-{
-    size_t im_len, inm_len, elen = 0;
-    const char *im = gw_req_header(r, "if-match", &im_len);
-    const char *inm = gw_req_header(r, "if-none-match", &inm_len);
-    const char *etag = m != NULL ? (const char *)m->etag.ptr : "";
-    uint64_t size;
-    if (m != NULL && !gw_lo_map_etag_split(etag, m->etag.len, &elen, &size))
-        elen = m->etag.len;
-    if (im != NULL && m == NULL)
-        return GW_S3_NO_SUCH_KEY;
-    if (im != NULL && !gw_s3_object_etag_in(im, im_len, etag, elen))
-        return GW_S3_PRECONDITION_FAILED;
-    if (inm != NULL && m != NULL && gw_s3_object_etag_in(inm, inm_len, etag, elen))
-        return GW_S3_PRECONDITION_FAILED;
-    return GW_S3_OK;
-}
-
 static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -403,7 +413,7 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
         large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size);
     }
     if (o->is_put && (res->rc == CN_OK || res->rc == CN_NOTFOUND))
-        cerr = gw_s3_object_put_conditions(r, res->rc == CN_OK ? &res->reply->m : NULL);
+        cerr = gw_cond_write_check(&o->cw, r, res->rc == CN_OK ? &res->reply->m : NULL);
     else if (o->is_put && (gw_req_header(r, "if-match", NULL) != NULL ||
                            gw_req_header(r, "if-none-match", NULL) != NULL))
         cerr = gw_s3_error_from_store(res->rc); /* a condition cannot be decided */
@@ -520,31 +530,6 @@ void gw_s3_object_put_form(struct gw_req *r)
 
 /* ---- conditionals ---------------------------------------------------- */
 
-/* Does an If-Match / If-None-Match list match etag (hex, unquoted)? */
-static int gw_s3_object_etag_in(const char *list, size_t len, const char *etag, size_t elen)
-{
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && (list[i] == ' ' || list[i] == ','))
-            i++;
-        size_t s = i;
-        while (i < len && list[i] != ',')
-            i++;
-        size_t e = i;
-        while (e > s && list[e - 1] == ' ')
-            e--;
-        if (e - s >= 2 && list[s] == 'W' && list[s + 1] == '/')
-            s += 2;
-        if (e - s >= 2 && list[s] == '"' && list[e - 1] == '"') {
-            s++;
-            e--;
-        }
-        if ((e - s == 1 && list[s] == '*') || (e - s == elen && memcmp(list + s, etag, elen) == 0))
-            return 1;
-    }
-    return 0;
-}
-
 /* Evaluates If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since
  * (RFC 7232 order, as S3). prefix "" for GET, "x-amz-copy-source-" for copy. */
 static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char *prefix,
@@ -556,7 +541,7 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
     time_t t;
     snprintf(name, sizeof(name), "%sif-match", prefix);
     const char *im = gw_req_header(r, name, &len);
-    if (im != NULL && !gw_s3_object_etag_in(im, len, etag, elen))
+    if (im != NULL && !gw_cond_write_etag_in(im, len, etag, elen))
         return GW_S3_PRECONDITION_FAILED;
     snprintf(name, sizeof(name), "%sif-unmodified-since", prefix);
     if (im == NULL && (v = gw_req_header(r, name, &len)) != NULL &&
@@ -565,7 +550,7 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
     snprintf(name, sizeof(name), "%sif-none-match", prefix);
     const char *inm = gw_req_header(r, name, &len);
     int is_copy = prefix[0] != '\0';
-    if (inm != NULL && gw_s3_object_etag_in(inm, len, etag, elen))
+    if (inm != NULL && gw_cond_write_etag_in(inm, len, etag, elen))
         return is_copy ? GW_S3_PRECONDITION_FAILED : GW_S3_NOT_MODIFIED;
     snprintf(name, sizeof(name), "%sif-modified-since", prefix);
     if (inm == NULL && (v = gw_req_header(r, name, &len)) != NULL &&
@@ -578,9 +563,11 @@ static enum gw_s3_err gw_s3_object_conditions(const struct gw_req *r, const char
 
 static void gw_s3_object_not_found_bucket_ok(struct gw_req *r)
 {
-    if (gw_s3_versions_not_found(r))
+    /* AccessDenied rather than NoSuchKey to who may not list the bucket */
+    enum gw_s3_err err = gw_bucket_owner_missing_key(r);
+    if (err == GW_S3_NO_SUCH_KEY && gw_s3_versions_not_found(r))
         return;   /* answered: NoSuchVersion, or a delete marker on top */
-    gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+    gw_req_error(r, err, NULL);
 }
 
 /* The spelling S3 answers a stored standard header with ("Content-Type");
@@ -727,10 +714,10 @@ static void gw_s3_object_error_416(struct gw_req *r, enum gw_s3_err err, uint64_
     gw_req_error_header(r, err, NULL, "Content-Range", cr, n);
 }
 
-/* Sends the status line and headers of a GET/HEAD answer. */
-static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t etag_len,
-                                   const struct gw_objmeta *om,
-                                   const struct gw_s3_object_span *sp)
+/* Builds the status line and headers of a GET/HEAD answer (not sent). */
+static void gw_s3_object_build_head(struct gw_req *r, const struct msg *m, size_t etag_len,
+                                    const struct gw_objmeta *om,
+                                    const struct gw_s3_object_span *sp)
 {
     gw_req_reply_start(r, sp->status);
     gw_s3_object_reply_headers(r, m, etag_len, om, sp->status == 206);
@@ -741,7 +728,6 @@ static void gw_s3_object_send_head(struct gw_req *r, const struct msg *m, size_t
         size_t n = gw_s3_range_content_range(&sp->range, sp->size, cr, sizeof(cr));
         gw_req_reply_header(r, "Content-Range", cr, n);
     }
-    gw_req_reply_send_headers(r, sp->len);
 }
 
 /* The client's output drained during a large GET: its pipeline resumes. */
@@ -769,6 +755,11 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     if (gw_bucket_owner_recheck(r, r->bucket, r->bucket_len, m->ts, gw_s3_object_get))
         return;   /* the object is newer than the cached owner: asked again */
+    if (!gw_access_object_allows(r, m->meta.ptr, m->meta.len)) {
+        if (!gw_bucket_owner_retry_denied(r, 0, gw_s3_object_get))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the object's ACL */
+        return;
+    }
     if (gw_s3_versions_on_record(r, m))
         return;   /* a delete marker or a version that is not the one asked for */
     struct gw_objmeta om;
@@ -803,17 +794,19 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
             gw_s3_object_error_416(r, err, size);
         return;
     }
-    gw_s3_object_send_head(r, m, etag_len, &om, &sp);
+    gw_s3_object_build_head(r, m, etag_len, &om, &sp);
+    if (large && !r->hr.head_only) {
+        /* the headers go out when the read-ahead budget lets it in */
+        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
+                               gw_s3_object_get_on_drain);
+        gw_lo_get_start(o->get);
+        return;
+    }
+    gw_req_reply_send_headers(r, sp.len);
     if (r->hr.head_only) {
         if (have_map)
             gw_lo_map_fini(&map);
         gw_req_reply_end(r);
-        return;
-    }
-    if (large) {
-        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
-                               gw_s3_object_get_on_drain);
-        gw_lo_get_start(o->get);
         return;
     }
     struct evbuffer *tmp = evbuffer_new();
@@ -935,10 +928,15 @@ static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
     evbuffer_free(doc);
 }
 
-/* What a missing source is: NoSuchVersion when a version was named. */
-static enum gw_s3_err gw_s3_copy_src_missing_err(const struct gw_req *r)
+/* What a missing source is: AccessDenied to who may not list its bucket
+ * (gw_access_source_missing), else NoSuchVersion when a version was
+ * named, NoSuchKey otherwise. */
+static enum gw_s3_err gw_s3_copy_src_missing_err(struct gw_req *r)
 {
-    return r->copy_src.version_id != NULL ? GW_S3_NO_SUCH_VERSION : GW_S3_NO_SUCH_KEY;
+    enum gw_s3_err err = gw_access_source_missing(r);
+    if (err == GW_S3_NO_SUCH_KEY && r->copy_src.version_id != NULL)
+        return GW_S3_NO_SUCH_VERSION;
+    return err;
 }
 
 /* The source bucket's record was looked up after its key was not found. */
@@ -947,14 +945,11 @@ static void gw_s3_copy_on_src_bucket(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_copy *c = r->h;
     if (res->rc == CN_NOTFOUND)
         gw_req_error(r, GW_S3_NO_SUCH_BUCKET, NULL);
     else if (res->rc != CN_OK)
         gw_s3_reply_store_error(r, res->rc, res->err);
-    else if (!gw_bucket_owner_allows(r, c->src_bucket, c->src_bucket_len,
-                                     (const char *)res->reply->m.etag.ptr,
-                                     res->reply->m.etag.len))
+    else if (!gw_bucket_owner_allows_source(r, &res->reply->m))
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
     else
         gw_req_error(r, gw_s3_copy_src_missing_err(r), NULL);
@@ -1051,11 +1046,18 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     if (gw_bucket_owner_recheck(r, c->src_bucket, c->src_bucket_len, m->ts,
                                 gw_s3_copy_bucket_ok))
         return;   /* the source is newer than its bucket's cached owner */
+    if (!gw_access_source_allows(r, m->meta.ptr, m->meta.len)) {
+        if (!gw_bucket_owner_retry_denied(r, 1, gw_s3_copy_bucket_ok))
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
+        return;
+    }
     if (gw_s3_versions_on_copy_record(r, m))
         return;   /* a delete marker named by id, or no such null version */
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);
+    char *acl_meta = NULL;
+    size_t acl_meta_len = 0;
     enum gw_s3_err err = gw_s3_object_conditions(r, "x-amz-copy-source-",
                                                  (const char *)m->etag.ptr, tl,
                                                  (time_t)(m->ts / 1000000));
@@ -1091,10 +1093,18 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     /* x-amz-tagging-directive: the source's tags (COPY) or the request's */
     err = gw_s3_tagging_copy_meta(r, replace, m->meta.ptr, m->meta.len, &c->o.meta,
                                   &c->o.meta_len);
+    /* the copy's ACL is the request's (x-amz-acl), never the source's */
+    if (err == GW_S3_OK && gw_objmeta_replace(c->o.meta, c->o.meta_len, GW_OBJMETA_ACL,
+                                              r->acl_text, r->acl_text_len, &acl_meta,
+                                              &acl_meta_len) != CN_OK)
+        err = GW_S3_METADATA_TOO_LARGE;
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
         return;
     }
+    cn_free(c->o.meta);
+    c->o.meta = acl_meta;
+    c->o.meta_len = acl_meta_len;
     if (large) {
         gw_s3_copy_large(r, m, lsize);
         return;

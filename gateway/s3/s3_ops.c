@@ -15,6 +15,7 @@
 #include "s3_list.h"
 #include "s3_multidelete.h"
 #include "s3_object.h"
+#include "s3_policy.h"
 #include "s3_post.h"
 #include "s3_subres.h"
 #include "s3_tagging.h"
@@ -37,11 +38,11 @@ static void gw_s3_ops_reply_method_not_allowed(struct gw_req *r)
 /* Every sub-resource a NotImplemented row names: with any other method or
  * target than those rows give, the request is NotImplemented all the same. */
 static const char *const gw_s3_ops_unsupported_subs[] = {
-    "policy", "website",
+    "website",
     "logging", "notification", "replication", "encryption",
     "object-lock", "retention", "legal-hold", "accelerate", "requestPayment", "restore",
-    "select", "torrent", "attributes", "analytics", "metrics", "inventory", "ownershipControls",
-    "publicAccessBlock", "intelligent-tiering", NULL,
+    "select", "torrent", "attributes", "analytics", "metrics", "inventory",
+    "intelligent-tiering", NULL,
 };
 
 #define GW_S3_OPS_B GW_S3_OP_BUCKET
@@ -71,8 +72,8 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_VERSIONING, "GetBucketVersioning", "GET", GW_S3_OPS_B,
                  "versioning", gw_s3_versions_config_get, 0,
                  "Status Enabled or Suspended; empty VersioningConfiguration when never set"),
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_POLICY, "GetBucketPolicy", "policy",
-                     "404 NoSuchBucketPolicy"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_POLICY, "GetBucketPolicy", "GET", GW_S3_OPS_B, "policy",
+                 gw_s3_policy_get, 0, "the stored JSON; 404 NoSuchBucketPolicy when none"),
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION, "GetBucketLifecycleConfiguration",
                  "GET", GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_get, 0,
                  "404 NoSuchLifecycleConfiguration when none is set"),
@@ -96,10 +97,15 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                      "an empty NotificationConfiguration"),
     GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_REQUEST_PAYMENT, "GetBucketRequestPayment",
                      "requestPayment", "Payer BucketOwner"),
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_BUCKET_OWNERSHIP_CONTROLS, "GetBucketOwnershipControls",
-                     "ownershipControls", "BucketOwnerEnforced: ACLs are disabled"),
-    GW_S3_OPS_CONFIG(GW_S3_OP_GET_PUBLIC_ACCESS_BLOCK, "GetPublicAccessBlock",
-                     "publicAccessBlock", "all four settings true"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_OWNERSHIP_CONTROLS, "GetBucketOwnershipControls", "GET",
+                 GW_S3_OPS_B, "ownershipControls", gw_s3_policy_ownership_get, 0,
+                 "404 OwnershipControlsNotFoundError when none is set"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_PUBLIC_ACCESS_BLOCK, "GetPublicAccessBlock", "GET", GW_S3_OPS_B,
+                 "publicAccessBlock", gw_s3_policy_pab_get, 0,
+                 "404 NoSuchPublicAccessBlockConfiguration when none is set"),
+    GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_POLICY_STATUS, "GetBucketPolicyStatus", "GET", GW_S3_OPS_B,
+                 "policyStatus", gw_s3_policy_status_get, 0,
+                 "IsPublic: the policy allows anyone (\"*\") without an aws:SourceIp limit"),
 
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_CORS, "GetBucketCors", "GET", GW_S3_OPS_B, "cors",
                  gw_s3_cors_get, 0, "404 NoSuchCORSConfiguration when none is set"),
@@ -121,14 +127,14 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  "tagging", gw_s3_tagging_delete, GW_S3_OP_CHECK_VERSION, "204"),
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_ACL, "GetBucketAcl", "GET",
                  GW_S3_OP_SERVICE | GW_S3_OPS_B, "acl", gw_s3_subres_acl_get, 0,
-                 "the owner's FULL_CONTROL grant alone (ACLs are disabled); "
+                 "the stored ACL (the owner's FULL_CONTROL when none); "
                  "NoSuchBucket when no bucket is named"),
     GW_S3_OPS_OP(GW_S3_OP_GET_OBJECT_ACL, "GetObjectAcl", "GET", GW_S3_OPS_O, "acl",
-                 gw_s3_subres_acl_get, 0, "the owner's FULL_CONTROL grant alone"),
+                 gw_s3_subres_acl_get, 0, "the stored ACL (the bucket owner's FULL_CONTROL when none)"),
     GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_ACL, "PutBucketAcl", "PUT",
                  GW_S3_OP_SERVICE | GW_S3_OPS_B, "acl", gw_s3_subres_acl_put, 0,
-                 "200 for canned private or bucket-owner-full-control and no body, "
-                 "else AccessControlListNotSupported"),
+                 "x-amz-acl, x-amz-grant-* or an AccessControlPolicy body; "
+                 "AccessControlListNotSupported under BucketOwnerEnforced"),
     GW_S3_OPS_OP(GW_S3_OP_PUT_OBJECT_ACL, "PutObjectAcl", "PUT", GW_S3_OPS_O, "acl",
                  gw_s3_subres_acl_put, 0, "as PutBucketAcl"),
     [GW_S3_OP_ACL_METHOD_NOT_ALLOWED] = {.id = GW_S3_OP_ACL_METHOD_NOT_ALLOWED,
@@ -138,10 +144,11 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                                          .kind = GW_S3_OP_REFUSED,
                                          .doc = "?acl with a method other than GET or PUT"},
 
-    GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_POLICY, "PutBucketPolicy", "PUT", GW_S3_OPS_B, "policy",
-                 "no bucket policies: only the owner may use a bucket"),
-    GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_POLICY, "DeleteBucketPolicy", "DELETE", GW_S3_OPS_B,
-                 "policy", ""),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_POLICY, "PutBucketPolicy", "PUT", GW_S3_OPS_B, "policy",
+                 gw_s3_policy_put, 0,
+                 "JSON up to 20 KiB, checked when stored (400 MalformedPolicy); see below"),
+    GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_POLICY, "DeleteBucketPolicy", "DELETE", GW_S3_OPS_B,
+                 "policy", gw_s3_policy_delete, 0, "204"),
     GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_LIFECYCLE_CONFIGURATION, "PutBucketLifecycleConfiguration",
                  "PUT", GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_put, 0,
                  "up to 1000 rules: Expiration, AbortIncompleteMultipartUpload, "
@@ -213,14 +220,16 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  "PUT", GW_S3_OPS_B, "inventory", ""),
     GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_INVENTORY_CONFIGURATION,
                  "DeleteBucketInventoryConfiguration", "DELETE", GW_S3_OPS_B, "inventory", ""),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_BUCKET_OWNERSHIP_CONTROLS, "PutBucketOwnershipControls", "PUT",
-                 GW_S3_OPS_B, "ownershipControls", "ownership is always BucketOwnerEnforced"),
-    GW_S3_OPS_NI(GW_S3_OP_DELETE_BUCKET_OWNERSHIP_CONTROLS, "DeleteBucketOwnershipControls",
-                 "DELETE", GW_S3_OPS_B, "ownershipControls", ""),
-    GW_S3_OPS_NI(GW_S3_OP_PUT_PUBLIC_ACCESS_BLOCK, "PutPublicAccessBlock", "PUT", GW_S3_OPS_B,
-                 "publicAccessBlock", "nothing is ever public"),
-    GW_S3_OPS_NI(GW_S3_OP_DELETE_PUBLIC_ACCESS_BLOCK, "DeletePublicAccessBlock", "DELETE",
-                 GW_S3_OPS_B, "publicAccessBlock", ""),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_OWNERSHIP_CONTROLS, "PutBucketOwnershipControls", "PUT",
+                 GW_S3_OPS_B, "ownershipControls", gw_s3_policy_ownership_put, 0,
+                 "BucketOwnerEnforced, BucketOwnerPreferred or ObjectWriter"),
+    GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_OWNERSHIP_CONTROLS, "DeleteBucketOwnershipControls",
+                 "DELETE", GW_S3_OPS_B, "ownershipControls", gw_s3_policy_ownership_delete, 0,
+                 "204; the bucket is then ObjectWriter"),
+    GW_S3_OPS_OP(GW_S3_OP_PUT_PUBLIC_ACCESS_BLOCK, "PutPublicAccessBlock", "PUT", GW_S3_OPS_B,
+                 "publicAccessBlock", gw_s3_policy_pab_put, 0, "the four flags, enforced"),
+    GW_S3_OPS_OP(GW_S3_OP_DELETE_PUBLIC_ACCESS_BLOCK, "DeletePublicAccessBlock", "DELETE",
+                 GW_S3_OPS_B, "publicAccessBlock", gw_s3_policy_pab_delete, 0, "204"),
     GW_S3_OPS_NI(GW_S3_OP_GET_BUCKET_INTELLIGENT_TIERING_CONFIGURATION,
                  "GetBucketIntelligentTieringConfiguration", "GET", GW_S3_OPS_B,
                  "intelligent-tiering", "also ListBucketIntelligentTieringConfigurations"),
@@ -300,6 +309,82 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                                      .kind = GW_S3_OP_REFUSED, .checks = GW_S3_OPS_WRITE,
                                      .doc = "any other request"},
 };
+
+/* The action column (IAM action names, access.h): what the access decision
+ * asks for each row. Rows left out (configurations the gateway does not
+ * keep, NotImplemented rows) are decided as "s3:" + their name, which only
+ * the owner, or a policy granting it (or "s3:*"), allows. */
+static const char *const gw_s3_ops_actions[GW_S3_OP_COUNT] = {
+    [GW_S3_OP_GET_BUCKET_VERSIONING] = "s3:GetBucketVersioning",
+    [GW_S3_OP_GET_BUCKET_POLICY] = "s3:GetBucketPolicy",
+    [GW_S3_OP_GET_BUCKET_LIFECYCLE_CONFIGURATION] = "s3:GetLifecycleConfiguration",
+    [GW_S3_OP_GET_BUCKET_TAGGING] = "s3:GetBucketTagging",
+    [GW_S3_OP_GET_BUCKET_OWNERSHIP_CONTROLS] = "s3:GetBucketOwnershipControls",
+    [GW_S3_OP_GET_PUBLIC_ACCESS_BLOCK] = "s3:GetBucketPublicAccessBlock",
+    [GW_S3_OP_GET_BUCKET_POLICY_STATUS] = "s3:GetBucketPolicyStatus",
+    [GW_S3_OP_GET_BUCKET_CORS] = "s3:GetBucketCORS",
+    [GW_S3_OP_PUT_BUCKET_CORS] = "s3:PutBucketCORS",
+    [GW_S3_OP_DELETE_BUCKET_CORS] = "s3:PutBucketCORS",
+    [GW_S3_OP_GET_OBJECT_TAGGING] = "s3:GetObjectTagging",
+    [GW_S3_OP_PUT_OBJECT_TAGGING] = "s3:PutObjectTagging",
+    [GW_S3_OP_DELETE_OBJECT_TAGGING] = "s3:DeleteObjectTagging",
+    [GW_S3_OP_GET_BUCKET_ACL] = "s3:GetBucketAcl",
+    [GW_S3_OP_GET_OBJECT_ACL] = "s3:GetObjectAcl",
+    [GW_S3_OP_PUT_BUCKET_ACL] = "s3:PutBucketAcl",
+    [GW_S3_OP_PUT_OBJECT_ACL] = "s3:PutObjectAcl",
+    [GW_S3_OP_PUT_BUCKET_POLICY] = "s3:PutBucketPolicy",
+    [GW_S3_OP_DELETE_BUCKET_POLICY] = "s3:DeleteBucketPolicy",
+    [GW_S3_OP_PUT_BUCKET_OWNERSHIP_CONTROLS] = "s3:PutBucketOwnershipControls",
+    [GW_S3_OP_DELETE_BUCKET_OWNERSHIP_CONTROLS] = "s3:PutBucketOwnershipControls",
+    [GW_S3_OP_PUT_PUBLIC_ACCESS_BLOCK] = "s3:PutBucketPublicAccessBlock",
+    [GW_S3_OP_DELETE_PUBLIC_ACCESS_BLOCK] = "s3:PutBucketPublicAccessBlock",
+    [GW_S3_OP_LIST_BUCKETS] = "s3:ListAllMyBuckets",
+    [GW_S3_OP_CREATE_BUCKET] = "s3:CreateBucket",
+    [GW_S3_OP_HEAD_BUCKET] = "s3:ListBucket",
+    [GW_S3_OP_DELETE_BUCKET] = "s3:DeleteBucket",
+    [GW_S3_OP_LIST_MULTIPART_UPLOADS] = "s3:ListBucketMultipartUploads",
+    [GW_S3_OP_GET_BUCKET_LOCATION] = "s3:GetBucketLocation",
+    [GW_S3_OP_LIST_OBJECT_VERSIONS] = "s3:ListBucketVersions",
+    [GW_S3_OP_LIST_OBJECTS_V2] = "s3:ListBucket",
+    [GW_S3_OP_LIST_OBJECTS] = "s3:ListBucket",
+    [GW_S3_OP_DELETE_OBJECTS] = "s3:DeleteObject",
+    [GW_S3_OP_CREATE_MULTIPART_UPLOAD] = "s3:PutObject",
+    [GW_S3_OP_COMPLETE_MULTIPART_UPLOAD] = "s3:PutObject",
+    [GW_S3_OP_UPLOAD_PART_COPY] = "s3:PutObject",
+    [GW_S3_OP_UPLOAD_PART] = "s3:PutObject",
+    [GW_S3_OP_ABORT_MULTIPART_UPLOAD] = "s3:AbortMultipartUpload",
+    [GW_S3_OP_LIST_PARTS] = "s3:ListMultipartUploadParts",
+    [GW_S3_OP_COPY_OBJECT] = "s3:PutObject",
+    [GW_S3_OP_PUT_OBJECT] = "s3:PutObject",
+    [GW_S3_OP_GET_OBJECT] = "s3:GetObject",
+    [GW_S3_OP_HEAD_OBJECT] = "s3:GetObject",
+    [GW_S3_OP_DELETE_OBJECT] = "s3:DeleteObject",
+    [GW_S3_OP_POST_OBJECT] = "s3:PutObject",
+    [GW_S3_OP_PUT_BUCKET_LIFECYCLE_CONFIGURATION] = "s3:PutLifecycleConfiguration",
+    [GW_S3_OP_DELETE_BUCKET_LIFECYCLE] = "s3:PutLifecycleConfiguration",
+    [GW_S3_OP_PUT_BUCKET_TAGGING] = "s3:PutBucketTagging",
+    [GW_S3_OP_DELETE_BUCKET_TAGGING] = "s3:PutBucketTagging",
+};
+
+/* "s3:" + name for the rows without an entry above, written once at load
+ * time (before any worker thread reads them). */
+static char gw_s3_ops_action_names[GW_S3_OP_COUNT][72];
+
+__attribute__((constructor)) static void gw_s3_ops_action_names_init(void)
+{
+    for (size_t i = 0; i < GW_S3_OP_COUNT; i++)
+        snprintf(gw_s3_ops_action_names[i], sizeof(gw_s3_ops_action_names[0]), "s3:%s",
+                 gw_s3_ops_table[i].name);
+}
+
+const char *gw_s3_op_action(const struct gw_s3_op *op)
+{
+    if (op == NULL)
+        return "s3:Unknown";
+    if (gw_s3_ops_actions[op->id] != NULL)
+        return gw_s3_ops_actions[op->id];
+    return gw_s3_ops_action_names[op->id];
+}
 
 /* Does in name one of the parameters of the NULL-terminated list? */
 static int gw_s3_ops_has_any_param(const struct gw_s3_ops_input *in, const char *const *list)

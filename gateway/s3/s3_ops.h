@@ -29,6 +29,7 @@ enum gw_s3_op_id {
     GW_S3_OP_GET_BUCKET_REQUEST_PAYMENT,
     GW_S3_OP_GET_BUCKET_OWNERSHIP_CONTROLS,
     GW_S3_OP_GET_PUBLIC_ACCESS_BLOCK,
+    GW_S3_OP_GET_BUCKET_POLICY_STATUS,
     /* CORS (s3_cors.c) */
     GW_S3_OP_GET_BUCKET_CORS,
     GW_S3_OP_PUT_BUCKET_CORS,
@@ -178,6 +179,10 @@ struct gw_s3_ops_input {
 /* The first row of the table that matches in (never NULL: the last row
  * takes every request). Methods compare case-insensitively. */
 const struct gw_s3_op *gw_s3_ops_match(const struct gw_s3_ops_input *in);
+
+/* The IAM action the access decision asks for op ("s3:GetObject"; the
+ * action column of s3_ops.c). Never NULL. */
+const char *gw_s3_op_action(const struct gw_s3_op *op);
 
 /* Writes the table as markdown rows (header row first) to out: operation,
  * method, target, selector, supported, notes. */

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "access.h"
 #include "bucket_owner.h"
 #include "cluster.h"
 #include "conn.h"
@@ -15,6 +16,7 @@
 #include "s3_subres.h"
 #include "s3_names.h"
 #include "s3_ops.h"
+#include "s3_status.h"
 #include "sigv2.h"
 #include "versioning.h"
 
@@ -196,8 +198,12 @@ static enum gw_s3_err gw_s3_router_auth(struct gw_req *r, const char **why)
     if (rc == CN_OK)
         return GW_S3_OK;
     if (rc == CN_NOTFOUND) {
-        *why = "Anonymous access is not allowed.";
-        return GW_S3_ACCESS_DENIED;
+        /* unsigned: the access decision (access.h) says what anonymous
+         * may do, which is nothing unless an ACL or a policy allows it */
+        r->anonymous = 1;
+        r->auth.cred = &gw_access_anonymous;
+        r->auth.payload = GW_SIGV4_PAYLOAD_UNSIGNED;
+        return GW_S3_OK;
     }
     *why = r->auth.message[0] != '\0' ? r->auth.message : NULL;
     CN_LOGR(CN_LOG_INFO, r->id, "auth refused: %s %s", gw_s3_error_code(r->auth.err),
@@ -208,6 +214,31 @@ static enum gw_s3_err gw_s3_router_auth(struct gw_req *r, const char **why)
 static int gw_s3_router_is(const struct gw_req *r, const char *m)
 {
     return gw_http_token_eq(r->http->method, r->http->method_len, m);
+}
+
+/* GET /_cairn/status (s3_status.h): answered only for a request signed by
+ * an admin key; anyone else gets AccessDenied (anonymous ones too, as for a
+ * bucket they may not read). Returns 1 when r was that path (answered). */
+static int gw_s3_router_status(struct gw_req *r)
+{
+    const struct gw_http_parser *h = r->http;
+    if (h->path_len != 14 || memcmp(h->path, "/_cairn/status", 14) != 0)
+        return 0;
+    const char *why = NULL;
+    enum gw_s3_err err = GW_S3_OK;
+    if (!gw_s3_router_is(r, "GET") && !gw_s3_router_is(r, "HEAD"))
+        err = GW_S3_METHOD_NOT_ALLOWED;
+    else
+        err = gw_s3_router_auth(r, &why);
+    if (err == GW_S3_OK && !gw_s3_status_allowed(&r->auth)) {
+        err = GW_S3_ACCESS_DENIED;
+        why = "Only an admin key (admin=true in the credentials file) may read the status.";
+    }
+    if (err != GW_S3_OK)
+        gw_req_error(r, err, why);
+    else
+        gw_s3_status_reply(r);
+    return 1;
 }
 
 /* Does r ask for server-side encryption (SSE-S3, SSE-KMS, SSE-C, or SSE-C
@@ -288,8 +319,7 @@ static enum gw_s3_err gw_s3_router_copy_source(struct gw_req *r, const char **wh
 static void gw_s3_router_route_target_owned(struct gw_req *r)
 {
     if (r->has_copy_src)
-        gw_bucket_owner_check(r, r->copy_src.bucket, r->copy_src.bucket_len,
-                              gw_s3_router_route_owned);
+        gw_bucket_owner_check_source(r, gw_s3_router_route_owned);
     else
         gw_s3_router_route_owned(r);
 }
@@ -310,6 +340,12 @@ static void gw_s3_router_route(struct gw_req *r)
         return;
     }
     herr = gw_s3_overrides_parse(r->params, r->n_params, &r->ovr, &why);
+    for (int i = 0; herr == GW_S3_OK && r->anonymous && i < GW_S3_OVR_N; i++)
+        if (r->ovr.value[i] != NULL) {   /* as S3 refuses them */
+            herr = GW_S3_INVALID_REQUEST;
+            why = "Request specific response headers cannot be used for anonymous GET "
+                  "requests.";
+        }
     if (herr == GW_S3_OK)
         herr = gw_s3_router_copy_source(r, &why);
     if (herr != GW_S3_OK) {
@@ -317,6 +353,11 @@ static void gw_s3_router_route(struct gw_req *r)
         return;
     }
     int create = r->key == NULL && gw_s3_router_is(r, "PUT") && r->n_params == 0;
+    if (r->anonymous && (r->bucket_len == 0 || create)) {
+        /* ListBuckets and CreateBucket need an account */
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
+        return;
+    }
     if (r->bucket_len > 0 && !create)
         gw_bucket_owner_check(r, r->bucket, r->bucket_len, gw_s3_router_route_target_owned);
     else
@@ -335,13 +376,20 @@ static void gw_s3_router_route_owned(struct gw_req *r)
         gw_s3_cors_lookup(r, gw_s3_router_route_owned);
         return;
     }
-    /* writes may restate the owner-only ACL, nothing more (s3_subres.c) */
+    /* the ACL a write asks for, checked and kept once (s3_subres.c) */
     if ((op->checks & GW_S3_OP_CHECK_ACL) &&
-        (gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST")) && !gw_s3_acl_headers_ok(r)) {
-        gw_req_error(r, r->key == NULL ? GW_S3_INVALID_BUCKET_ACL_WITH_OBJECT_OWNERSHIP
-                                       : GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED,
-                     NULL);
-        return;
+        (gw_s3_router_is(r, "PUT") || gw_s3_router_is(r, "POST"))) {
+        /* on the bucket's current config, not a cached one */
+        if (r->access_cfg != NULL && !r->access_cfg_fresh && gw_s3_acl_wanted(r)) {
+            gw_bucket_owner_refresh(r, gw_s3_router_route_owned);
+            return;
+        }
+        const char *awhy = NULL;
+        enum gw_s3_err aerr = gw_s3_acl_request(r, &awhy);
+        if (aerr != GW_S3_OK) {
+            gw_req_error(r, aerr, awhy);
+            return;
+        }
     }
     /* a versionId is "null" or an id this gateway writes (versioning.h);
      * the handlers that take one look it up */
@@ -392,7 +440,7 @@ static void gw_s3_router_match(struct gw_req *r)
 
 void gw_s3_router_dispatch(struct gw_req *r)
 {
-    if (gw_s3_router_probe(r))
+    if (gw_s3_router_probe(r) || gw_s3_router_status(r))
         return;
     const char *why = NULL;
     enum gw_s3_err err = gw_s3_router_parse_query(r);

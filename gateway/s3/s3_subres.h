@@ -1,23 +1,42 @@
-/* GetBucketAcl / GetObjectAcl / PutBucketAcl / PutObjectAcl and the ACL
- * headers of writes, with ACLs disabled as under S3's "bucket owner
- * enforced" Object Ownership (see s3_subres.c). */
+/* ACL requests: GetBucketAcl / GetObjectAcl / PutBucketAcl / PutObjectAcl,
+ * and the ACL headers of writes (x-amz-acl, x-amz-grant-*), over the model
+ * of acl.h; the decisions they feed are access.c's. */
 #ifndef GW_S3_ACL_H
 #define GW_S3_ACL_H
 
+#include "bucket_meta.h"
 #include "request.h"
 
-/* The handlers of the rows of s3_ops.c that name ?acl, called
- * after authentication and the bucket-owner check.
- * GetBucketAcl / GetObjectAcl: the owner's FULL_CONTROL grant, once the
- * bucket (no key) or object is known to exist. */
+/* The handlers of the rows of s3_ops.c that name ?acl, called after the
+ * router's access decision. GET answers the stored ACL (the owner's
+ * FULL_CONTROL alone when none is stored); PUT stores the one given by
+ * x-amz-acl, x-amz-grant-* or an AccessControlPolicy body. */
 void gw_s3_subres_acl_get(struct gw_req *r);
-/* PutBucketAcl / PutObjectAcl: 200 when the headers restate the owner-only
- * ACL and there is no body, else AccessControlListNotSupported. */
 void gw_s3_subres_acl_put(struct gw_req *r);
 
-/* 1 when r's x-amz-acl (absent, "private" or "bucket-owner-full-control")
- * and x-amz-grant-* headers (none) ask for no more than the owner's
- * FULL_CONTROL; 0 when they ask for an ACL cairn cannot keep. */
-int gw_s3_acl_headers_ok(const struct gw_req *r);
+/* The router's check of the ACL headers of a write (GW_S3_OP_CHECK_ACL):
+ * for PutObject, CopyObject, CreateMultipartUpload and CreateBucket, builds
+ * the ACL they ask for and keeps it in r->acl_text when there is one to
+ * store (the object or upload record's ":acl", the bucket's "acl"). Returns
+ * GW_S3_OK, or the error to answer: InvalidRequest (x-amz-acl together with
+ * x-amz-grant-*), InvalidArgument (an unknown canned ACL, a bad grant),
+ * AccessControlListNotSupported / InvalidBucketAclWithObjectOwnership (ACLs
+ * disabled by BucketOwnerEnforced), AccessDenied (BlockPublicAcls). */
+enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why);
+
+/* 1 when r's write would store an ACL or depends on the bucket's Object
+ * Ownership: it has x-amz-acl or x-amz-grant-* headers, or its writer is not
+ * the bucket's owner. */
+int gw_s3_acl_wanted(const struct gw_req *r);
+
+/* CreateBucket: adds the new bucket's access configurations to bm (the
+ * ACL kept by gw_s3_acl_request(), its Object Ownership from
+ * x-amz-object-ownership or s3.default_object_ownership, and all four
+ * public access block flags under BucketOwnerEnforced by default). The
+ * values point into r and into pab[5] (the caller's), which must outlive
+ * bm's encoding. Returns GW_S3_OK or InvalidArgument (an unknown
+ * x-amz-object-ownership). */
+enum gw_s3_err gw_s3_acl_create_configs(struct gw_req *r, struct gw_bucket_meta *bm,
+                                        char pab[5]);
 
 #endif

@@ -67,9 +67,10 @@ static struct gw_s3_tagging *gw_s3_tagging_state(struct gw_req *r)
 
 static void gw_s3_tagging_no_such_key(struct gw_req *r)
 {
-    if (gw_s3_versions_not_found(r))
+    enum gw_s3_err err = gw_bucket_owner_missing_key(r);   /* 403 to who may not list */
+    if (err == GW_S3_NO_SUCH_KEY && gw_s3_versions_not_found(r))
         return; /* NoSuchVersion, or NoSuchKey under a delete marker */
-    gw_req_error(r, GW_S3_NO_SUCH_KEY, NULL);
+    gw_req_error(r, err, NULL);
 }
 
 /* The common answer of a record read that found nothing or failed: 1 when

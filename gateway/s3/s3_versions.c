@@ -26,6 +26,7 @@
 #include "s3_error.h"
 #include "s3_list.h"
 #include "s3_names.h"
+#include "s3_ops.h"
 #include "s3_reply.h"
 #include "versioning.h"
 #include "xml.h"
@@ -59,6 +60,7 @@ struct gw_s3_versions {
     uint64_t ver, ts;
     struct gw_blob *blob;
     int is_marker;                          /* a delete marker: no data, "o/" deleted */
+    gw_s3_versions_put_fn put;              /* writes "o/" first (gw_s3_versions_put_with) */
     /* the null-version scan: of the versions under scan_prefix (vprefix,
      * or a copy source's), whose bucket part is scan_base_len bytes */
     char scan_prefix[GW_VERSIONING_KEY_MAX];
@@ -314,10 +316,57 @@ static void gw_s3_versions_on_version(struct gw_store_result *res, void *arg)
     gw_store_put(r->s3->store, &rec, vs->blob, gw_s3_versions_on_latest, r);
 }
 
-/* The new version's own record, then the "o/" record. */
+/* After "o/" was written through vs->put: the version record, then the
+ * caller's callback with success whatever became of it. */
+static void gw_s3_versions_on_version_after(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc != CN_OK)
+        CN_LOGR(CN_LOG_WARN, r->id, "version record of a conditional write not written (%s): "
+                "the object is the latest, its version id not readable", res->err);
+    struct gw_store_result ok = {.rc = CN_OK};
+    memcpy(r->version_id, vs->id, sizeof(vs->id));
+    vs->cb(&ok, vs->arg);
+}
+
+static void gw_s3_versions_on_latest_first(struct gw_store_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    struct gw_s3_versions *vs = r->vs;
+    if (res->rc != CN_OK) {
+        vs->cb(res, vs->arg);
+        return;
+    }
+    if (vs->have_map)   /* the replaced null version's chunks */
+        gw_lo_reclaim_segs(r->s3->reclaim, vs->okey, vs->okey_len, vs->map.segs,
+                           vs->map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
+    struct gw_store_record rec = {
+        .key = vs->vkey, .key_len = vs->vkey_len,
+        .etag = vs->etag, .etag_len = vs->etag_len,
+        .meta = vs->meta, .meta_len = vs->meta_len,
+        .ver = vs->ver, .ts = vs->ts,
+    };
+    gw_store_put(r->s3->store, &rec, vs->blob, gw_s3_versions_on_version_after, r);
+}
+
+/* The new version's own record, then the "o/" record (or, with vs->put,
+ * the other way round). */
 static void gw_s3_versions_write_version(struct gw_req *r)
 {
     struct gw_s3_versions *vs = r->vs;
+    if (vs->put != NULL && !vs->is_marker) {
+        vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key,
+                                         vs->key_len, vs->id, vs->ts);
+        struct gw_store_record rec = {
+            .key = vs->okey, .key_len = vs->okey_len,
+            .etag = vs->etag, .etag_len = vs->etag_len,
+            .meta = vs->meta, .meta_len = vs->meta_len,
+            .ver = vs->ver, .ts = vs->ts,
+        };
+        vs->put(r, &rec, vs->blob, gw_s3_versions_on_latest_first);
+        return;
+    }
     vs->vkey_len = gw_versioning_key(vs->vkey, r->bucket, r->bucket_len, vs->key, vs->key_len,
                                      vs->id, vs->ts);
     struct gw_store_record rec = {
@@ -526,14 +575,13 @@ static void gw_s3_versions_begin(struct gw_req *r)
     gw_store_head(r->s3->store, vs->okey, vs->okey_len, gw_s3_versions_on_old_head, r);
 }
 
-void gw_s3_versions_put(struct gw_req *r, const struct gw_store_record *rec,
-                        struct gw_blob *data, gw_store_cb cb, void *arg)
+/* The versioned write of rec; put: see gw_s3_versions_put_with(). */
+static void gw_s3_versions_put_start(struct gw_req *r, const struct gw_store_record *rec,
+                                     struct gw_blob *data, gw_store_cb cb, void *arg,
+                                     gw_s3_versions_put_fn put)
 {
-    if (r->versioning == GW_VERSIONING_OFF || r->key == NULL) {
-        gw_store_put(r->s3->store, rec, data, cb, arg);
-        return;
-    }
     struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    vs->put = put;
     CN_ASSERT(rec->key_len == vs->okey_len && memcmp(rec->key, vs->okey, vs->okey_len) == 0);
     vs->cb = cb;
     vs->arg = arg;
@@ -547,6 +595,26 @@ void gw_s3_versions_put(struct gw_req *r, const struct gw_store_record *rec,
         gw_blob_ref(data);
     vs->blob = data;
     gw_s3_versions_begin(r);
+}
+
+void gw_s3_versions_put(struct gw_req *r, const struct gw_store_record *rec,
+                        struct gw_blob *data, gw_store_cb cb, void *arg)
+{
+    if (r->versioning == GW_VERSIONING_OFF || r->key == NULL) {
+        gw_store_put(r->s3->store, rec, data, cb, arg);
+        return;
+    }
+    gw_s3_versions_put_start(r, rec, data, cb, arg, NULL);
+}
+
+void gw_s3_versions_put_with(struct gw_req *r, const struct gw_store_record *rec,
+                             struct gw_blob *data, gw_store_cb cb, gw_s3_versions_put_fn put)
+{
+    if (r->versioning == GW_VERSIONING_OFF || r->key == NULL) {
+        put(r, rec, data, cb);
+        return;
+    }
+    gw_s3_versions_put_start(r, rec, data, cb, r, put);
 }
 
 int gw_s3_versions_keeps_chunks(const struct gw_req *r)
@@ -1478,4 +1546,26 @@ int gw_s3_versions_on_copy_record(struct gw_req *r, const struct msg *m)
     }
     memcpy(r->copy_source_version_id, has_id ? id : "null", has_id ? sizeof(id) : 5);
     return 0;
+}
+
+/* ---- the IAM actions of version requests ----------------------------- */
+
+const char *gw_s3_versions_action(const struct gw_req *r)
+{
+    const char *action = gw_s3_op_action(r->op);
+    if (r->key == NULL || gw_req_param(r, "versionId") == NULL)
+        return action;
+    if (strcmp(action, "s3:GetObject") == 0)
+        return "s3:GetObjectVersion";
+    if (strcmp(action, "s3:DeleteObject") == 0)
+        return "s3:DeleteObjectVersion";
+    if (strcmp(action, "s3:GetObjectTagging") == 0)
+        return "s3:GetObjectVersionTagging";
+    return action;
+}
+
+const char *gw_s3_versions_source_action(const struct gw_req *r)
+{
+    return r->has_copy_src && r->copy_src.version_id != NULL ? "s3:GetObjectVersion"
+                                                             : "s3:GetObject";
 }

@@ -31,6 +31,18 @@ void gw_s3_versions_list(struct gw_req *r);
 void gw_s3_versions_put(struct gw_req *r, const struct gw_store_record *rec,
                         struct gw_blob *data, gw_store_cb cb, void *arg);
 
+/* The same for a write that must put its "o/" record itself (a
+ * conditional write under its lease, cond_write.h): put(r, rec, data, cb)
+ * writes the "o/" record and calls cb(res, r), or answers r itself and
+ * never calls cb. Versioned, that record goes first and the version record
+ * after it succeeded (so a write refused under the lease leaves no
+ * version); a failure of that second write is logged and the write still
+ * answered as done (the object is the latest; its id is not readable). */
+typedef void (*gw_s3_versions_put_fn)(struct gw_req *r, const struct gw_store_record *rec,
+                                      struct gw_blob *data, gw_store_cb cb);
+void gw_s3_versions_put_with(struct gw_req *r, const struct gw_store_record *rec,
+                             struct gw_blob *data, gw_store_cb cb, gw_s3_versions_put_fn put);
+
 /* Whether an overwrite or delete in r's bucket must leave the replaced
  * record's chunks alone (they belong to a version that stays). */
 int gw_s3_versions_keeps_chunks(const struct gw_req *r);
@@ -80,5 +92,15 @@ void gw_s3_versions_copy_source(struct gw_req *r, gw_s3_versions_read_cb read);
  * (400 InvalidRequest, as S3) or a null version that is not (404
  * NoSuchVersion) and returns 1; else 0. */
 int gw_s3_versions_on_copy_record(struct gw_req *r, const struct msg *m);
+
+/* The IAM action an access decision asks for r: its operation's
+ * (gw_s3_op_action()), or the version action S3 names when r carries a
+ * versionId: s3:GetObjectVersion (GET/HEAD), s3:DeleteObjectVersion,
+ * s3:GetObjectVersionTagging. Never NULL. */
+const char *gw_s3_versions_action(const struct gw_req *r);
+
+/* The same for a copy's source: s3:GetObjectVersion when
+ * x-amz-copy-source names a version, else s3:GetObject. */
+const char *gw_s3_versions_source_action(const struct gw_req *r);
 
 #endif

@@ -3,7 +3,8 @@
 
 Transport: a ZeroMQ DEALER socket; a request is [header] or [header, payload]
 (payload only for PUT); a reply is [header] or, for an OK GET, [header,
-payload]. The header is one msgpack map with str keys. Requests carry v=1, a
+payload]. The header is one msgpack map with str keys. Requests carry v=1 (v=2
+for the conditional-write ops LOCK/UNLOCK and a PUT with `tok`), a
 client-chosen 64-bit id and op; replies carry the same id and op plus st.
 Replies may come back in any order: match them by id.
 
@@ -20,11 +21,12 @@ import zmq
 VERSION = 1
 
 OPS = {"PING": 1, "STATS": 2, "PUT": 3, "GET": 4, "HEAD": 5, "DELETE": 6,
-       "LIST": 7, "SCRUB": 8, "COMPACT": 9}
+       "LIST": 7, "SCRUB": 8, "COMPACT": 9, "LOCK": 10, "UNLOCK": 11, "DIGEST": 12}
 OP_NAMES = {v: k for k, v in OPS.items()}
 
 ST = {"OK": 0, "NOT_FOUND": 1, "BAD_REQUEST": 2, "CORRUPT": 3, "TOO_LARGE": 4,
-      "IO_ERROR": 5, "BUSY": 6, "BAD_VERSION": 7, "BAD_CHECKSUM": 8, "INTERNAL": 9}
+      "IO_ERROR": 5, "BUSY": 6, "BAD_VERSION": 7, "BAD_CHECKSUM": 8, "INTERNAL": 9,
+      "PRECONDITION": 10, "LOCKED": 11}
 ST_NAMES = {v: k for k, v in ST.items()}
 
 FLAG_TOMBSTONE = 1
@@ -185,9 +187,12 @@ class Client:
         return self.recv_id(self.send(op, payload, **fields))
 
     # ---- conveniences ----
-    def put(self, key, data, ver=1, ts=None, etag=b"", meta=None, crc=None):
+    def put(self, key, data, ver=1, ts=None, etag=b"", meta=None, crc=None, tok=None):
         f = {"key": key, "ver": ver, "ts": ts if ts is not None else int(time.time() * 1e6),
              "crc": crc32c(data) if crc is None else crc}
+        if tok is not None:
+            f["tok"] = tok
+            f["v"] = 2
         if etag is not None:
             f["etag"] = etag
         if meta is not None:
@@ -207,6 +212,17 @@ class Client:
 
     def delete(self, key, ver, ts):
         return self.call("DELETE", key=key, ver=ver, ts=ts)
+
+    def lock(self, key, tok, ifver=None):
+        """LOCK (v2): the key's conditional-write lease for tok, granted only
+        when the live record has ver ifver (None: when there is none)."""
+        f = {"key": key, "tok": tok, "v": 2}
+        if ifver is not None:
+            f["ifver"] = ifver
+        return self.call("LOCK", **f)
+
+    def unlock(self, key, tok):
+        return self.call("UNLOCK", key=key, tok=tok, v=2)
 
     def list(self, prefix=b"", after=None, limit=1000):
         f = {"prefix": prefix, "limit": limit}

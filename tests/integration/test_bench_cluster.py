@@ -8,21 +8,17 @@ there yet. Finds binaries through CAIRN_BIN and the source via CAIRN_SRC."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_local_cluster import free_block  # noqa: E402
 
 SRC = os.environ.get("CAIRN_SRC", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BIN = os.environ.get("CAIRN_BIN", os.path.join(SRC, "build", "bin"))
 LOCAL = os.path.join(SRC, "deploy", "local", "cairn-local")
 BENCH = os.path.join(BIN, "cairn-bench")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*args, env=None, check=True, timeout=600):
@@ -45,10 +41,10 @@ def main():
         print("SKIP: cairn-bench cluster test needs %s" % ", ".join(missing))
         return
     d = tempfile.mkdtemp(prefix="bench-cluster-")
-    gw = free_port()
-    base = free_port()
-    while base + 4 >= 65535 or gw in range(base, base + 5):
-        base = free_port()
+    # a block outside the ephemeral range other tests' free ports come from:
+    # the nodes' metrics ports (base+100+i) must not collide with them
+    base = free_block()
+    gw = base + 4
     common = ["--dir", os.path.join(d, "cluster"), "--build", os.path.dirname(BIN)]
     try:
         run(LOCAL, "up", "-d", "--nodes", "3", "--gateway-port", str(gw),

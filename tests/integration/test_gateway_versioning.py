@@ -379,6 +379,39 @@ def test_tagging_by_version(c):
     check(code == ("NotImplemented", 501), "put by version not yet %r" % (code,))
 
 
+def test_version_actions_in_policies(c):
+    """A version is read, deleted and copied under S3's version actions: a
+    policy that grants another account s3:GetObject lets it read the latest
+    but not a version by id until s3:GetObjectVersion is granted too; an
+    explicit Deny of s3:DeleteObjectVersion stops removing versions."""
+    import json
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vpol")
+    enable(s3, "vpol")
+    v1 = s3.put_object(Bucket="vpol", Key="k", Body=b"one")["VersionId"]
+    s3.put_object(Bucket="vpol", Key="k", Body=b"two")
+
+    def pol(*stmts):
+        s3.put_bucket_policy(Bucket="vpol", Policy=json.dumps({
+            "Version": "2012-10-17", "Statement": [
+                {"Effect": e, "Principal": p, "Action": a, "Resource": "arn:aws:s3:::vpol/*"}
+                for e, p, a in stmts]}))
+    o = c.boto(*OTHER)
+    pol(("Allow", {"AWS": "other"}, "s3:GetObject"))
+    check(body(o, "vpol", "k") == b"two", "latest with s3:GetObject")
+    check(error_code(o.get_object, Bucket="vpol", Key="k", VersionId=v1)[0] == "AccessDenied",
+          "a version needs s3:GetObjectVersion")
+    pol(("Allow", {"AWS": "other"}, ["s3:GetObject", "s3:GetObjectVersion"]))
+    check(body(o, "vpol", "k", v1) == b"one", "granted s3:GetObjectVersion")
+    pol(("Deny", "*", "s3:DeleteObjectVersion"))
+    code = error_code(s3.delete_object, Bucket="vpol", Key="k", VersionId=v1)
+    check(code == ("AccessDenied", 403), "Deny s3:DeleteObjectVersion %r" % (code,))
+    d = s3.delete_object(Bucket="vpol", Key="k")   # s3:DeleteObject: a marker
+    check(d.get("DeleteMarker") is True, "plain delete still allowed")
+    s3.delete_bucket_policy(Bucket="vpol")
+    check(body(s3, "vpol", "k", v1) == b"one", "version kept")
+
+
 def test_other_account(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="vmine")
@@ -433,5 +466,6 @@ if __name__ == "__main__":
     run_tests([test_config, test_versions_round_trip, test_bad_ids, test_suspended,
                test_suspended_large_reclaim,
                test_list_paging, test_large_versions, test_copy_version, test_other_account,
-               test_delete_objects, test_tagging_by_version, test_lifecycle_skips_versioned],
+               test_delete_objects, test_tagging_by_version, test_version_actions_in_policies,
+               test_lifecycle_skips_versioned],
               {"settings": SETTINGS})

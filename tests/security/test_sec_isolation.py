@@ -141,7 +141,7 @@ def test_copy_encodings_cross_account(c):
           "no part copied into B's upload")
     # every refusal has its access line: the log's rate limit (per call
     # site) must not eat the one line per request
-    lines = c.log_text().count("PUT /%s/stolen -> 403" % B_BUCKET)
+    lines = c.log_text().count("\"PUT /%s/stolen\" 403" % B_BUCKET)
     check(lines >= n // 2, "access lines: %d of %d" % (lines, n // 2))
     print("    %d cross-account copies refused" % n)
 

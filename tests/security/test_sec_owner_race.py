@@ -5,7 +5,8 @@ Within s3.bucket_owner_ttl (set to an hour here, so the cache is surely
 stale), A must not write into, delete from, list, read or copy from B's
 bucket through G1, must not finish an upload it began before into it, and
 B must be served on its own bucket through G1. The anonymous client is
-refused throughout."""
+refused throughout, also when G1 learnt the old bucket as public (a public
+ACL or policy) and the re-created one is private."""
 import os
 import sys
 import time
@@ -137,9 +138,35 @@ def main():
                 got = b2.get_object(Bucket="race%d" % i, Key="old")["Body"].read()
                 check(got == b"b's old", "B's race%d/old: %r" % (i, got))
             print("ok   B served on its own bucket through G1; B's data untouched")
+            # G1 caches A's bucket as public (an ACL, then a policy); B's
+            # re-created bucket of the same name is private: the anonymous
+            # client must not read or list it through G1's stale config
+            for kind in ("acl", "policy"):
+                n += 1
+                bk = "race%d" % n
+                a1.create_bucket(Bucket=bk, ACL="public-read" if kind == "acl" else "private")
+                if kind == "policy":
+                    a1.put_bucket_policy(Bucket=bk, Policy=(
+                        '{"Statement": [{"Effect": "Allow", "Principal": "*", "Action": '
+                        '["s3:GetObject", "s3:ListBucket"], "Resource": ["arn:aws:s3:::%s", '
+                        '"arn:aws:s3:::%s/*"]}]}' % (bk, bk)))
+                a1.put_object(Bucket=bk, Key="pub", Body=b"a's", ACL="public-read")
+                check(anon1.get_object(Bucket=bk, Key="pub")["Body"].read() == b"a's",
+                      "G1 learnt the public %s" % kind)
+                anon1.list_objects_v2(Bucket=bk)
+                a2.delete_object(Bucket=bk, Key="pub")
+                a2.delete_bucket(Bucket=bk)
+                time.sleep(0.002)
+                b2.create_bucket(Bucket=bk)
+                b2.put_object(Bucket=bk, Key="pub", Body=b"b's private")
+                for what, fn, kw in (("get", anon1.get_object, {"Key": "pub"}),
+                                     ("list", anon1.list_objects_v2, {})):
+                    got = error_code(fn, Bucket=bk, **kw)
+                    check(got == DENIED, "anonymous %s after a public %s: %r" % (what, kind, got))
+            print("ok   a bucket G1 learnt as public does not make its re-creation public")
         finally:
             g2.close()
-    print("all 3 passed")
+    print("all 4 passed")
 
 
 if __name__ == "__main__":

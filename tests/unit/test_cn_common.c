@@ -143,6 +143,39 @@ static void test_alloc_counts_and_fails(void)
     cn_free(c);
 }
 
+/* An INT or SIZE key with a named value: "auto" is stored as 0 and written
+ * back as "auto"; numbers still pin it within the bounds; 0 itself and
+ * other words are refused. */
+static const char *const test_auto[] = {"auto", NULL};
+static const struct cn_config_desc test_auto_tab[] = {
+    {"depth", CN_CONF_INT, offsetof(struct test_conf, count), "auto", 1, 64, test_auto, "d"},
+    {"slice", CN_CONF_SIZE, offsetof(struct test_conf, size), "512K", 4096, INT64_MAX,
+     test_auto, "s"},
+    CN_CONFIG_END,
+};
+
+static void test_config_auto(void)
+{
+    struct test_conf c;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(cn_config_init(test_auto_tab, &c, err), CN_OK);
+    CN_CHECK_EQ_INT(c.count, 0);
+    CN_CHECK_EQ_INT(c.size, 512 * 1024);
+    CN_CHECK_EQ_INT(cn_config_set(test_auto_tab, &c, "slice", "auto", err), CN_OK);
+    CN_CHECK_EQ_INT(c.size, 0);
+    CN_CHECK_EQ_INT(cn_config_set(test_auto_tab, &c, "depth", "8", err), CN_OK);
+    CN_CHECK_EQ_INT(c.count, 8);
+    CN_CHECK(cn_config_set(test_auto_tab, &c, "depth", "0", err) != CN_OK);
+    CN_CHECK(cn_config_set(test_auto_tab, &c, "depth", "automatic", err) != CN_OK);
+    CN_CHECK_EQ_INT(c.count, 8);
+    char buf[256] = {0};
+    FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+    cn_config_dump(test_auto_tab, &c, f);
+    fclose(f);
+    CN_CHECK(strstr(buf, "depth = 8") != NULL);
+    CN_CHECK(strstr(buf, "slice = auto") != NULL);
+}
+
 int main(int argc, char **argv)
 {
     static const struct cn_test_case cases[] = {
@@ -150,6 +183,7 @@ int main(int argc, char **argv)
         {"config_defaults_and_file", test_config_defaults_and_file},
         {"config_errors_name_the_key", test_config_errors_name_the_key},
         {"config_env_and_cli", test_config_env_and_cli},
+        {"config_auto", test_config_auto},
         {"alloc_counts_and_fails", test_alloc_counts_and_fails},
         {NULL, NULL},
     };

@@ -114,6 +114,33 @@ static void test_ring_errors(void)
     cn_ring_free(one);
 }
 
+/* The arcs repair by difference sends: point i takes the hashes in
+ * (hash of point i-1, hash of point i], point 0 also those above the last;
+ * a key's replicas are those of the point whose arc holds its hash. */
+static void test_ring_point_arcs(void)
+{
+    char err[CN_ERR_LEN];
+    struct cn_ring *r = cn_ring_new(test_ring_names, 4, 168, err);
+    uint32_t n = cn_ring_total_points(r);
+    for (uint32_t i = 1; i < n; i++)
+        CN_CHECK(cn_ring_point_hash(r, i - 1) <= cn_ring_point_hash(r, i));
+    for (int k = 0; k < 2000; k++) {
+        char key[32];
+        int len = snprintf(key, sizeof(key), "o/b/key-%d", k);
+        uint64_t h = cn_ring_hash(key, (size_t)len);
+        uint32_t i = 0;
+        while (i < n && cn_ring_point_hash(r, i) < h)
+            i++;
+        if (i == n)
+            i = 0;   /* above the last point: point 0's arc */
+        uint32_t a[3], b[3];
+        CN_CHECK_EQ_INT(cn_ring_lookup(r, key, (size_t)len, 3, a), 3);
+        CN_CHECK_EQ_INT(cn_ring_replicas_at(r, i, 3, b), 3);
+        CN_CHECK(memcmp(a, b, sizeof(a)) == 0);
+    }
+    cn_ring_free(r);
+}
+
 int main(int argc, char **argv)
 {
     static const struct cn_test_case cases[] = {
@@ -122,6 +149,7 @@ int main(int argc, char **argv)
         {"balance", test_ring_balance},
         {"stability", test_ring_stability},
         {"errors", test_ring_errors},
+        {"point_arcs", test_ring_point_arcs},
         {NULL, NULL},
     };
     return cn_test_main(cases, argc, argv);

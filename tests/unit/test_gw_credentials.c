@@ -113,10 +113,39 @@ static void test_shipped_example(void)
     CN_CHECK(e != NULL && strcmp(e->secret_key, "cairn-dev-secret-key-000000000000000000") == 0);
     CN_CHECK(e != NULL && strcmp(e->owner_id, "cairn-dev") == 0);
     CN_CHECK(e != NULL && strcmp(e->display_name, "cairn") == 0);
+    CN_CHECK(e != NULL && e->admin == 1); /* cairn-admin status on a local cluster */
+    gw_credentials_free(c);
+}
+
+/* The admin=true attribute: the last word only, never part of the name. */
+static void test_admin_attribute(void)
+{
+    static const char file[] =
+        "AKIAADMIN s1 ops Operations admin=true\n"
+        "AKIATAB s2 ops2 Two Words\tadmin=true  \n"
+        "AKIANOT s3 o3 admin=true\n"              /* the whole name: not the attribute */
+        "AKIAMID s4 o4 x admin=true y\n"
+        "AKIAGLUED s5 o5 xadmin=true\n";
+    struct gw_credentials *c = NULL;
+    char err[CN_ERR_LEN] = "";
+    CN_CHECK_EQ_INT(gw_credentials_load_buf(file, sizeof(file) - 1, "t", &c, err), CN_OK);
+    if (c == NULL)
+        return;
+    const struct gw_cred *e = gw_credentials_find(c, "AKIAADMIN", 9);
+    CN_CHECK(e != NULL && e->admin == 1 && strcmp(e->display_name, "Operations") == 0);
+    e = gw_credentials_find(c, "AKIATAB", 7);
+    CN_CHECK(e != NULL && e->admin == 1 && strcmp(e->display_name, "Two Words") == 0);
+    e = gw_credentials_find(c, "AKIANOT", 7);
+    CN_CHECK(e != NULL && e->admin == 0 && strcmp(e->display_name, "admin=true") == 0);
+    e = gw_credentials_find(c, "AKIAMID", 7);
+    CN_CHECK(e != NULL && e->admin == 0 && strcmp(e->display_name, "x admin=true y") == 0);
+    e = gw_credentials_find(c, "AKIAGLUED", 9);
+    CN_CHECK(e != NULL && e->admin == 0 && strcmp(e->display_name, "xadmin=true") == 0);
     gw_credentials_free(c);
 }
 
 static const struct cn_test_case cases[] = {
+    {"admin_attribute", test_admin_attribute},
     {"parse_and_find", test_parse_and_find},
     {"errors", test_errors},
     {"file", test_file},

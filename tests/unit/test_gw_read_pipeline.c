@@ -13,11 +13,13 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 
 #include "cn/alloc.h"
 #include "cn/rc.h"
 #include "cn/test.h"
 #include "lo_map.h"
+#include "read_budget.h"
 #include "read_pipeline.h"
 
 CN_TEST_GLOBALS;
@@ -53,6 +55,8 @@ struct fake_store {
     int fail_at_once;              /* answer every get with CN_IO before returning */
     long payloads_out;             /* handed to the pipeline by reference */
     long payloads_freed;           /* ... and released by their evbuffer */
+    uint64_t answered_bytes;       /* payload bytes handed over */
+    int retrying;                  /* the pipeline retries: waits hold the client too */
     const void *last_payload;
     struct fake_client *client;    /* to check holds against reads in flight */
 };
@@ -68,6 +72,7 @@ struct fake_client {
     int waiting;                   /* wait_drain() was called */
     int n_wait;
     int ended, aborted;
+    int admitted, refused;         /* admit() (headers out) / refuse() (503) */
     char why[2048];
     struct fake_store *store;
 };
@@ -110,8 +115,10 @@ static void fake_store_get(void *ctx, struct gw_read_pipeline_io *io)
     CN_CHECK(fake_find_chunk(fs, io->key, io->key_len, &g));
     CN_CHECK(io->len > 0 && io->off + io->len <= g.chunk_size);
     CN_CHECK(io->rc == CN_OK && evbuffer_get_length(io->dst) == 0);
-    if (fs->client != NULL && !fs->client->gone)
+    if (fs->client != NULL && !fs->client->gone && !fs->retrying)
         CN_CHECK_EQ_INT(fs->client->holds, fs->n_pending + 1);
+    if (fs->client != NULL && !fs->client->gone && fs->retrying) /* + retry waits */
+        CN_CHECK(fs->client->holds >= (int)fs->n_pending + 1);
     CN_ASSERT(fs->n_gets < FAKE_MAX_GETS && fs->n_pending < FAKE_MAX_PENDING);
     fs->log[fs->n_gets++] = g;
     if (fs->fail_at_once) {
@@ -125,7 +132,8 @@ static void fake_store_get(void *ctx, struct gw_read_pipeline_io *io)
         fs->max_pending = fs->n_pending;
 }
 
-enum fake_answer { FAKE_OK, FAKE_FAIL, FAKE_SHORT, FAKE_WRONG_SIZE };
+enum fake_answer { FAKE_OK, FAKE_FAIL, FAKE_SHORT, FAKE_WRONG_SIZE, FAKE_TIMEOUT,
+                   FAKE_NOTFOUND };
 
 /* Answers pending read i (removed first: the answer may start new reads). */
 static void fake_answer(struct fake_store *fs, uint32_t i, enum fake_answer how)
@@ -135,8 +143,8 @@ static void fake_answer(struct fake_store *fs, uint32_t i, enum fake_answer how)
     memmove(&fs->pending[i], &fs->pending[i + 1], (fs->n_pending - i - 1) * sizeof(g));
     fs->n_pending--;
     struct gw_read_pipeline_io *io = g.io;
-    if (how == FAKE_FAIL) {
-        io->rc = CN_IO;
+    if (how == FAKE_FAIL || how == FAKE_TIMEOUT || how == FAKE_NOTFOUND) {
+        io->rc = how == FAKE_FAIL ? CN_IO : how == FAKE_TIMEOUT ? CN_TIMEOUT : CN_NOTFOUND;
         snprintf(io->err, sizeof(io->err), "every replica failed");
         gw_read_pipeline_io_done(io);
         return;
@@ -147,6 +155,7 @@ static void fake_answer(struct fake_store *fs, uint32_t i, enum fake_answer how)
         data[k] = obj_byte(g.base + g.off + k);
     CN_ASSERT(evbuffer_add_reference(io->dst, data, len, fake_payload_free, fs) == 0);
     fs->payloads_out++;
+    fs->answered_bytes += len;
     fs->last_payload = data;
     io->node = 2;
     io->record_size = how == FAKE_WRONG_SIZE ? g.chunk_size + 1 : g.chunk_size;
@@ -203,6 +212,21 @@ static void fake_sink_abort(void *ctx, const char *why)
     snprintf(c->why, sizeof(c->why), "%s", why);
 }
 
+static void fake_sink_admit(void *ctx)
+{
+    struct fake_client *c = ctx;
+    c->admitted++;
+}
+
+/* As gw_lo_get's refuse: a 503 ends the request, which frees the pipeline. */
+static void fake_sink_refuse(void *ctx)
+{
+    struct fake_client *c = ctx;
+    CN_CHECK_EQ_INT(c->holds, 0);
+    c->refused++;
+    fake_client_free_pipeline(c);
+}
+
 static void fake_sink_hold(void *ctx)
 {
     struct fake_client *c = ctx;
@@ -254,10 +278,11 @@ struct world {
 
 #define OKEY "o/bkt/dir/large.bin"
 
-/* Builds the maps and a pipeline over [first, first+len) (not started). */
-static void world_init(struct world *w, const struct gw_lo_seg *segs, uint32_t n, int multipart,
-                       uint64_t first, uint64_t len, uint64_t slice_len, uint32_t prefetch,
-                       uint64_t high_water)
+/* Builds the maps and a pipeline over [first, first+len) with options opt
+ * (not started). */
+static void world_init_opt(struct world *w, const struct gw_lo_seg *segs, uint32_t n,
+                           int multipart, uint64_t first, uint64_t len,
+                           const struct gw_read_pipeline_options *opt)
 {
     memset(w, 0, sizeof(*w));
     CN_ASSERT(gw_lo_map_init(&w->map, segs, n, multipart) == CN_OK);
@@ -277,13 +302,21 @@ static void world_init(struct world *w, const struct gw_lo_seg *segs, uint32_t n
     const struct gw_read_pipeline_sink sink = {
         .body = fake_sink_body, .wait_drain = fake_sink_wait_drain, .end = fake_sink_end,
         .abort = fake_sink_abort, .hold = fake_sink_hold, .release = fake_sink_release,
-        .ctx = &w->c,
+        .admit = fake_sink_admit, .refuse = fake_sink_refuse, .ctx = &w->c,
     };
+    w->c.p = gw_read_pipeline_new(&store, &sink, opt, OKEY, strlen(OKEY), &moved, first, len);
+    CN_CHECK(moved.segs == NULL && moved.n_segs == 0); /* moved in */
+}
+
+/* Builds the maps and a pipeline over [first, first+len) (not started). */
+static void world_init(struct world *w, const struct gw_lo_seg *segs, uint32_t n, int multipart,
+                       uint64_t first, uint64_t len, uint64_t slice_len, uint32_t prefetch,
+                       uint64_t high_water)
+{
     const struct gw_read_pipeline_options opt = {
         .slice_len = slice_len, .prefetch = prefetch, .output_high_water = high_water,
     };
-    w->c.p = gw_read_pipeline_new(&store, &sink, &opt, OKEY, strlen(OKEY), &moved, first, len);
-    CN_CHECK(moved.segs == NULL && moved.n_segs == 0); /* moved in */
+    world_init_opt(w, segs, n, multipart, first, len, &opt);
 }
 
 /* Checks that the client read exactly the range's bytes. */
@@ -629,6 +662,307 @@ static void test_random_soak(void)
     }
 }
 
+/* ---- the read-ahead budget and retries ---------------------------------- */
+
+/* The test's clock: it moves only when a test moves it. */
+static uint64_t fake_now = 1000000;
+
+static uint64_t fake_clock(void)
+{
+    return fake_now;
+}
+
+
+/* Bytes a world holds: answers handed over that its client has not read
+ * (ready slices and the client's output) plus the reads in flight. */
+static uint64_t world_held(const struct world *w)
+{
+    uint64_t n = w->fs.answered_bytes - evbuffer_get_length(w->c.got);
+    for (uint32_t i = 0; i < w->fs.n_pending; i++)
+        n += w->fs.pending[i].len;
+    return n;
+}
+
+static void loop_run(struct event_base *base)
+{
+    for (int i = 0; i < 4; i++)
+        event_base_loop(base, EVLOOP_NONBLOCK);
+}
+
+/* Six streams share a budget with room for four bases: four start at once
+ * (their headers go out), two wait without reading anything, and get in as
+ * the first ones end; at every step the streams together hold no more than
+ * the budget counts, and the budget no more than its cap. The client reads
+ * slowly and in pieces, answers come in any order, and every stream gets
+ * its bytes. A stream ends only once its output is sent. */
+static void budget_shared(uint64_t slice_len, uint32_t prefetch)
+{
+    enum { N = 6 };
+    struct event_base *base = event_base_new();
+    struct gw_read_budget *b = gw_read_budget_new(base, 512 * 1024, 60000);
+    const struct gw_lo_seg seg = {0x81, 700000, 300000};
+    struct gw_read_pipeline_options opt = {
+        .slice_len = slice_len, .prefetch = prefetch, .output_high_water = 1 << 20,
+        .budget = b, .clock_us = fake_clock,
+    };
+    static struct world w[N];
+    for (int i = 0; i < N; i++) {
+        world_init_opt(&w[i], &seg, 1, 0, (uint64_t)i * 1000, 600000, &opt);
+        gw_read_pipeline_start(w[i].c.p);
+    }
+    int started = 0;
+    for (int i = 0; i < N; i++) {
+        started += w[i].c.admitted;
+        if (!w[i].c.admitted)
+            CN_CHECK_EQ_INT(w[i].fs.n_gets, 0);
+    }
+    /* 128 KiB slices for the first, 64 KiB bases for the next: two fit
+     * beside the first one's read-ahead, which leaves a quarter free */
+    CN_CHECK(started >= 1 && started < N);
+    CN_CHECK_EQ_INT(gw_read_budget_waiting(b), N - started);
+    srand(11);
+    int live = N;
+    for (int guard = 0; live > 0 && guard < 2000000; guard++) {
+        struct world *x = &w[rand() % N];
+        if (x->c.p == NULL)
+            continue;
+        if (x->fs.n_pending > 0 && rand() % 2)
+            fake_answer(&x->fs, (uint32_t)rand() % x->fs.n_pending, FAKE_OK);
+        else
+            fake_client_read(&x->c, 1 + (size_t)rand() % 100000);
+        if (x->c.p == NULL)
+            live--;
+        if (guard % 64 == 0)
+            loop_run(base);
+        uint64_t held = 0;
+        for (int i = 0; i < N; i++)
+            held += world_held(&w[i]);
+        CN_CHECK(held <= gw_read_budget_used(b));
+        CN_CHECK(gw_read_budget_used(b) <= gw_read_budget_cap(b));
+        if (live > 0 && guard % 1000 == 999)
+            loop_run(base);
+    }
+    for (int i = 0; i < N; i++) {
+        CN_CHECK_EQ_INT(w[i].c.admitted, 1);
+        CN_CHECK_EQ_INT(w[i].c.ended, 1);
+        CN_CHECK_EQ_INT(evbuffer_get_length(w[i].c.out), 0); /* sent before the end */
+        world_check_bytes(&w[i]);
+        world_fini(&w[i]);
+    }
+    CN_CHECK_EQ_INT(gw_read_budget_used(b), 0);
+    CN_CHECK_EQ_INT(gw_read_budget_streams(b), 0);
+    gw_read_budget_free(b);
+    event_base_free(base);
+}
+
+/* ... with fixed settings, and with auto depth and slice (whose window may
+ * queue more than a slice toward the client: a stream the budget stops
+ * with nothing in flight waits for its output to drain, never stalls). */
+static void test_budget_shared(void)
+{
+    budget_shared(128 * 1024, 4);
+    budget_shared(0, 0);
+}
+
+/* A stream that finds no room waits with nothing sent or read, and past
+ * the budget's max wait is refused (the owner answers 503 and frees it);
+ * one whose client goes away while it waits leaves the queue. */
+static void test_budget_refused(void)
+{
+    struct event_base *base = event_base_new();
+    struct gw_read_budget *b = gw_read_budget_new(base, 128 * 1024, 20); /* one base */
+    const struct gw_lo_seg seg = {0x91, 400000, 200000};
+    struct gw_read_pipeline_options opt = {
+        .slice_len = 128 * 1024, .prefetch = 2, .output_high_water = 1 << 20, .budget = b,
+    };
+    struct world a, late, gone;
+    world_init_opt(&a, &seg, 1, 0, 0, 400000, &opt);
+    gw_read_pipeline_start(a.c.p);
+    CN_CHECK_EQ_INT(a.c.admitted, 1);
+    world_init_opt(&late, &seg, 1, 0, 0, 400000, &opt);
+    gw_read_pipeline_start(late.c.p);
+    world_init_opt(&gone, &seg, 1, 0, 0, 400000, &opt);
+    gw_read_pipeline_start(gone.c.p);
+    CN_CHECK_EQ_INT(late.c.admitted + gone.c.admitted, 0);
+    CN_CHECK_EQ_INT(gw_read_budget_waiting(b), 2);
+    fake_client_gone(&gone.c); /* no hold while waiting: freed now */
+    CN_CHECK(gone.c.p == NULL);
+    CN_CHECK_EQ_INT(gw_read_budget_waiting(b), 1);
+    event_base_dispatch(base); /* the deadline */
+    CN_CHECK_EQ_INT(late.c.refused, 1);
+    CN_CHECK_EQ_INT(late.c.admitted + late.fs.n_gets + late.c.ended + late.c.aborted, 0);
+    CN_CHECK(late.c.p == NULL);
+    world_run_reversed(&a);
+    CN_CHECK_EQ_INT(a.c.ended, 1);
+    world_check_bytes(&a);
+    world_fini(&a);
+    world_fini(&late);
+    world_fini(&gone);
+    CN_CHECK_EQ_INT(gw_read_budget_used(b), 0);
+    gw_read_budget_free(b);
+    event_base_free(base);
+}
+
+/* A slice that timed out (or could not be sent) is asked again after a
+ * backoff, holding the owner while it waits, and the stream goes on; one
+ * that keeps failing past read_retries cuts the response; a missing record
+ * is not retried. The client that goes away during a retry wait frees the
+ * pipeline when the wait ends. */
+static void test_retry(void)
+{
+    struct event_base *base = event_base_new();
+    const struct gw_lo_seg seg = {0xa1, 5000, 1000};
+    struct gw_read_pipeline_options opt = {
+        .slice_len = 500, .prefetch = 3, .output_high_water = 1 << 20, .base = base,
+        .retries = 2, .retry_backoff_ms = 1,
+    };
+    struct world w;
+    world_init_opt(&w, &seg, 1, 0, 0, 5000, &opt);
+    w.fs.retrying = 1;
+    gw_read_pipeline_start(w.c.p);
+    fake_answer(&w.fs, 1, FAKE_TIMEOUT);
+    fake_answer(&w.fs, 0, FAKE_FAIL);
+    CN_CHECK_EQ_INT(w.c.aborted, 0);
+    CN_CHECK_EQ_INT(w.c.holds, 3);  /* one read in flight, two waits */
+    uint32_t gets = w.fs.n_gets;
+    event_base_dispatch(base);      /* both waits end: asked again */
+    CN_CHECK_EQ_INT(w.fs.n_gets, gets + 2);
+    CN_CHECK(w.fs.log[gets].off == 500 || w.fs.log[gets].off == 0);
+    fake_answer(&w.fs, 0, FAKE_TIMEOUT); /* a second failure of the same slice */
+    event_base_dispatch(base);
+    world_run_reversed(&w);
+    CN_CHECK_EQ_INT(w.c.aborted, 0);
+    CN_CHECK_EQ_INT(w.c.ended, 1);
+    world_check_bytes(&w);
+    world_fini(&w);
+
+    /* three timeouts of one slice with two retries: cut, and said so */
+    world_init_opt(&w, &seg, 1, 0, 0, 5000, &opt);
+    w.fs.retrying = 1;
+    gw_read_pipeline_start(w.c.p);
+    for (int k = 0; k < 3; k++) {
+        for (uint32_t i = 0; i < w.fs.n_pending; i++)
+            if (w.fs.pending[i].off == 0 && w.fs.pending[i].chunk == 0) {
+                fake_answer(&w.fs, i, FAKE_TIMEOUT);
+                break;
+            }
+        event_base_dispatch(base);
+    }
+    CN_CHECK_EQ_INT(w.c.aborted, 1);
+    CN_CHECK(strstr(w.c.why, "every retry failed too") != NULL);
+    fake_client_gone(&w.c);
+    while (w.fs.n_pending > 0)
+        fake_answer(&w.fs, 0, FAKE_OK);
+    world_fini(&w);
+
+    /* not found: no retry */
+    world_init_opt(&w, &seg, 1, 0, 0, 5000, &opt);
+    gw_read_pipeline_start(w.c.p);
+    gets = w.fs.n_gets;
+    fake_answer(&w.fs, 0, FAKE_NOTFOUND);
+    CN_CHECK_EQ_INT(w.c.aborted, 1);
+    fake_client_gone(&w.c);
+    while (w.fs.n_pending > 0)
+        fake_answer(&w.fs, 0, FAKE_OK);
+    event_base_dispatch(base);
+    CN_CHECK_EQ_INT(w.fs.n_gets, gets);
+    world_fini(&w);
+
+    /* the client goes away during a retry wait */
+    world_init_opt(&w, &seg, 1, 0, 0, 5000, &opt);
+    w.fs.retrying = 1;
+    gw_read_pipeline_start(w.c.p);
+    fake_answer(&w.fs, 0, FAKE_TIMEOUT);
+    fake_client_gone(&w.c);
+    while (w.fs.n_pending > 0)
+        fake_answer(&w.fs, 0, FAKE_OK);
+    CN_CHECK(w.c.p != NULL);  /* the wait holds it */
+    gets = w.fs.n_gets;
+    event_base_dispatch(base);
+    CN_CHECK(w.c.p == NULL);
+    CN_CHECK_EQ_INT(w.fs.n_gets, gets);
+    world_fini(&w);
+    event_base_free(base);
+}
+
+/* ---- auto read-ahead ----------------------------------------------------- */
+
+/* A client that reads everything as soon as it arrives and nodes that
+ * answer at once:
+ * the stream (depth and slice auto) deepens to 16 slices in flight and
+ * lengthens its slices to 2 MiB; every byte arrives. */
+static void test_auto_fast_client(void)
+{
+    const struct gw_lo_seg seg = {0xb1, 40 << 20, 4 << 20};
+    const struct gw_read_pipeline_options opt = {
+        .output_high_water = 4 << 20, .clock_us = fake_clock,
+    };
+    struct world w;
+    world_init_opt(&w, &seg, 1, 0, 0, 40 << 20, &opt);
+    gw_read_pipeline_start(w.c.p);
+    CN_CHECK_EQ_INT(w.fs.n_pending, 2);                 /* it starts at 2 */
+    CN_CHECK_EQ_INT(w.fs.pending[0].len, 512 * 1024);
+    for (int guard = 0; w.c.p != NULL && guard < 100000; guard++) {
+        /* each answer finds the client done with everything before it */
+        if (w.fs.n_pending > 0)
+            fake_answer(&w.fs, 0, FAKE_OK);
+        fake_client_read(&w.c, SIZE_MAX);
+    }
+    uint64_t longest = 0;
+    for (uint32_t i = 0; i < w.fs.n_gets; i++)
+        longest = w.fs.log[i].len > longest ? w.fs.log[i].len : longest;
+    CN_CHECK(w.fs.max_pending >= 7 && w.fs.max_pending <= 8); /* the window counts the slice queued */
+    CN_CHECK_EQ_INT(longest, 512 * 1024);
+    CN_CHECK_EQ_INT(w.c.ended, 1);
+    world_check_bytes(&w);
+    world_fini(&w);
+}
+
+/* A client slower than the nodes (it reads 64 KiB between two answers,
+ * which come 5 ms apart): the window settles where the client neither
+ * waits long nor has much queued — between one and two 512 KiB slices
+ * ahead (at one, the client empties its output before the next slice
+ * comes, so it grows; at two, answers find half the window still queued,
+ * so it shrinks) — far below the 16 x 2 MiB an auto window may reach;
+ * every byte arrives. */
+static void test_auto_slow_client(void)
+{
+    const struct gw_lo_seg seg = {0xb2, 24 << 20, 4 << 20};
+    const struct gw_read_pipeline_options opt = {
+        .output_high_water = 4 << 20, .clock_us = fake_clock,
+    };
+    struct world w;
+    world_init_opt(&w, &seg, 1, 0, 0, 24 << 20, &opt);
+    gw_read_pipeline_start(w.c.p);
+    uint64_t most_ahead = 0, longest = 0;
+    for (int guard = 0; w.c.p != NULL && guard < 1000000; guard++) {
+        fake_now += 5000;
+        if (w.fs.n_pending > 0)
+            fake_answer(&w.fs, 0, FAKE_OK);
+        if (w.c.p == NULL)
+            break;
+        evbuffer_remove_buffer(w.c.out, w.c.got, 64 * 1024);
+        if (w.c.waiting && evbuffer_get_length(w.c.out) < (2 << 20)) {
+            w.c.waiting = 0;
+            gw_read_pipeline_drained(w.c.p);
+        }
+        if (w.fs.n_gets > 40 && w.c.p != NULL) { /* once the window settled */
+            uint64_t ahead = evbuffer_get_length(w.c.out);
+            for (uint32_t i = 0; i < w.fs.n_pending; i++) {
+                ahead += w.fs.pending[i].len;
+                longest = w.fs.pending[i].len > longest ? w.fs.pending[i].len : longest;
+            }
+            most_ahead = ahead > most_ahead ? ahead : most_ahead;
+        }
+    }
+    fake_client_read(&w.c, SIZE_MAX);
+    CN_CHECK(longest > 0 && longest <= 512 * 1024);
+    CN_CHECK(most_ahead <= 1024 * 1024);
+    CN_CHECK_EQ_INT(w.c.ended, 1);
+    world_check_bytes(&w);
+    world_fini(&w);
+}
+
 static const struct cn_test_case cases[] = {
     {"in_order", test_in_order},
     {"prefetch_bound", test_prefetch_bound},
@@ -638,6 +972,11 @@ static const struct cn_test_case cases[] = {
     {"tiny_ranges", test_tiny_ranges},
     {"client_gone", test_client_gone},
     {"random_soak", test_random_soak},
+    {"budget_shared", test_budget_shared},
+    {"budget_refused", test_budget_refused},
+    {"retry", test_retry},
+    {"auto_fast_client", test_auto_fast_client},
+    {"auto_slow_client", test_auto_slow_client},
     {NULL, NULL},
 };
 

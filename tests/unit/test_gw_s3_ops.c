@@ -127,7 +127,7 @@ static void test_match(void)
         {"GET", NULL, NULL, "", "", "ListBuckets"},
         {"GET", NULL, NULL, "uploads", "", "ListBuckets"},
         {"PUT", NULL, NULL, "", "", "MethodNotAllowed"},
-        {"GET", NULL, NULL, "policy", "", "UnsupportedSubresource"},
+        {"GET", NULL, NULL, "encryption", "", "UnsupportedSubresource"},
         {"GET", NULL, NULL, "acl", "", "GetBucketAcl"},
         /* buckets */
         {"PUT", "b", NULL, "", "", "CreateBucket"},
@@ -233,8 +233,9 @@ static void test_markdown(void)
     CN_CHECK(strstr(text, "| UploadPartCopy | PUT | object | `?uploadId` + header "
                           "`x-amz-copy-source` | yes |") != NULL);
     CN_CHECK(strstr(text, "| ListObjectsV2 | GET | bucket | `?list-type=2` | yes |") != NULL);
-    CN_CHECK(strstr(text, "| PutBucketPolicy | PUT | bucket | `?policy` | NotImplemented |") !=
-             NULL);
+    CN_CHECK(strstr(text, "| PutBucketEncryption | PUT | bucket | `?encryption` | "
+                          "NotImplemented |") != NULL);
+    CN_CHECK(strstr(text, "| PutBucketPolicy | PUT | bucket | `?policy` | yes |") != NULL);
     free(text);
 }
 

@@ -173,7 +173,7 @@ static void test_rejects(void)
     msg_release(&d);
     msgpack_sbuffer_destroy(&sb);
 
-    uint64_t u3[] = {2, 77, MSG_OP_HEAD, 0, 0};        /* future version */
+    uint64_t u3[] = {MSG_VERSION + 1, 77, MSG_OP_HEAD, 0, 0}; /* future version */
     sb = test_pack_map(4, k, u3, s);
     CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_INVAL);
     CN_CHECK_EQ_INT(d.st, MSG_ST_BAD_VERSION);
@@ -219,6 +219,69 @@ static void test_rejects(void)
     const char *sf[] = {NULL, NULL, NULL, "a", NULL};
     sb = test_pack_map(5, kf, uf, sf);
     CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_INVAL);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+/* Each message goes out as the lowest version that has what it uses: a v1
+ * peer keeps understanding everything but the conditional-write ops, and a
+ * LOCK (or a PUT with a lease token) is never sent as v1, which a v1 node
+ * would take for an unconditional write. v1 and v2 both decode. */
+static void test_versions(void)
+{
+    struct msg m, d;
+    char err[CN_ERR_LEN];
+    msgpack_sbuffer sb;
+    msg_init_request(&m, MSG_OP_HEAD, 5);
+    m.key = (struct msg_bytes){(const uint8_t *)"k", 1};
+    MSG_SET(&m, MSG_F_KEY);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 1);
+    msgpack_sbuffer_init(&sb);
+    CN_CHECK_EQ_INT(msg_encode(&m, 0, &sb, err), CN_OK);
+    CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_OK);
+    CN_CHECK_EQ_INT(d.v, 1);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    msg_init_request(&m, MSG_OP_LOCK, 6);
+    m.key = (struct msg_bytes){(const uint8_t *)"k", 1};
+    m.tok = 99;
+    m.ifver = 7;
+    MSG_SET(&m, MSG_F_KEY);
+    MSG_SET(&m, MSG_F_TOK);
+    MSG_SET(&m, MSG_F_IFVER);
+    msgpack_sbuffer_init(&sb);
+    CN_CHECK_EQ_INT(msg_encode(&m, 0, &sb, err), CN_OK);
+    CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_OK);
+    CN_CHECK_EQ_INT(d.v, 2);
+    CN_CHECK(d.tok == 99 && d.ifver == 7);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    msg_init_request(&m, MSG_OP_PUT, 7);
+    m.key = (struct msg_bytes){(const uint8_t *)"k", 1};
+    MSG_SET(&m, MSG_F_KEY);
+    MSG_SET(&m, MSG_F_CRC);
+    MSG_SET(&m, MSG_F_VER);
+    MSG_SET(&m, MSG_F_TS);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 1);
+    m.tok = 3;
+    MSG_SET(&m, MSG_F_TOK);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 2);
+
+    struct msg rep;
+    msg_init_reply(&rep, &m, MSG_ST_OK);
+    CN_CHECK_EQ_INT(msg_version_needed(&rep, 1), 1);
+    msg_init_reply(&rep, &m, MSG_ST_LOCKED);
+    CN_CHECK_EQ_INT(msg_version_needed(&rep, 1), 2);
+
+    /* v0 is refused as v3 is */
+    const char *k[] = {"v", "id", "op", "key"};
+    uint64_t u0[] = {0, 77, MSG_OP_HEAD, 0};
+    const char *s0[] = {NULL, NULL, NULL, "obj"};
+    sb = test_pack_map(4, k, u0, s0);
+    CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_INVAL);
+    CN_CHECK_EQ_INT(d.st, MSG_ST_BAD_VERSION);
     msg_release(&d);
     msgpack_sbuffer_destroy(&sb);
 }
@@ -295,6 +358,7 @@ int main(int argc, char **argv)
         {"list_reply_roundtrip", test_list_reply_roundtrip},
         {"stats_and_error_reply", test_stats_and_error_reply},
         {"rejects", test_rejects},
+        {"versions", test_versions},
         {"hostile_bytes", test_hostile_bytes},
         {"unreadable_request_reply", test_unreadable_request_reply},
         {"max_frame", test_max_frame},

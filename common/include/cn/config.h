@@ -30,7 +30,9 @@ struct cn_config_desc {
     size_t offset;                  /* offsetof() the field in the object */
     const char *def;                /* default, as it would be written */
     int64_t min, max;               /* bounds for INT, SIZE and MSEC */
-    const char *const *enum_names;  /* NULL-terminated, for ENUM */
+    const char *const *enum_names;  /* NULL-terminated, for ENUM; for INT, SIZE
+                                       and MSEC, enum_names[0] is a word
+                                       stored as 0 (e.g. "auto"; min > 0) */
     const char *doc;                /* one line for --help and docs */
 };
 

@@ -58,6 +58,12 @@ uint32_t cn_ring_lookup(const struct cn_ring *r, const void *key, size_t len, ui
  * checks). Returns how many were written: min(n, nodes). */
 uint32_t cn_ring_replicas_at(const struct cn_ring *r, uint32_t i, uint32_t n, uint32_t *out);
 
+/* The hash of point i (0 .. cn_ring_total_points() - 1, ascending): point
+ * i takes the keys hashing into (hash of point i-1, hash of point i], point
+ * 0 also those above the last point's hash (repair by difference sends
+ * these arcs to the nodes). */
+uint64_t cn_ring_point_hash(const struct cn_ring *r, uint32_t i);
+
 /* Checks the invariants (points sorted, every node owns its points);
  * returns CN_OK or CN_CORRUPT. For unit tests. */
 int cn_ring_validate(const struct cn_ring *r);

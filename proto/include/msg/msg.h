@@ -17,7 +17,15 @@
 
 #include "cn/rc.h"
 
-#define MSG_VERSION 1
+/* The newest protocol version; a node accepts MSG_VERSION_MIN..MSG_VERSION.
+ * A sender writes the lowest version that has every op, field and status
+ * its message uses (msg_version_needed), so a message an older peer knows
+ * goes out as that older version and keeps working against it. */
+#define MSG_VERSION 2
+#define MSG_VERSION_MIN 1
+/* DIGEST (op 12) and its fields were added within version 1: they need
+ * no newer version, and a node that predates them answers BAD_REQUEST
+ * "unknown op" (cairn-admin repair then falls back to its full pass). */
 
 enum msg_op {
     MSG_OP_PING = 1,
@@ -29,7 +37,10 @@ enum msg_op {
     MSG_OP_LIST = 7,
     MSG_OP_SCRUB = 8,
     MSG_OP_COMPACT = 9,
-    MSG_OP_MAX_ = 10
+    MSG_OP_LOCK = 10,       /* version 2: conditional-write lease */
+    MSG_OP_UNLOCK = 11,     /* version 2 */
+    MSG_OP_DIGEST = 12,     /* range digests (msg/digest.h); version 1 */
+    MSG_OP_MAX_ = 13
 };
 
 /* Reply status (field "st"). */
@@ -44,7 +55,9 @@ enum msg_status {
     MSG_ST_BAD_VERSION = 7, /* protocol version not supported */
     MSG_ST_BAD_CHECKSUM = 8,/* PUT payload does not match its crc */
     MSG_ST_INTERNAL = 9,
-    MSG_ST_MAX_ = 10
+    MSG_ST_PRECONDITION = 10, /* version 2: LOCK: the current record is not the one expected */
+    MSG_ST_LOCKED = 11,       /* version 2: another writer holds the key's lease */
+    MSG_ST_MAX_ = 12
 };
 
 /* Record flags (field "flags"). */
@@ -63,6 +76,8 @@ enum msg_field {
     MSG_F_VER, MSG_F_TS, MSG_F_FLAGS, MSG_F_ETAG, MSG_F_META,
     MSG_F_PREFIX, MSG_F_AFTER, MSG_F_LIMIT, MSG_F_ENTS, MSG_F_MORE,
     MSG_F_NODE, MSG_F_STATS, MSG_F_APPLIED,
+    MSG_F_TOK, MSG_F_IFVER,     /* version 2 */
+    MSG_F_UPTO, MSG_F_FANOUT, MSG_F_ARCS, MSG_F_SUMS, MSG_F_LO, MSG_F_HI,
     MSG_F_MAX_
 };
 
@@ -112,6 +127,10 @@ struct msg {
     struct msg_stat *stats;
     uint32_t n_stats;
     uint32_t applied;
+    uint64_t tok, ifver;
+    struct msg_bytes upto;      /* DIGEST (1.1): the range is (after, upto] */
+    uint32_t fanout;
+    struct msg_bytes arcs, sums, lo, hi;
     struct msg_bytes payload;   /* the payload frame (PUT request, GET reply) */
 
     msgpack_unpacked unpacked_; /* owns the decode zone; msg_release() frees */
@@ -183,6 +202,9 @@ int msg_msgpack_bounded(const void *buf, size_t len);
 /* Frees what msg_decode() allocated. Safe on an encoded-only or zeroed msg. */
 void msg_release(struct msg *m);
 
+/* The lowest protocol version that has every op, field and status m uses
+ * (what the encoder writes as `v`). */
+uint32_t msg_version_needed(const struct msg *m, int is_reply);
 const char *msg_op_str(uint32_t op);      /* "PUT", ...; "?" if unknown */
 const char *msg_status_str(uint32_t st);  /* "OK", ...; "?" if unknown */
 

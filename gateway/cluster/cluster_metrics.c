@@ -1,0 +1,147 @@
+/* Per-node metrics of the gateway (cluster_metrics.h): ids per node,
+ * registered once; the collect callback sets the values the cluster
+ * already keeps (node states, hint queues). */
+#include "cluster_metrics.h"
+
+#include "cluster.h"
+#include "handoff.h"
+#include "node_health.h"
+
+#include "cn/alloc.h"
+#include "cn/cluster.h"
+#include "cn/metrics.h"
+
+struct gw_cluster_metrics_node {
+    uint32_t up, marked_down, duration, timeouts, send_failures;
+    uint32_t hints, hints_added, hints_replayed, hints_dropped;
+    uint32_t repairs_read, repairs_hint;
+};
+
+static struct {
+    struct cn_metrics *reg;   /* NULL: not counting */
+    struct gw_cluster *cluster;
+    uint32_t n_nodes;
+    struct gw_cluster_metrics_node *nodes;
+    uint32_t read_repairs, slice_retries;
+} gw_cluster_metrics;
+
+/* Storage request latencies: 50 us to 10 s (in us). */
+static const uint64_t gw_cluster_metrics_bounds[] = {
+    50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+    1000000, 2500000, 10000000};
+
+static void gw_cluster_metrics_collect(struct cn_metrics *reg, void *arg)
+{
+    (void)arg;
+    struct gw_node_health *h = gw_cluster_health(gw_cluster_metrics.cluster);
+    struct gw_handoff *ho = gw_cluster_handoff(gw_cluster_metrics.cluster);
+    for (uint32_t i = 0; i < gw_cluster_metrics.n_nodes; i++) {
+        const struct gw_cluster_metrics_node *n = &gw_cluster_metrics.nodes[i];
+        struct gw_node_health_stats st;
+        gw_node_health_stats(h, i, &st);
+        cn_metrics_set(reg, n->up, st.up ? 1 : 0);
+        cn_metrics_set(reg, n->marked_down, (int64_t)st.marked_down);
+        struct gw_handoff_stats hs = {0};
+        if (ho != NULL)
+            gw_handoff_stats(ho, i, &hs);
+        cn_metrics_set(reg, n->hints, (int64_t)hs.pending);
+        cn_metrics_set(reg, n->hints_added, (int64_t)hs.added);
+        cn_metrics_set(reg, n->hints_replayed, (int64_t)hs.replayed);
+        cn_metrics_set(reg, n->hints_dropped, (int64_t)hs.dropped);
+    }
+}
+
+void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c)
+{
+    const struct cn_cluster *cl = gw_cluster_nodes(c);
+    uint32_t n = cn_cluster_nodes(cl);
+    gw_cluster_metrics.nodes = cn_calloc(n, sizeof(*gw_cluster_metrics.nodes));
+    gw_cluster_metrics.n_nodes = n;
+    gw_cluster_metrics.cluster = c;
+    uint32_t nb = (uint32_t)(sizeof(gw_cluster_metrics_bounds) /
+                             sizeof(gw_cluster_metrics_bounds[0]));
+    for (uint32_t i = 0; i < n; i++) {
+        struct gw_cluster_metrics_node *x = &gw_cluster_metrics.nodes[i];
+        const char *id = cn_cluster_node(cl, i)->id;
+        const char *l[] = {"node", id, NULL};
+        const char *lt[] = {"node", id, "reason", "timeout", NULL};
+        const char *ls[] = {"node", id, "reason", "send", NULL};
+        const char *lr[] = {"node", id, "cause", "read", NULL};
+        const char *lh[] = {"node", id, "cause", "hint", NULL};
+        x->up = cn_metrics_gauge(reg, "cairn_gateway_node_up",
+                                 "1 while the gateway holds the storage node up, 0 while down "
+                                 "(no reply within storage.request_timeout, until a probe "
+                                 "is answered)", 0, l);
+        x->marked_down = cn_metrics_counter(reg, "cairn_gateway_node_marked_down_total",
+                                            "Times the gateway marked the node down", 0, l);
+        x->duration = cn_metrics_histogram(
+            reg, "cairn_gateway_node_request_duration_seconds",
+            "Time from sending a request to a storage node to its reply (replies only)", -6,
+            l, gw_cluster_metrics_bounds, nb);
+        static const char fail_help[] = "Requests to a storage node that got no reply: no "
+                                        "answer in time (timeout) or not sent (send)";
+        x->timeouts = cn_metrics_counter(reg, "cairn_gateway_node_request_failures_total",
+                                         fail_help, 0, lt);
+        x->send_failures = cn_metrics_counter(reg, "cairn_gateway_node_request_failures_total",
+                                              fail_help, 0, ls);
+        x->hints = cn_metrics_gauge(reg, "cairn_gateway_node_hints",
+                                    "Writes the node missed, waiting to be replayed to it "
+                                    "(hinted handoff)", 0, l);
+        x->hints_added = cn_metrics_counter(reg, "cairn_gateway_node_hints_added_total",
+                                            "Hints recorded for the node", 0, l);
+        x->hints_replayed = cn_metrics_counter(reg, "cairn_gateway_node_hints_replayed_total",
+                                               "Hinted keys repaired on the node", 0, l);
+        x->hints_dropped = cn_metrics_counter(reg, "cairn_gateway_node_hints_dropped_total",
+                                              "Hints dropped: the node's queue was full "
+                                              "(handoff.max_hints)", 0, l);
+        static const char rep_help[] = "Records or tombstones a repair wrote to the node (a "
+                                       "stale replica), by cause: read repair or hint replay";
+        x->repairs_read = cn_metrics_counter(reg, "cairn_gateway_node_repair_writes_total",
+                                             rep_help, 0, lr);
+        x->repairs_hint = cn_metrics_counter(reg, "cairn_gateway_node_repair_writes_total",
+                                             rep_help, 0, lh);
+    }
+    gw_cluster_metrics.read_repairs = cn_metrics_counter(
+        reg, "cairn_gateway_read_repairs_total",
+        "Key repairs started because a read saw a stale or silent replica", 0, NULL);
+    gw_cluster_metrics.slice_retries = cn_metrics_counter(
+        reg, "cairn_gateway_lo_slice_retries_total",
+        "Slice reads of large-object GETs that failed on one replica (error, timeout, bad "
+        "checksum, missing chunk) and were asked of the next", 0, NULL);
+    cn_metrics_on_collect(reg, gw_cluster_metrics_collect, NULL);
+    gw_cluster_metrics.reg = reg;
+}
+
+void gw_cluster_metrics_node_reply(uint32_t node, uint64_t us)
+{
+    if (gw_cluster_metrics.reg != NULL && node < gw_cluster_metrics.n_nodes)
+        cn_metrics_observe(gw_cluster_metrics.reg, gw_cluster_metrics.nodes[node].duration, us);
+}
+
+void gw_cluster_metrics_node_failed(uint32_t node, int timeout)
+{
+    if (gw_cluster_metrics.reg == NULL || node >= gw_cluster_metrics.n_nodes)
+        return;
+    const struct gw_cluster_metrics_node *n = &gw_cluster_metrics.nodes[node];
+    cn_metrics_add(gw_cluster_metrics.reg, timeout ? n->timeouts : n->send_failures, 1);
+}
+
+void gw_cluster_metrics_repair_write(uint32_t node, int hint)
+{
+    if (gw_cluster_metrics.reg == NULL || node >= gw_cluster_metrics.n_nodes)
+        return;
+    const struct gw_cluster_metrics_node *n = &gw_cluster_metrics.nodes[node];
+    cn_metrics_add(gw_cluster_metrics.reg, hint ? n->repairs_hint : n->repairs_read, 1);
+}
+
+void gw_cluster_metrics_read_repair(void)
+{
+    if (gw_cluster_metrics.reg != NULL)
+        cn_metrics_add(gw_cluster_metrics.reg, gw_cluster_metrics.read_repairs, 1);
+}
+
+void gw_cluster_metrics_slice_retry(void)
+{
+    if (gw_cluster_metrics.reg != NULL)
+        cn_metrics_add(gw_cluster_metrics.reg, gw_cluster_metrics.slice_retries, 1);
+}

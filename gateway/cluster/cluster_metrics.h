@@ -1,0 +1,37 @@
+/* The gateway's view of its storage nodes as metrics (docs/operations.md):
+ * per node up/down and down transitions, request latency, requests that
+ * failed without a reply (timeout, send), pending/added/replayed/dropped
+ * hints, and repair writes by cause (read repair, hint replay); read
+ * repairs started and slice retries for the whole gateway. Process-wide:
+ * registered once before the workers start (server.c); recording is one
+ * cn_metrics_add or _observe into the calling thread's shard, and nothing
+ * at all when metrics are off (metrics.port 0) or in unit tests. Node
+ * states and hint queues are read at scrape time. */
+#ifndef GW_CLUSTER_METRICS_H
+#define GW_CLUSTER_METRICS_H
+
+#include <stdint.h>
+
+struct cn_metrics;
+struct gw_cluster;
+
+/* Registers every series of c's nodes (label node = the node's id) in reg,
+ * and a collect callback reading c's node states and hints; c must outlive
+ * reg's scrapes. Before any recording; once per process. */
+void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c);
+
+/* A reply from node came us after its request was sent. */
+void gw_cluster_metrics_node_reply(uint32_t node, uint64_t us);
+/* A request to node failed without a reply: timeout 1 (no answer in time)
+ * or 0 (it could not be sent). */
+void gw_cluster_metrics_node_failed(uint32_t node, int timeout);
+/* A repair wrote to node (a stale replica): hint 1 when it replays a hint,
+ * 0 when a read saw the replica stale. */
+void gw_cluster_metrics_repair_write(uint32_t node, int hint);
+/* A read saw a stale or silent replica and started a key repair. */
+void gw_cluster_metrics_read_repair(void);
+/* A slice read (large-object GET) failed on one replica and went on to the
+ * next (an error, a timeout, a bad checksum or a missing chunk). */
+void gw_cluster_metrics_slice_retry(void);
+
+#endif
