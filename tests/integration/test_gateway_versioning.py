@@ -412,6 +412,32 @@ def test_version_actions_in_policies(c):
     check(body(s3, "vpol", "k", v1) == b"one", "version kept")
 
 
+def test_conditional_writes(c):
+    """If-None-Match / If-Match in a versioned bucket (the latest is written
+    under the key's lease, then its version record): a refused write adds
+    no version; an accepted one is a version like any other."""
+    from test_gateway_conformance import with_headers
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vcond")
+    enable(s3, "vcond")
+
+    def put_if(body_, name, value):
+        return with_headers(s3, "PutObject", {name: value}, s3.put_object, Bucket="vcond",
+                            Key="k", Body=body_)
+    r1 = put_if(b"one", "If-None-Match", "*")
+    code = error_code(put_if, b"x", "If-None-Match", "*")
+    check(code == ("PreconditionFailed", 412), "exists %r" % (code,))
+    code = error_code(put_if, b"x", "If-Match", '"0000"')
+    check(code == ("PreconditionFailed", 412), "wrong etag %r" % (code,))
+    r2 = put_if(b"two", "If-Match", r1["ETag"])
+    check(len(r2.get("VersionId", "")) == 32 and r2["VersionId"] != r1["VersionId"],
+          "a new version %r" % r2)
+    got = [v["VersionId"] for v in s3.list_object_versions(Bucket="vcond")["Versions"]]
+    check(got == [r2["VersionId"], r1["VersionId"]], "refused writes left none %r" % got)
+    check(body(s3, "vcond", "k", r1["VersionId"]) == b"one", "first version")
+    check(body(s3, "vcond", "k") == b"two", "latest")
+
+
 def test_other_account(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="vmine")
@@ -467,5 +493,5 @@ if __name__ == "__main__":
                test_suspended_large_reclaim,
                test_list_paging, test_large_versions, test_copy_version, test_other_account,
                test_delete_objects, test_tagging_by_version, test_version_actions_in_policies,
-               test_lifecycle_skips_versioned],
+               test_conditional_writes, test_lifecycle_skips_versioned],
               {"settings": SETTINGS})
