@@ -585,9 +585,9 @@ static void gw_s3_versions_put_start(struct gw_req *r, const struct gw_store_rec
     CN_ASSERT(rec->key_len == vs->okey_len && memcmp(rec->key, vs->okey, vs->okey_len) == 0);
     vs->cb = cb;
     vs->arg = arg;
-    vs->etag = cn_memdup(rec->etag, rec->etag_len > 0 ? rec->etag_len : 1);
+    vs->etag = cn_memdup(rec->etag_len > 0 ? rec->etag : "", rec->etag_len > 0 ? rec->etag_len : 1);
     vs->etag_len = rec->etag_len;
-    vs->meta = cn_memdup(rec->meta, rec->meta_len > 0 ? rec->meta_len : 1);
+    vs->meta = cn_memdup(rec->meta_len > 0 ? rec->meta : "", rec->meta_len > 0 ? rec->meta_len : 1);
     vs->meta_len = rec->meta_len;
     vs->ver = rec->ver;
     vs->ts = rec->ts;
