@@ -438,6 +438,60 @@ def test_conditional_writes(c):
     check(body(s3, "vcond", "k") == b"two", "latest")
 
 
+def second_gateway(c):
+    """Another cairn-gateway over the same nodes (its own port): returns
+    (process, boto3 client)."""
+    import subprocess
+    from snclient import free_port
+    settings = dict(c.settings)
+    settings["http.port"] = free_port()
+    cfg = os.path.join(c.tmp, "gateway2.conf")
+    with open(cfg, "w") as f:
+        for k, v in settings.items():
+            f.write("%s = %s\n" % (k, v))
+    log = open(os.path.join(c.tmp, "gateway2.log"), "ab")
+    proc = subprocess.Popen([c.bin, "--config", cfg], stdout=log, stderr=log)
+    import boto3
+    from botocore.config import Config
+    from s3util import ACCESS_KEY, REGION, SECRET_KEY
+    s3 = boto3.client("s3", endpoint_url="http://127.0.0.1:%d" % settings["http.port"],
+                      aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
+                      region_name=REGION, config=Config(s3={"addressing_style": "path"},
+                                                        retries={"max_attempts": 1}))
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            s3.list_buckets()
+            return proc, s3
+        except Exception:  # noqa: BLE001 - not up yet
+            check(proc.poll() is None and time.monotonic() < deadline, "second gateway up")
+            time.sleep(0.1)
+
+
+def test_two_gateways(c):
+    """Version ids are the storage keys of the versions: any gateway reads,
+    lists and removes what another wrote."""
+    a = c.boto()
+    proc, b = second_gateway(c)
+    try:
+        a.create_bucket(Bucket="v2gw")
+        enable(b, "v2gw")
+        check(a.get_bucket_versioning(Bucket="v2gw")["Status"] == "Enabled", "state shared")
+        v1 = a.put_object(Bucket="v2gw", Key="k", Body=b"from a")["VersionId"]
+        v2 = b.put_object(Bucket="v2gw", Key="k", Body=b"from b")["VersionId"]
+        check(body(b, "v2gw", "k", v1) == b"from a" and body(a, "v2gw", "k", v2) == b"from b",
+              "each reads the other's versions")
+        dm = b.delete_object(Bucket="v2gw", Key="k")["VersionId"]
+        check(error_code(a.get_object, Bucket="v2gw", Key="k")[0] == "NoSuchKey", "hidden on a")
+        got = a.list_object_versions(Bucket="v2gw")
+        check([m["VersionId"] for m in got.get("DeleteMarkers", [])] == [dm], "marker on a")
+        a.delete_object(Bucket="v2gw", Key="k", VersionId=dm)
+        check(body(b, "v2gw", "k") == b"from b", "b sees the marker removed through a")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def test_other_account(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="vmine")
@@ -493,5 +547,5 @@ if __name__ == "__main__":
                test_suspended_large_reclaim,
                test_list_paging, test_large_versions, test_copy_version, test_other_account,
                test_delete_objects, test_tagging_by_version, test_version_actions_in_policies,
-               test_conditional_writes, test_lifecycle_skips_versioned],
+               test_conditional_writes, test_two_gateways, test_lifecycle_skips_versioned],
               {"settings": SETTINGS})
