@@ -25,6 +25,7 @@
 #include "s3_versions.h"
 #include "store.h"
 #include "tagset.h"
+#include "versioning.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -38,6 +39,10 @@ struct gw_s3_tagging {
     size_t enc_len;
     char skey[GW_KEYS_MAX];
     size_t skey_len;
+    char rkey[GW_VERSIONING_KEY_MAX]; /* the record rewritten: skey or a version's */
+    size_t rkey_len;
+    int twin;                   /* versioned: now rewriting the other copy of the version */
+    char vid[GW_VERSIONING_ID_MAX]; /* the version rewritten first ("": none) */
     char *etag;                 /* the rewritten record's etag field, */
     char *meta;                 /* meta */
     size_t meta_len;
@@ -162,17 +167,73 @@ void gw_s3_tagging_get(struct gw_req *r)
 
 /* ---- the record rewrite of PUT and DELETE ----------------------------- */
 
+static void gw_s3_tagging_rewrite_from(struct gw_req *r, const char *key, size_t key_len);
+
+static void gw_s3_tagging_done(struct gw_req *r)
+{
+    struct gw_s3_tagging *t = r->h;
+    gw_req_reply_empty(r, t->remove ? 204 : 200);
+}
+
+/* The other copy of the version just rewritten (s3_versions.h): the
+ * version record when "o/" was rewritten, "o/" when it holds the version
+ * whose record was; NULL key or the same key: none. */
+static void gw_s3_tagging_twin_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_s3_tagging *t = r->h;
+    if (key_len == t->rkey_len && memcmp(key, t->rkey, key_len) == 0) {
+        gw_s3_tagging_done(r);   /* a null version kept only as "o/" */
+        return;
+    }
+    t->twin = 1;
+    cn_free(t->etag);
+    cn_free(t->meta);
+    gw_blob_unref(t->blob);
+    t->etag = t->meta = NULL;
+    t->blob = NULL;
+    gw_s3_tagging_rewrite_from(r, key, key_len);
+}
+
+/* After the first record: in a bucket with a versioning state the
+ * version's other copy gets the same tags, so a GET by id and of the
+ * latest agree. */
+static void gw_s3_tagging_next(struct gw_req *r)
+{
+    struct gw_s3_tagging *t = r->h;
+    if (t->twin || t->vid[0] == '\0' || r->versioning == GW_VERSIONING_OFF) {
+        gw_s3_tagging_done(r);
+        return;
+    }
+    if (t->rkey_len == t->skey_len && memcmp(t->rkey, t->skey, t->skey_len) == 0)
+        gw_s3_versions_get_id(r, t->vid, gw_s3_tagging_twin_from);
+    else
+        gw_s3_tagging_twin_from(r, t->skey, t->skey_len);
+}
+
 static void gw_s3_tagging_on_written(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_tagging *t = r->h;
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    gw_req_reply_empty(r, t->remove ? 204 : 200);
+    gw_s3_tagging_next(r);
+}
+
+/* The version id a record's meta carries into id ("" when none). */
+static void gw_s3_tagging_vid(const struct msg *m, char id[GW_VERSIONING_ID_MAX])
+{
+    struct gw_objmeta om;
+    const struct gw_objmeta_header *h;
+    id[0] = '\0';
+    if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK &&
+        (h = gw_objmeta_find(&om, GW_VERSIONING_META)) != NULL && h->value_len < GW_VERSIONING_ID_MAX &&
+        gw_versioning_id_check(h->value, h->value_len) != 0) {
+        memcpy(id, h->value, h->value_len);
+        id[h->value_len] = '\0';
+    }
 }
 
 /* The current record came back: write it again with the new tags. */
@@ -182,13 +243,26 @@ static void gw_s3_tagging_on_record(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     struct gw_s3_tagging *t = r->h;
-    if (gw_s3_tagging_read_failed(r, res))
-        return;
+    if (t->twin) {   /* the other copy: gone or another version is fine */
+        char id[GW_VERSIONING_ID_MAX];
+        if (res->rc == CN_OK)
+            gw_s3_tagging_vid(&res->reply->m, id);
+        if (res->rc != CN_OK || strcmp(id, t->vid) != 0) {
+            gw_s3_tagging_done(r);
+            return;
+        }
+    } else {
+        if (gw_s3_tagging_read_failed(r, res))
+            return;
+        if (gw_s3_versions_on_record(r, &res->reply->m))
+            return;   /* a delete marker, or not the null version named */
+        gw_s3_tagging_vid(&res->reply->m, t->vid);
+    }
     const struct msg *m = &res->reply->m;
     struct gw_objmeta om;
     if (t->remove && gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK &&
         gw_objmeta_find(&om, GW_OBJMETA_TAGS) == NULL) {
-        gw_req_reply_empty(r, 204); /* no tags: nothing to write */
+        gw_s3_tagging_next(r); /* no tags here: nothing to write */
         return;
     }
     if (gw_objmeta_replace(m->meta.ptr, m->meta.len, GW_OBJMETA_TAGS, t->enc, t->enc_len,
@@ -198,7 +272,7 @@ static void gw_s3_tagging_on_record(struct gw_store_result *res, void *arg)
     }
     t->etag = cn_memdup(m->etag.ptr, m->etag.len); /* kept as read, large or small */
     struct gw_store_record rec = {
-        .key = t->skey, .key_len = t->skey_len,
+        .key = t->rkey, .key_len = t->rkey_len,
         .etag = t->etag, .etag_len = m->etag.len,
         .meta = t->meta, .meta_len = t->meta_len,
         .ver = r->id, .ts = m->ts + 1,   /* see the top of this file */
@@ -212,11 +286,24 @@ static void gw_s3_tagging_on_record(struct gw_store_result *res, void *arg)
 
 /* Reads the object's record whole; the bucket was just checked afresh
  * (gw_s3_bucket_require), as for every write. */
+static void gw_s3_tagging_rewrite_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_s3_tagging *t = r->h;
+    memcpy(t->rkey, key, key_len);
+    t->rkey_len = key_len;
+    gw_req_hold(r);
+    gw_store_get(r->s3->store, t->rkey, t->rkey_len, 1, 0, 0, gw_s3_tagging_on_record, r);
+}
+
+/* The object's record, or the version's the request names. */
 static void gw_s3_tagging_rewrite(struct gw_req *r)
 {
     struct gw_s3_tagging *t = r->h;
-    gw_req_hold(r);
-    gw_store_get(r->s3->store, t->skey, t->skey_len, 1, 0, 0, gw_s3_tagging_on_record, r);
+    if (gw_req_param(r, "versionId") != NULL) {
+        gw_s3_versions_get(r, gw_s3_tagging_rewrite_from);
+        return;
+    }
+    gw_s3_tagging_rewrite_from(r, t->skey, t->skey_len);
 }
 
 /* ---- PutObjectTagging -------------------------------------------------- */

@@ -35,7 +35,7 @@
 #include "cn/hlc.h"
 #include "cn/log.h"
 
-#define GW_S3_VERSIONS_META ":vid"
+#define GW_S3_VERSIONS_META GW_VERSIONING_META
 #define GW_S3_VERSIONS_SCAN_PAGE 256
 
 /* The versioning steps of one request (r->vs). */
@@ -918,11 +918,17 @@ static void gw_s3_versions_get_on_null(struct gw_req *r, int rc, const char *err
 void gw_s3_versions_get(struct gw_req *r, gw_s3_versions_read_cb read)
 {
     const struct gw_req_param *p = gw_req_param(r, "versionId");
-    CN_ASSERT(p != NULL);
+    CN_ASSERT(p != NULL);   /* checked by the router */
+    gw_s3_versions_get_id(r, p->value, read);
+}
+
+void gw_s3_versions_get_id(struct gw_req *r, const char *id, gw_s3_versions_read_cb read)
+{
     struct gw_s3_versions *vs = gw_s3_versions_state(r);
+    CN_ASSERT(gw_versioning_id_check(id, strlen(id)) != 0);
     vs->read = read;
-    memcpy(vs->id, p->value, p->value_len);   /* checked by the router */
-    vs->id[p->value_len] = '\0';
+    vs->want_null = 0;
+    snprintf(vs->id, sizeof(vs->id), "%s", id);
     if (strcmp(vs->id, "null") == 0) {
         gw_req_hold(r);
         gw_s3_versions_find_null(r, gw_s3_versions_get_on_null);
@@ -1561,6 +1567,10 @@ const char *gw_s3_versions_action(const struct gw_req *r)
         return "s3:DeleteObjectVersion";
     if (strcmp(action, "s3:GetObjectTagging") == 0)
         return "s3:GetObjectVersionTagging";
+    if (strcmp(action, "s3:PutObjectTagging") == 0)
+        return "s3:PutObjectVersionTagging";
+    if (strcmp(action, "s3:DeleteObjectTagging") == 0)
+        return "s3:DeleteObjectVersionTagging";
     return action;
 }
 

@@ -70,6 +70,10 @@ void gw_s3_versions_delete_key(struct gw_req *r, const char *key, size_t key_len
 typedef void (*gw_s3_versions_read_cb)(struct gw_req *r, const char *key, size_t key_len);
 void gw_s3_versions_get(struct gw_req *r, gw_s3_versions_read_cb read);
 
+/* The same for the version id (NUL-terminated, checked) named by the
+ * caller rather than by the request. */
+void gw_s3_versions_get_id(struct gw_req *r, const char *id, gw_s3_versions_read_cb read);
+
 /* Called by GET/HEAD with the record read (latest or a version): sets
  * x-amz-version-id from it; answers a delete marker asked for by version
  * (405) or a null version that is not (404 NoSuchVersion) and returns 1;

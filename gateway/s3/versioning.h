@@ -79,6 +79,10 @@ size_t gw_versioning_key(char *out, const char *bucket, size_t bucket_len, const
 int gw_versioning_key_split(const char *k, size_t len, size_t prefix_len, const char **key,
                             size_t *key_len, char id[GW_VERSIONING_ID_MAX], uint64_t *ts);
 
+/* The gateway's own object-meta entry (objmeta.h) that holds the id of
+ * the version a record is. */
+#define GW_VERSIONING_META ":vid"
+
 /* The etag field of a delete marker's record: empty (every object has an
  * MD5 etag, so no object record has an empty one). */
 #define GW_VERSIONING_DM_ETAG ""

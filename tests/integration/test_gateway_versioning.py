@@ -374,9 +374,28 @@ def test_tagging_by_version(c):
           "tags of the latest %r" % r)
     code = error_code(s3.get_object_tagging, Bucket="vtag", Key="k", VersionId="e" * 32)
     check(code == ("NoSuchVersion", 404), "unknown version %r" % (code,))
-    code = error_code(s3.put_object_tagging, Bucket="vtag", Key="k", VersionId=v1,
+    # a version's tags by id; the latest's other copy follows either way
+    s3.put_object_tagging(Bucket="vtag", Key="k", VersionId=v1,
+                          Tagging={"TagSet": [{"Key": "c", "Value": "3"}]})
+    check(s3.get_object_tagging(Bucket="vtag", Key="k", VersionId=v1)["TagSet"] ==
+          [{"Key": "c", "Value": "3"}], "v1 retagged")
+    check(s3.get_object_tagging(Bucket="vtag", Key="k")["TagSet"] ==
+          [{"Key": "b", "Value": "2"}], "latest untouched")
+    s3.put_object_tagging(Bucket="vtag", Key="k", Tagging={"TagSet": [{"Key": "d", "Value": "4"}]})
+    check(s3.get_object_tagging(Bucket="vtag", Key="k", VersionId=v2)["TagSet"] ==
+          [{"Key": "d", "Value": "4"}], "latest retagged: its version record too")
+    s3.delete_object_tagging(Bucket="vtag", Key="k", VersionId=v2)
+    check(s3.get_object_tagging(Bucket="vtag", Key="k")["TagSet"] == [], "latest's tags gone")
+    check(s3.head_object(Bucket="vtag", Key="k", VersionId=v1).get("VersionId") == v1, "v1")
+    check(s3.get_object_tagging(Bucket="vtag", Key="k", VersionId=v1)["TagSet"] ==
+          [{"Key": "c", "Value": "3"}], "v1 untouched")
+    dm = s3.delete_object(Bucket="vtag", Key="k")["VersionId"]
+    code = error_code(s3.put_object_tagging, Bucket="vtag", Key="k", VersionId=dm,
                       Tagging={"TagSet": []})
-    check(code == ("NotImplemented", 501), "put by version not yet %r" % (code,))
+    check(code == ("MethodNotAllowed", 405), "tagging a delete marker %r" % (code,))
+    code = error_code(s3.put_object_tagging, Bucket="vtag", Key="k", VersionId="a" * 32,
+                      Tagging={"TagSet": []})
+    check(code == ("NoSuchVersion", 404), "tagging a missing version %r" % (code,))
 
 
 def test_version_actions_in_policies(c):
