@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "aws_chunked.h"
 #include "post_form.h"
@@ -310,6 +311,27 @@ static enum gw_s3_err gw_s3_body_setup(struct gw_s3_body *b)
 void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, gw_s3_body_cb done)
 {
     gw_s3_body_read_flags(r, limit, too_large, 0, done);
+}
+
+void gw_s3_body_read_integrity(struct gw_req *r, size_t limit, enum gw_s3_err too_large,
+                               gw_s3_body_cb done)
+{
+    static const char *const headers[] = {
+        "content-md5", "x-amz-checksum-crc32", "x-amz-checksum-crc32c",
+        "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1", "x-amz-checksum-sha256",
+    };
+    int sent = 0;
+    for (size_t i = 0; i < CN_ARRAY_LEN(headers) && !sent; i++)
+        sent = gw_req_header(r, headers[i], NULL) != NULL;
+    size_t tl;
+    const char *t = gw_req_header(r, "x-amz-trailer", &tl);
+    sent = sent || (t != NULL && tl > 15 && strncasecmp(t, "x-amz-checksum-", 15) == 0);
+    if (!sent) {
+        gw_req_error(r, GW_S3_INVALID_REQUEST,
+                     "Missing required header for this request: Content-MD5");
+        return;
+    }
+    gw_s3_body_read(r, limit, too_large, done);
 }
 
 void gw_s3_body_read_flags(struct gw_req *r, size_t limit, enum gw_s3_err too_large,

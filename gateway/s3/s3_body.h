@@ -24,6 +24,14 @@ typedef void (*gw_s3_body_cb)(struct gw_req *r, enum gw_s3_err err, struct evbuf
 /* Reads the body of r, at most limit decoded bytes (more: too_large, refused
  * before 100 Continue when the declared length already says so). */
 void gw_s3_body_read(struct gw_req *r, size_t limit, enum gw_s3_err too_large, gw_s3_body_cb done);
+/* gw_s3_body_read for the operations whose body S3 requires an integrity
+ * header for (PutBucketCors, PutBucketTagging, PutBucketLifecycle...):
+ * without Content-MD5 or an x-amz-checksum-* header (or trailer) the request
+ * is answered 400 InvalidRequest "Missing required header for this request:
+ * Content-MD5", as AWS answers; what is sent is verified as for any body.
+ * Call it after the access decision, so a refused caller hears 403 first. */
+void gw_s3_body_read_integrity(struct gw_req *r, size_t limit, enum gw_s3_err too_large,
+                               gw_s3_body_cb done);
 /* The same with flags: GW_S3_BODY_OBJECT_CHECKSUM_HEADERS says the request's
  * x-amz-checksum-* headers describe an object, not this body
  * (CompleteMultipartUpload), so they are not verified against it. */

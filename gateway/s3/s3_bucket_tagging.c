@@ -15,20 +15,6 @@
 
 static const char gw_s3_bucket_tagging_cfg[] = "tagging";
 
-int gw_s3_bucket_tagging_integrity_sent(const struct gw_req *r)
-{
-    static const char *const headers[] = {
-        "content-md5", "x-amz-checksum-crc32", "x-amz-checksum-crc32c",
-        "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1", "x-amz-checksum-sha256",
-    };
-    for (size_t i = 0; i < CN_ARRAY_LEN(headers); i++)
-        if (gw_req_header(r, headers[i], NULL) != NULL)
-            return 1;
-    size_t tl;
-    const char *t = gw_req_header(r, "x-amz-trailer", &tl);
-    return t != NULL && tl > 15 && strncasecmp(t, "x-amz-checksum-", 15) == 0;
-}
-
 static void gw_s3_bucket_tagging_done(struct gw_req *r)
 {
     gw_req_reply_empty(r, 204);
@@ -63,17 +49,12 @@ static void gw_s3_bucket_tagging_put_body(struct gw_req *r, enum gw_s3_err err,
 /* The bucket is the caller's: read the TagSet. */
 static void gw_s3_bucket_tagging_put_owned(struct gw_req *r)
 {
-    gw_s3_body_read(r, GW_XML_TAGGING_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
-                    gw_s3_bucket_tagging_put_body);
+    gw_s3_body_read_integrity(r, GW_XML_TAGGING_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                              gw_s3_bucket_tagging_put_body);
 }
 
 void gw_s3_bucket_tagging_put(struct gw_req *r)
 {
-    if (!gw_s3_bucket_tagging_integrity_sent(r)) {
-        gw_req_error(r, GW_S3_INVALID_REQUEST,
-                     "Missing required header for this request: Content-MD5");
-        return;
-    }
     gw_s3_bucket_cfg_read(r, gw_s3_bucket_tagging_cfg, gw_s3_bucket_tagging_put_owned);
 }
 

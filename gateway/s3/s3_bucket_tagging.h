@@ -15,11 +15,5 @@ void gw_s3_bucket_tagging_put(struct gw_req *r);
 void gw_s3_bucket_tagging_get(struct gw_req *r);
 void gw_s3_bucket_tagging_delete(struct gw_req *r);
 
-/* 1 when r carries what S3 requires on the bodies of its "checksum
- * required" operations (PutBucketTagging, PutBucketLifecycleConfiguration,
- * ...): a Content-MD5 or an x-amz-checksum-* header, or an x-amz-checksum-*
- * trailer announced in x-amz-trailer. s3_body.c verifies whichever is
- * sent. */
-int gw_s3_bucket_tagging_integrity_sent(const struct gw_req *r);
 
 #endif

@@ -110,7 +110,8 @@ static void gw_s3_cors_put_body(struct gw_req *r, enum gw_s3_err err, struct evb
 /* The bucket is the caller's (its incarnation noted): read the rules. */
 static void gw_s3_cors_put_owned(struct gw_req *r)
 {
-    gw_s3_body_read(r, GW_CORS_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED, gw_s3_cors_put_body);
+    gw_s3_body_read_integrity(r, GW_CORS_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                              gw_s3_cors_put_body);
 }
 
 void gw_s3_cors_put(struct gw_req *r)

@@ -61,17 +61,12 @@ static void gw_s3_lifecycle_put_body(struct gw_req *r, enum gw_s3_err err,
 /* The bucket is the caller's: read the rules. */
 static void gw_s3_lifecycle_put_owned(struct gw_req *r)
 {
-    gw_s3_body_read(r, GW_LC_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
-                    gw_s3_lifecycle_put_body);
+    gw_s3_body_read_integrity(r, GW_LC_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
+                              gw_s3_lifecycle_put_body);
 }
 
 void gw_s3_lifecycle_put(struct gw_req *r)
 {
-    if (!gw_s3_bucket_tagging_integrity_sent(r)) {
-        gw_req_error(r, GW_S3_INVALID_REQUEST,
-                     "Missing required header for this request: Content-MD5");
-        return;
-    }
     gw_s3_bucket_cfg_read(r, gw_s3_lifecycle_cfg, gw_s3_lifecycle_put_owned);
 }
 

@@ -456,7 +456,8 @@ void gw_s3_post_reply(struct gw_req *r, const char *etag)
     struct evbuffer *loc = evbuffer_new();
     size_t hlen;
     const char *host = gw_req_header(r, "host", &hlen);
-    evbuffer_add_printf(loc, "http://%.*s/", host != NULL ? (int)CN_MIN(hlen, 255) : 9,
+    evbuffer_add_printf(loc, "%s://%.*s/", gw_http_req_is_tls(&r->hr) ? "https" : "http",
+                        host != NULL ? (int)CN_MIN(hlen, 255) : 9,
                         host != NULL ? host : "localhost");
     gw_s3_post_url_add(loc, r->bucket, r->bucket_len);
     evbuffer_add(loc, "/", 1);

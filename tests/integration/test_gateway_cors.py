@@ -87,6 +87,20 @@ def test_put_errors(c):
     req = ("PUT /%s?cors HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (BUCKET, len(body)))
     st, _, _ = status_and_headers(c.raw(req.encode() + body))
     check(st == 403, "unsigned put is refused before its body: %d" % st)
+    # PutBucketCors requires an integrity header (AWS, PutBucketCors: "The
+    # Content-MD5 header is required"); a signed request without it is 400
+    from test_gateway_bucket_tagging import signed
+    import base64
+    import hashlib
+    doc = (b'<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin>'
+           b'<AllowedMethod>GET</AllowedMethod></CORSRule></CORSConfiguration>')
+    st, body = signed(c, "PUT", "/%s?cors" % BUCKET, doc)
+    check(st == 400 and b"<Code>InvalidRequest</Code>" in body and b"Content-MD5" in body,
+          "PutBucketCors without Content-MD5: %d %r" % (st, body))
+    md5 = base64.b64encode(hashlib.md5(doc).digest()).decode()
+    st, body = signed(c, "PUT", "/%s?cors" % BUCKET, doc, {"Content-MD5": md5})
+    check(st == 200, "PutBucketCors with Content-MD5: %d %r" % (st, body))
+    s3.put_bucket_cors(Bucket=BUCKET, CORSConfiguration=RULES)
 
 
 def test_preflight(c):

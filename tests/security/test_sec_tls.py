@@ -117,6 +117,22 @@ def test_boto3_https(c):
           "plain port sees the HTTPS PUT")
 
 
+def test_post_object_https(c):
+    """A browser form posted over HTTPS: the Location of the answer (S3's
+    POST Object response) names https, the scheme the client used."""
+    import requests
+    s3 = https_boto(c)
+    s3.create_bucket(Bucket="tls-post")
+    form = s3.generate_presigned_post("tls-post", "form/obj", ExpiresIn=300)
+    r = requests.post(form["url"], data=form["fields"], files={"file": ("a.txt", b"posted")},
+                      verify=c.pki.ca, timeout=30)
+    loc = r.headers.get("Location", "")
+    check(r.status_code == 204 and loc.startswith("https://127.0.0.1:%d/" % c.tls_port),
+          "POST over https: %d Location %r" % (r.status_code, loc))
+    check(s3.get_object(Bucket="tls-post", Key="form/obj")["Body"].read() == b"posted",
+          "the posted file")
+
+
 def test_awscli_https(c):
     src = os.path.join(c.tmp, "aws.src")
     with open(src, "wb") as f:
@@ -353,7 +369,7 @@ def main():
         tls_port = free_port()
         settings = {"http.tls_port": tls_port, "http.tls_cert_file": pki.cert,
                     "http.tls_key_file": pki.key, "http.header_timeout": "2s"}
-        tests = [test_boto3_https, test_awscli_https, test_rclone_https, test_old_tls_refused,
+        tests = [test_boto3_https, test_post_object_https, test_awscli_https, test_rclone_https, test_old_tls_refused,
                  test_plain_http_to_tls_port, test_stalled_handshake, test_close_paths, test_sighup_reload, test_bad_files_refuse_start]
         with Cluster(nodes=1, settings=settings) as c:
             c.pki, c.tls_port = pki, tls_port

@@ -82,7 +82,7 @@ static void mark_damage_first(uint32_t klen)
     sn_container_path(dir, 1, path, sizeof(path));
     off_t at = (off_t)(SN_CONTAINER_HDR + sn_record_hdr_len(klen, 0, 4, MARK_LEN) + 100000);
     int fd = open(path, O_RDWR);
-    uint8_t b;
+    uint8_t b = 0;
     CN_CHECK(fd >= 0 && pread(fd, &b, 1, at) == 1);
     b ^= 0x10;
     CN_CHECK(pwrite(fd, &b, 1, at) == 1);
