@@ -273,8 +273,13 @@ static void gw_key_sync_on_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct gw_key_sync *ks = arg;
-    if (!ks->closed && ks->inflight == 0)
-        gw_key_sync_round_start(ks);
+    if (ks->closed)
+        return;
+    if (ks->inflight != 0) {   /* a round still running (it reschedules); never two */
+        gw_key_sync_schedule(ks, ks->interval_ms);
+        return;
+    }
+    gw_key_sync_round_start(ks);
 }
 
 struct gw_key_sync *gw_key_sync_new(struct event_base *base, struct gw_store *store,
