@@ -298,6 +298,7 @@ static int gw_server_keys_init(struct gw_server *s, char err[CN_ERR_LEN])
         .interval_ms = cfg->s3_keys_refresh_ms,
         .max_keys = (uint32_t)cfg->s3_keys_max,
         .file = s->creds,
+        .reg = s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL,
     };
     if (gw_key_master_load(cfg->s3_master_key_file, o.master_key, err) != CN_OK)
         return CN_ERR;

@@ -14,6 +14,8 @@
 
 #include "cn/alloc.h"
 #include "cn/log.h"
+#include "cn/metrics.h"
+#include "cn/time.h"
 
 #define GW_KEY_SYNC_PAGE 1000
 
@@ -48,6 +50,8 @@ struct gw_key_sync {
     int capped_logged;
     int inflight;
     int closed;
+    struct cn_metrics *reg;
+    uint32_t m_in_use, m_left_out, m_list_failures, m_last_round;
 };
 
 static void gw_key_sync_round_start(struct gw_key_sync *ks);
@@ -121,6 +125,10 @@ static void gw_key_sync_round_end(struct gw_key_sync *ks)
         struct gw_credentials *t = gw_credentials_merge(ks->file, v, n, &shadowed);
         cn_free(v);
         ks->n_good = n;
+        if (ks->reg != NULL) {
+            cn_metrics_set(ks->reg, ks->m_in_use, n);
+            cn_metrics_set(ks->reg, ks->m_left_out, bad);
+        }
         if (bad > 0 && n == 0)
             CN_LOG(CN_LOG_ERROR, "keys: none of the %u keys in the cluster opens: is "
                    "s3.master_key_file the cluster's master key? Only the credentials "
@@ -130,6 +138,8 @@ static void gw_key_sync_round_end(struct gw_key_sync *ks)
         ks->publish(t, ks->arg);
     }
     ks->changed = 0;
+    if (ks->reg != NULL)
+        cn_metrics_set(ks->reg, ks->m_last_round, (int64_t)(cn_time_now_us() / 1000000));
     gw_key_sync_schedule(ks, ks->interval_ms);
 }
 
@@ -211,6 +221,8 @@ static void gw_key_sync_on_list(struct gw_store_list_result *res, void *arg)
     if (res->rc != CN_OK) {
         CN_LOG(CN_LOG_WARN, "keys: cannot list %s (%s): the last set stays in use",
                GW_KEY_PREFIX, res->err);
+        if (ks->reg != NULL)
+            cn_metrics_add(ks->reg, ks->m_list_failures, 1);
         gw_key_sync_wipe(ks->next, ks->n_next);
         cn_free(ks->next);
         ks->next = NULL;
@@ -296,6 +308,21 @@ struct gw_key_sync *gw_key_sync_new(struct event_base *base, struct gw_store *st
     ks->publish = publish;
     ks->arg = arg;
     ks->timer = evtimer_new(base, gw_key_sync_on_timer, ks);
+    ks->reg = o->reg;
+    if (ks->reg != NULL) {
+        ks->m_in_use = cn_metrics_gauge(ks->reg, "cairn_gateway_keys_in_use",
+                                        "Keys from the cluster this gateway accepts now", 0, NULL);
+        ks->m_left_out = cn_metrics_gauge(ks->reg, "cairn_gateway_keys_left_out",
+                                          "Key records that do not parse or open under this "
+                                          "gateway's master key", 0, NULL);
+        ks->m_list_failures = cn_metrics_counter(ks->reg,
+                                                 "cairn_gateway_keys_refresh_failures_total",
+                                                 "Key refreshes whose listing failed (the last "
+                                                 "set stayed in use)", 0, NULL);
+        ks->m_last_round = cn_metrics_gauge(ks->reg, "cairn_gateway_keys_last_refresh_seconds",
+                                            "Unix time the last complete key refresh ended", 0,
+                                            NULL);
+    }
     gw_key_sync_schedule(ks, 0);
     return ks;
 }

@@ -19,12 +19,14 @@
 
 struct gw_store;
 struct gw_key_sync;
+struct cn_metrics;
 
 struct gw_key_sync_opts {
     int64_t interval_ms;                          /* s3.keys_refresh */
     uint32_t max_keys;                            /* s3.keys_max */
     unsigned char master_key[GW_KEY_MASTER_LEN];  /* copied, wiped at free */
     const struct gw_credentials *file;            /* held by the sync */
+    struct cn_metrics *reg;     /* NULL: no metrics; else the cairn_gateway_keys_* series */
 };
 
 /* Called on the sync's loop with a new table; it takes the reference. */

@@ -56,6 +56,7 @@ class OtherGateway:
         self.port = free_port()
         settings = dict(c.settings, **{"http.port": self.port})
         settings.update(changes)
+        self.metrics_port = settings.get("metrics.port")
         cfg = os.path.join(self.tmp, "gateway.conf")
         with open(cfg, "w") as f:
             for k, v in settings.items():
@@ -111,6 +112,16 @@ def admin(c, *args, master=MASTER):
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
+def gauge(port, name):
+    """A series of the gateway's /metrics (None when absent)."""
+    import re
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    m = re.search(r"^%s (\d+)" % name, text, re.M)
+    return int(m.group(1)) if m else None
+
+
 def wait_until(what, fn):
     t0 = time.monotonic()
     while True:
@@ -137,7 +148,7 @@ def refused(s3):
 
 def test_all():
     with Cluster(settings=SETTINGS) as c:
-        g2 = OtherGateway(c, "gw2")
+        g2 = OtherGateway(c, "gw2", **{"metrics.port": free_port()})
         try:
             run(c, g2)
         finally:
@@ -168,6 +179,8 @@ def run(c, g2):
     took = wait_until("the new key works on gateway 2",
                       lambda: succeeds(s3b.list_buckets))
     print("new key accepted by gateway 2 after %.2f s" % took)
+    check(gauge(g2.metrics_port, "cairn_gateway_keys_in_use") == 1, "in use: 1")
+    check(gauge(g2.metrics_port, "cairn_gateway_keys_left_out") == 0, "left out: 0")
     s3a.create_bucket(Bucket="alice-bucket")
     s3b.put_object(Bucket="alice-bucket", Key="k", Body=b"from gateway 2")
     check(s3a.get_object(Bucket="alice-bucket", Key="k")["Body"].read() == b"from gateway 2",
@@ -247,6 +260,7 @@ def test_tampered(c, g2):
     wait_until("the gateway logs it", lambda: ("keys: s/keys/%s left out" % ak)
                in g2.log_text()[start:])
     check("does not open" in g2.log_text()[start:], "the reason is logged")
+    check(gauge(g2.metrics_port, "cairn_gateway_keys_left_out") == 1, "left out: 1")
     check(g2.proc.poll() is None and c.proc.poll() is None, "the gateways run on")
     check(succeeds(c.boto(signature_version="s3v4").list_buckets), "file key")
     rc, out, err = admin(c, "key", "delete", ak)
@@ -256,11 +270,13 @@ def test_tampered(c, g2):
 def test_wrong_master(c, ak, sk):
     """A gateway with another master key: no cluster key opens; it says so
     loudly and still takes the credentials file's keys."""
-    g3 = OtherGateway(c, "gw3", **{"s3.master_key_file": WRONG})
+    g3 = OtherGateway(c, "gw3", **{"s3.master_key_file": WRONG, "metrics.port": free_port()})
     try:
         wait_until("gateway 3 complains", lambda: "none of the" in g3.log_text() and
                    "master key" in g3.log_text())
         log = g3.log_text()
+        check(gauge(g3.metrics_port, "cairn_gateway_keys_in_use") == 0 and
+              gauge(g3.metrics_port, "cairn_gateway_keys_left_out") >= 1, "gateway 3's gauges")
         check("left out" in log and "does not open" in log, "per-key lines: %s" % log[-2000:])
         # the key works on gateway 1 (right master key) but not on gateway 3
         check(succeeds(c.boto(ak, sk, signature_version="s3v4").list_buckets), "gateway 1")
