@@ -3,7 +3,10 @@ gateways with one master key on three nodes. `cairn-admin key create`
 makes a key that works on both gateways within the documented delay
 (s3.keys_refresh + storage.request_timeout): a bucket it creates is its
 account's, the other account's file key is refused there, and `key list`
-shows it without its secret. `key delete` makes both gateways refuse it
+shows it without its secret. A slow PUT signed by the key finishes while
+the gateway swaps its key table (the request holds the table it
+authenticated with: without that, the sanitizer build reports a
+heap-use-after-free here). `key delete` makes both gateways refuse it
 (InvalidAccessKeyId). A record whose bytes are changed on the nodes is
 left out with a log line while the gateway keeps serving, and a gateway
 with another master key accepts no cluster key (loudly) but still the
@@ -216,6 +219,7 @@ def run(c, g2):
             check(sk.encode() not in r.payload, "a node holds the secret in the clear")
         cl.close()
 
+    test_swap_mid_request(c, g2, ak, sk)
     test_tampered(c, g2)
     test_wrong_master(c, ak, sk)
 
@@ -233,6 +237,44 @@ def run(c, g2):
     rc, out, err = admin(c, "key", "delete", ak)
     check(rc == 1 and "no key" in err, "deleting twice: %d %s" % (rc, err))
     check(c.proc.poll() is None and g2.proc.poll() is None, "both gateways still run")
+
+
+def test_swap_mid_request(c, g2, ak, sk):
+    """A PUT signed by a cluster key whose body arrives slowly while the
+    gateway swaps its key table (another key is created): the request keeps
+    the table it authenticated with (under the sanitizers a freed table
+    would abort the gateway) and stores the object as the key's account."""
+    import socket
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    body = b"x" * 4096
+    url = "%s/alice-bucket/slow" % g2.url
+    req = AWSRequest(method="PUT", url=url, data=body,
+                     headers={"Host": "127.0.0.1:%d" % g2.port,
+                              "x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+                              "Content-Length": str(len(body))})
+    SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(req)
+    head = "PUT /alice-bucket/slow HTTP/1.1\r\n" + "".join(
+        "%s: %s\r\n" % (k, v) for k, v in req.headers.items()) + "\r\n"
+    s = socket.create_connection(("127.0.0.1", g2.port), timeout=30)
+    try:
+        s.sendall(head.encode() + body[:100])
+        start = len(g2.log_text())
+        rc, out, err = admin(c, "key", "create", "swapper", "--account", "swapper")
+        check(rc == 0, "create swapper: %s" % err)
+        new = json.loads(out)
+        wait_until("gateway 2 swapped its table",
+                   lambda: "keys: 2 keys from the cluster in use" in g2.log_text()[start:])
+        s.sendall(body[100:])
+        reply = s.recv(65536)
+        check(reply.startswith(b"HTTP/1.1 200"), "slow PUT: %r" % reply[-400:])
+    finally:
+        s.close()
+    s3 = g2.boto(ak, sk)
+    check(s3.get_object(Bucket="alice-bucket", Key="slow")["Body"].read() == body, "body")
+    rc, out, err = admin(c, "key", "delete", new["access_key_id"])
+    check(rc == 0, "delete swapper: %s" % err)
 
 
 def test_tampered(c, g2):
