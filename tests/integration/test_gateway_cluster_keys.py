@@ -125,6 +125,23 @@ def gauge(port, name):
     return int(m.group(1)) if m else None
 
 
+def promtool_check(port):
+    """The page with the keys' series passes `promtool check metrics` (when
+    installed, as in test_gateway_metrics)."""
+    import shutil
+    import urllib.request
+    promtool = shutil.which("promtool")
+    if not promtool:
+        print("skip promtool (not installed)")
+        return
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        page = r.read()
+    check(b"cairn_gateway_keys_in_use" in page, "the keys' series are on the page")
+    p = subprocess.run([promtool, "check", "metrics"], input=page, capture_output=True,
+                       timeout=60)
+    check(p.returncode == 0, "promtool: %s %s" % (p.stdout.decode(), p.stderr.decode()))
+
+
 def wait_until(what, fn):
     t0 = time.monotonic()
     while True:
@@ -184,6 +201,9 @@ def run(c, g2):
     print("new key accepted by gateway 2 after %.2f s" % took)
     check(gauge(g2.metrics_port, "cairn_gateway_keys_in_use") == 1, "in use: 1")
     check(gauge(g2.metrics_port, "cairn_gateway_keys_left_out") == 0, "left out: 0")
+    check(gauge(g2.metrics_port, "cairn_gateway_keys_last_refresh_seconds") >= time.time() - 60,
+          "last refresh time")
+    promtool_check(g2.metrics_port)
     s3a.create_bucket(Bucket="alice-bucket")
     s3b.put_object(Bucket="alice-bucket", Key="k", Body=b"from gateway 2")
     check(s3a.get_object(Bucket="alice-bucket", Key="k")["Body"].read() == b"from gateway 2",
