@@ -18,16 +18,27 @@
 #include "cn/time.h"
 
 #define GW_KEY_SYNC_PAGE 1000
+#define GW_KEY_SYNC_READS 16   /* record reads in flight per round */
 
 struct gw_key_sync_ent {
     char akid[GW_KEY_AKID_MAX + 1];
     size_t akid_len;
     uint64_t ts, ver;
     int good;                       /* the record parsed and its secret opened */
+    int gone;                       /* deleted between the listing and the read */
     char owner[GW_KEY_OWNER_MAX + 1];
     char name[GW_KEY_NAME_MAX + 1];
     char secret[GW_KEY_SECRET_MAX + 1];
     size_t secret_len;
+};
+
+struct gw_key_sync;
+
+/* One record read in flight: which entry of `next` it fills. */
+struct gw_key_sync_read {
+    struct gw_key_sync *ks;
+    uint32_t idx;
+    int busy;
 };
 
 struct gw_key_sync {
@@ -46,6 +57,9 @@ struct gw_key_sync {
     struct gw_key_sync_ent *next;   /* this round's listing */
     uint32_t n_next, cap_next;
     uint32_t fetch_i;               /* next entry of `next` to look at */
+    uint32_t reads;                 /* record reads in flight */
+    struct gw_key_sync_read read_v[GW_KEY_SYNC_READS];
+    int in_fetch, fetch_again;
     int changed;
     int capped_logged;
     int inflight;
@@ -112,7 +126,7 @@ static void gw_key_sync_round_end(struct gw_key_sync *ks)
         for (uint32_t i = 0; i < ks->n_cache; i++) {
             const struct gw_key_sync_ent *e = &ks->cache[i];
             if (!e->good) {
-                bad++;
+                bad += !e->gone;
                 continue;
             }
             v[n++] = (struct gw_cred){
@@ -145,18 +159,21 @@ static void gw_key_sync_round_end(struct gw_key_sync *ks)
 
 static void gw_key_sync_fetch_next(struct gw_key_sync *ks);
 
-/* A record read: parsed and opened into the entry being fetched. */
+/* A record read: parsed and opened into its entry of `next`. */
 static void gw_key_sync_on_record(struct gw_store_result *res, void *arg)
 {
-    struct gw_key_sync *ks = arg;
+    struct gw_key_sync_read *rd = arg;
+    struct gw_key_sync *ks = rd->ks;
+    rd->busy = 0;
     ks->inflight--;
+    ks->reads--;
     if (ks->closed)
         return;
-    struct gw_key_sync_ent *e = &ks->next[ks->fetch_i];
+    struct gw_key_sync_ent *e = &ks->next[rd->idx];
     ks->changed = 1;
     e->good = 0;
     if (res->rc == CN_NOTFOUND) {
-        /* deleted since the listing: keep it out; the next round drops it */
+        e->gone = 1;   /* deleted since the listing: left out; the next round drops it */
     } else if (res->rc != CN_OK) {
         /* cannot read it now: keep what the cache had, try again next round */
         const struct gw_key_sync_ent *old = gw_key_sync_cached(ks, e->akid, e->akid_len);
@@ -183,30 +200,48 @@ static void gw_key_sync_on_record(struct gw_store_result *res, void *arg)
         }
         gw_key_record_wipe(&k);
     }
-    ks->fetch_i++;
     gw_key_sync_fetch_next(ks);
 }
 
 /* Walks `next` from fetch_i: entries the cache holds at the same version
- * are copied, the first other one is read (and the walk resumes there). */
+ * are copied, the others are read, up to GW_KEY_SYNC_READS at a time; the
+ * round ends when the walk is through and no read is out. A read answered
+ * from inside gw_store_get() only asks for another pass (in_fetch), so the
+ * round ends once. */
 static void gw_key_sync_fetch_next(struct gw_key_sync *ks)
 {
-    for (; ks->fetch_i < ks->n_next; ks->fetch_i++) {
-        struct gw_key_sync_ent *e = &ks->next[ks->fetch_i];
-        const struct gw_key_sync_ent *old = gw_key_sync_cached(ks, e->akid, e->akid_len);
-        if (old != NULL && old->ts == e->ts && old->ver == e->ver) {
-            *e = *old;
-            continue;
-        }
-        char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX];
-        memcpy(key, GW_KEY_PREFIX, GW_KEY_PREFIX_LEN);
-        memcpy(key + GW_KEY_PREFIX_LEN, e->akid, e->akid_len);
-        ks->inflight++;
-        gw_store_get(ks->store, key, GW_KEY_PREFIX_LEN + e->akid_len, 1, 0, 0,
-                     gw_key_sync_on_record, ks);
+    if (ks->in_fetch) {
+        ks->fetch_again = 1;
         return;
     }
-    gw_key_sync_round_end(ks);
+    ks->in_fetch = 1;
+    do {
+        ks->fetch_again = 0;
+        for (; ks->fetch_i < ks->n_next && ks->reads < GW_KEY_SYNC_READS; ks->fetch_i++) {
+            struct gw_key_sync_ent *e = &ks->next[ks->fetch_i];
+            const struct gw_key_sync_ent *old = gw_key_sync_cached(ks, e->akid, e->akid_len);
+            if (old != NULL && old->ts == e->ts && old->ver == e->ver) {
+                *e = *old;
+                continue;
+            }
+            struct gw_key_sync_read *rd = NULL;
+            for (uint32_t i = 0; rd == NULL && i < GW_KEY_SYNC_READS; i++)
+                if (!ks->read_v[i].busy)
+                    rd = &ks->read_v[i];
+            CN_ASSERT(rd != NULL);
+            *rd = (struct gw_key_sync_read){.ks = ks, .idx = ks->fetch_i, .busy = 1};
+            char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX];
+            memcpy(key, GW_KEY_PREFIX, GW_KEY_PREFIX_LEN);
+            memcpy(key + GW_KEY_PREFIX_LEN, e->akid, e->akid_len);
+            ks->inflight++;
+            ks->reads++;
+            gw_store_get(ks->store, key, GW_KEY_PREFIX_LEN + e->akid_len, 1, 0, 0,
+                         gw_key_sync_on_record, rd);
+        }
+    } while (ks->fetch_again && !ks->closed);
+    ks->in_fetch = 0;
+    if (!ks->closed && ks->fetch_i == ks->n_next && ks->reads == 0)
+        gw_key_sync_round_end(ks);
 }
 
 static void gw_key_sync_list(struct gw_key_sync *ks, const char *after, size_t after_len);
