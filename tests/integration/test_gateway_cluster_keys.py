@@ -31,6 +31,7 @@ BOUND_S = REFRESH_S + REQUEST_TIMEOUT_S   # docs/operations.md: the documented d
 # the wait allowed in the test: the bound, with room for a loaded 2-vCPU CI
 WAIT_S = 4 * BOUND_S + 5
 OTHER_KEY = ("AKIAOTHERUSER0000000", "other-secret-key-0000000000000000000000")
+ADMIN_KEY = ("AKIAOPSADMIN00000000", "ops-admin-secret-key-00000000000000000000")
 
 KEYDIR = tempfile.mkdtemp(prefix="cairn-keys-")
 MASTER = os.path.join(KEYDIR, "master.key")
@@ -115,6 +116,24 @@ def admin(c, *args, master=MASTER):
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
+def status_get(base, ak, sk):
+    """GET /_cairn/status signed by (ak, sk); returns the HTTP status."""
+    import urllib.error
+    import urllib.request
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    req = AWSRequest(method="GET", url=base + "/_cairn/status",
+                     headers={"Host": base.split("://", 1)[1]})
+    S3SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(req)
+    r = urllib.request.Request(base + "/_cairn/status", headers=dict(req.headers.items()))
+    try:
+        with urllib.request.urlopen(r, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def gauge(port, name):
     """A series of the gateway's /metrics (None when absent)."""
     import re
@@ -168,6 +187,8 @@ def refused(s3):
 
 def test_all():
     with Cluster(settings=SETTINGS) as c:
+        with open(c.creds, "a") as f:   # an operator's key, read by the gateways started next
+            f.write("%s %s ops Operations admin=true\n" % ADMIN_KEY)
         g2 = OtherGateway(c, "gw2", **{"metrics.port": free_port()})
         try:
             run(c, g2)
@@ -218,6 +239,12 @@ def run(c, g2):
           "the other account reads alice's object")
     check(error_code(other.put_object, Bucket="alice-bucket", Key="x", Body=b"")[0] ==
           "AccessDenied", "the other account writes in alice's bucket")
+    # a cluster key is never an operator's: /_cairn/status refuses it (the
+    # credentials file's admin=true key reads it)
+    st = status_get(g2.url, *ADMIN_KEY)
+    check(st == 200, "status with the file's admin key: %d" % st)
+    st = status_get(g2.url, ak, sk)
+    check(st == 403, "status with a cluster key: %d" % st)
     # the file's key still works (the bootstrap admin key)
     check(succeeds(c.boto(signature_version="s3v4").list_buckets), "file key")
     # a wrong secret for the cluster key is refused as a bad signature
