@@ -23,18 +23,47 @@
 #include "msg/msg.h"
 
 #define ADM_KEYS_PAGE 1000
-#define ADM_KEYS_LIST_MAX 1000000   /* s3.keys_max's bound */
+#define ADM_KEYS_LIST_MAX 3000000   /* entries of all nodes: s3.keys_max's bound x 3 */
 
-/* One request to node i; *rep is valid on CN_OK (release it). */
-static int adm_keys_call(const struct adm_keys_opts *o, void *zctx, uint32_t node,
+/* Connections to the nodes, made when first needed and reused (a CURVE
+ * handshake per record read would dominate a long `key list`). */
+struct adm_keys_conn {
+    void *zctx;
+    struct msg_client **c;
+    uint32_t n;
+};
+
+static void adm_keys_conn_init(struct adm_keys_conn *cx, const struct adm_keys_opts *o)
+{
+    cx->zctx = zmq_ctx_new();
+    cx->n = cn_cluster_nodes(o->cl);
+    cx->c = cn_calloc(cx->n > 0 ? cx->n : 1, sizeof(*cx->c));
+}
+
+static void adm_keys_conn_fini(struct adm_keys_conn *cx)
+{
+    for (uint32_t i = 0; i < cx->n; i++)
+        msg_client_free(cx->c[i]);
+    cn_free(cx->c);
+    zmq_ctx_term(cx->zctx);
+}
+
+/* One request to node i; *rep is valid on CN_OK (release it). A failed
+ * call drops the node's connection (a late reply must not answer the next). */
+static int adm_keys_call(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
                          struct msg *req, struct msg_reply *rep, char err[CN_ERR_LEN])
 {
-    const char *ep = cn_cluster_node(o->cl, node)->address;
-    struct msg_client *c = msg_client_new_curve(zctx, ep, o->curve, err);
-    if (c == NULL)
-        return CN_IO;
-    int rc = msg_client_call(c, req, rep, o->timeout_ms, err);
-    msg_client_free(c);
+    if (cx->c[node] == NULL) {
+        const char *ep = cn_cluster_node(o->cl, node)->address;
+        cx->c[node] = msg_client_new_curve(cx->zctx, ep, o->curve, err);
+        if (cx->c[node] == NULL)
+            return CN_IO;
+    }
+    int rc = msg_client_call(cx->c[node], req, rep, o->timeout_ms, err);
+    if (rc != CN_OK) {
+        msg_client_free(cx->c[node]);
+        cx->c[node] = NULL;
+    }
     return rc;
 }
 
@@ -46,7 +75,8 @@ static uint32_t adm_keys_write(const struct adm_keys_opts *o, const char *key, s
     uint32_t nodes[16];
     uint32_t n = cn_ring_lookup(o->ring, key, key_len, o->replicas, nodes);
     *n_rep = n;
-    void *zctx = zmq_ctx_new();
+    struct adm_keys_conn cx;
+    adm_keys_conn_init(&cx, o);
     uint32_t acks = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct msg req;
@@ -66,7 +96,7 @@ static uint32_t adm_keys_write(const struct adm_keys_opts *o, const char *key, s
             MSG_SET(&req, MSG_F_ETAG);
             req.payload = (struct msg_bytes){payload, (uint32_t)len};
         }
-        if (adm_keys_call(o, zctx, nodes[i], &req, &rep, err) != CN_OK) {
+        if (adm_keys_call(o, &cx, nodes[i], &req, &rep, err) != CN_OK) {
             fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, nodes[i])->address,
                     err);
             continue;
@@ -78,7 +108,7 @@ static uint32_t adm_keys_write(const struct adm_keys_opts *o, const char *key, s
                     msg_status_str(rep.m.st));
         msg_reply_release(&rep);
     }
-    zmq_ctx_term(zctx);
+    adm_keys_conn_fini(&cx);
     return acks;
 }
 
@@ -163,34 +193,47 @@ struct adm_keys_set {
     size_t n, cap;
 };
 
-/* Folds a listed entry into the set (newest (ts, ver) wins). */
+/* Appends a listed entry to the set (adm_keys_merge() keeps the newest). */
 static void adm_keys_fold(struct adm_keys_set *s, const struct msg_entry *e, uint32_t node)
 {
     size_t n = e->key.len - GW_KEY_PREFIX_LEN;
-    const char *akid = (const char *)e->key.ptr + GW_KEY_PREFIX_LEN;
-    for (size_t i = 0; i < s->n; i++) {
-        struct adm_keys_ent *x = &s->v[i];
-        if (strlen(x->akid) == n && memcmp(x->akid, akid, n) == 0) {
-            if (e->ts > x->ts || (e->ts == x->ts && e->ver > x->ver))
-                *x = (struct adm_keys_ent){.ts = e->ts, .ver = e->ver, .flags = e->flags,
-                                           .node = node};
-            memcpy(x->akid, akid, n);
-            x->akid[n] = '\0';
-            return;
-        }
-    }
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
         s->v = cn_realloc(s->v, s->cap * sizeof(*s->v));
     }
     struct adm_keys_ent *x = &s->v[s->n++];
     *x = (struct adm_keys_ent){.ts = e->ts, .ver = e->ver, .flags = e->flags, .node = node};
-    memcpy(x->akid, akid, n);
+    memcpy(x->akid, (const char *)e->key.ptr + GW_KEY_PREFIX_LEN, n);
     x->akid[n] = '\0';
 }
 
+/* AKID order, the newest version of each first. */
+static int adm_keys_ent_cmp(const void *a, const void *b)
+{
+    const struct adm_keys_ent *x = a, *y = b;
+    int r = strcmp(x->akid, y->akid);
+    if (r != 0)
+        return r;
+    if (x->ts != y->ts)
+        return x->ts > y->ts ? -1 : 1;
+    return x->ver > y->ver ? -1 : x->ver < y->ver;
+}
+
+/* Sorts the entries of every node and keeps the newest of each key. */
+static void adm_keys_merge(struct adm_keys_set *s)
+{
+    if (s->n < 2)
+        return;
+    qsort(s->v, s->n, sizeof(*s->v), adm_keys_ent_cmp);
+    size_t w = 1;
+    for (size_t i = 1; i < s->n; i++)
+        if (strcmp(s->v[i].akid, s->v[w - 1].akid) != 0)
+            s->v[w++] = s->v[i];
+    s->n = w;
+}
+
 /* Lists node's "s/keys/" into s. CN_OK or CN_IO with err. */
-static int adm_keys_list_node(const struct adm_keys_opts *o, void *zctx, uint32_t node,
+static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
                               struct adm_keys_set *s, char err[CN_ERR_LEN])
 {
     char after[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
@@ -209,7 +252,7 @@ static int adm_keys_list_node(const struct adm_keys_opts *o, void *zctx, uint32_
         MSG_SET(&req, MSG_F_LIMIT);
         req.flags = MSG_LIST_TOMBSTONES;
         MSG_SET(&req, MSG_F_FLAGS);
-        if (adm_keys_call(o, zctx, node, &req, &rep, err) != CN_OK)
+        if (adm_keys_call(o, cx, node, &req, &rep, err) != CN_OK)
             return CN_IO;
         if (rep.m.st != MSG_ST_OK) {
             snprintf(err, CN_ERR_LEN, "LIST: %s", msg_status_str(rep.m.st));
@@ -235,14 +278,9 @@ static int adm_keys_list_node(const struct adm_keys_opts *o, void *zctx, uint32_
     }
 }
 
-static int adm_keys_ent_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct adm_keys_ent *)a)->akid, ((const struct adm_keys_ent *)b)->akid);
-}
-
 /* The plain fields of a listed key's record (read from the node that had
  * the newest version). CN_OK, or an error with err. */
-static int adm_keys_read(const struct adm_keys_opts *o, void *zctx,
+static int adm_keys_read(const struct adm_keys_opts *o, struct adm_keys_conn *cx,
                          const struct adm_keys_ent *x, struct gw_key_record *k,
                          char err[CN_ERR_LEN])
 {
@@ -253,7 +291,7 @@ static int adm_keys_read(const struct adm_keys_opts *o, void *zctx,
     msg_init_request(&req, MSG_OP_GET, 0);
     req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)strlen(key)};
     MSG_SET(&req, MSG_F_KEY);
-    if (adm_keys_call(o, zctx, x->node, &req, &rep, err) != CN_OK)
+    if (adm_keys_call(o, cx, x->node, &req, &rep, err) != CN_OK)
         return CN_IO;
     int rc = CN_CORRUPT;
     if (rep.m.st != MSG_ST_OK)
@@ -268,17 +306,17 @@ static int adm_keys_read(const struct adm_keys_opts *o, void *zctx,
 int adm_keys_list(const struct adm_keys_opts *o)
 {
     struct adm_keys_set s = {0};
-    void *zctx = zmq_ctx_new();
+    struct adm_keys_conn cx;
+    adm_keys_conn_init(&cx, o);
     uint32_t answered = 0;
     for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
         char err[CN_ERR_LEN];
-        if (adm_keys_list_node(o, zctx, i, &s, err) == CN_OK)
+        if (adm_keys_list_node(o, &cx, i, &s, err) == CN_OK)
             answered++;
         else
             fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, i)->address, err);
     }
-    if (s.n > 1)
-        qsort(s.v, s.n, sizeof(*s.v), adm_keys_ent_cmp);
+    adm_keys_merge(&s);
     if (o->json)
         printf("{\"command\": \"key list\", \"nodes_answered\": %u, \"keys\": [", answered);
     int first = 1;
@@ -288,7 +326,7 @@ int adm_keys_list(const struct adm_keys_opts *o)
             continue;
         struct gw_key_record k;
         char err[CN_ERR_LEN];
-        int rc = adm_keys_read(o, zctx, x, &k, err);
+        int rc = adm_keys_read(o, &cx, x, &k, err);
         if (o->json) {
             printf("%s\n  {\"access_key_id\": ", first ? "" : ",");
             adm_json_cstr(x->akid);
@@ -318,7 +356,7 @@ int adm_keys_list(const struct adm_keys_opts *o)
     }
     if (o->json)
         printf("%s]}\n", first ? "" : "\n");
-    zmq_ctx_term(zctx);
+    adm_keys_conn_fini(&cx);
     cn_free(s.v);
     return answered > 0 ? 0 : 1;
 }
@@ -335,13 +373,14 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
      * the creation's time on this machine; a key made on a machine whose
      * clock runs ahead is covered by the newest listed version below */
     struct adm_keys_set s = {0};
-    void *zctx = zmq_ctx_new();
+    struct adm_keys_conn cx;
+    adm_keys_conn_init(&cx, o);
     uint64_t newest = 0;
     int found = 0;
     for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
         char err[CN_ERR_LEN];
         s.n = 0;
-        if (adm_keys_list_node(o, zctx, i, &s, err) != CN_OK)
+        if (adm_keys_list_node(o, &cx, i, &s, err) != CN_OK)
             continue;
         for (size_t j = 0; j < s.n; j++)
             if (strcmp(s.v[j].akid, akid) == 0) {
@@ -349,7 +388,7 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
                 found |= !(s.v[j].flags & MSG_FLAG_TOMBSTONE);
             }
     }
-    zmq_ctx_term(zctx);
+    adm_keys_conn_fini(&cx);
     cn_free(s.v);
     if (!found) {
         fprintf(stderr, "cairn-admin: no key %s in the cluster\n", akid);
