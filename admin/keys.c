@@ -303,8 +303,27 @@ static int adm_keys_read(const struct adm_keys_opts *o, struct adm_keys_conn *cx
     return rc;
 }
 
+/* With a master key, whether k's secret opens under it: "yes" or "NO". */
+static const char *adm_keys_opens(struct gw_key_record *k, const unsigned char *mk)
+{
+    char err[CN_ERR_LEN];
+    int ok = gw_key_record_open(k, mk, err) == CN_OK;
+    gw_key_record_wipe(k);
+    return ok ? "yes" : "NO";
+}
+
 int adm_keys_list(const struct adm_keys_opts *o)
 {
+    unsigned char mk[GW_KEY_MASTER_LEN];
+    int have_mk = 0;
+    if (o->master_key_file != NULL) {   /* optional: then each key says if it opens */
+        char err[CN_ERR_LEN];
+        if (gw_key_master_load(o->master_key_file, mk, err) != CN_OK) {
+            fprintf(stderr, "cairn-admin: %s\n", err);
+            return 2;
+        }
+        have_mk = 1;
+    }
     struct adm_keys_set s = {0};
     struct adm_keys_conn cx;
     adm_keys_conn_init(&cx, o);
@@ -335,7 +354,11 @@ int adm_keys_list(const struct adm_keys_opts *o)
                 adm_json_cstr(k.owner);
                 printf(", \"name\": ");
                 adm_json_cstr(k.name);
-                printf(", \"created_us\": %llu}", (unsigned long long)k.created_us);
+                printf(", \"created_us\": %llu", (unsigned long long)k.created_us);
+                if (have_mk)
+                    printf(", \"opens\": %s",
+                           adm_keys_opens(&k, mk)[0] == 'y' ? "true" : "false");
+                putchar('}');
             } else {
                 printf(", \"error\": ");
                 adm_json_cstr(err);
@@ -347,7 +370,8 @@ int adm_keys_list(const struct adm_keys_opts *o)
             char when[32];
             gmtime_r(&t, &tm);
             strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-            printf("%-22s %-20s %s  %s\n", x->akid, k.owner, when, k.name);
+            printf("%-22s %-20s %s  %s%s%s\n", x->akid, k.owner, when, k.name,
+                   have_mk ? "  opens: " : "", have_mk ? adm_keys_opens(&k, mk) : "");
         } else {
             printf("%-22s (unreadable: %s)\n", x->akid, err);
         }
@@ -358,6 +382,7 @@ int adm_keys_list(const struct adm_keys_opts *o)
         printf("%s]}\n", first ? "" : "\n");
     adm_keys_conn_fini(&cx);
     cn_free(s.v);
+    OPENSSL_cleanse(mk, sizeof(mk));
     return answered > 0 ? 0 : 1;
 }
 

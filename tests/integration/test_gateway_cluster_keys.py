@@ -258,6 +258,13 @@ def run(c, g2):
     check([(k["access_key_id"], k["account"], k["name"]) for k in listed] ==
           [(ak, "alice", "alice laptop")], "listed %r" % listed)
     check(sk not in out, "the secret is not listed")
+    # with a master key, list says whether each key opens under it (the check
+    # before handing a master key file to the gateways)
+    check(listed[0]["opens"] is True, "opens under the master key: %r" % listed)
+    rc, out, err = admin(c, "key", "list", master=WRONG)
+    check(rc == 0 and json.loads(out)["keys"][0]["opens"] is False, "wrong key: %s" % out)
+    rc, out, err = admin(c, "key", "list", master=None)
+    check(rc == 0 and "opens" not in json.loads(out)["keys"][0], "no master key: %s" % out)
     # the nodes hold only ciphertext
     for n in c.nodes:
         cl = n.client()
