@@ -8,6 +8,8 @@
  *               [--gateway URL]... [--access-key K --secret-key S] [--json]
  *               status|stats|scrub|compact|ping|repair|lifecycle status
  *   cairn-admin [--json] keygen OUT_PREFIX
+ *   cairn-admin [node options] [--json] [--master-key-file F]
+ *               key create NAME [--account A] | key list | key delete AKID
  *
  * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
  * else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
@@ -21,7 +23,9 @@
  * Toward nodes with auth = curve, the tool is a CURVE client: --auth and the
  * key files default to $CAIRN_STORAGE_AUTH, $CAIRN_STORAGE_CURVE_SECRET_KEY_FILE
  * and $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (the gateway's storage.* names).
- * keygen writes a new key pair (keygen.h).
+ * keygen writes a new key pair (keygen.h). key manages the access keys kept
+ * in the cluster (keys.h); create needs the master key (--master-key-file,
+ * else $CAIRN_MASTER_KEY_FILE) and --account defaults to NAME.
  * status also asks each gateway given with --gateway (or $CAIRN_GATEWAYS,
  * comma-separated) for GET /_cairn/status, signed with an admin key
  * (--access-key/--secret-key, else $CAIRN_ADMIN_ACCESS_KEY/_SECRET_KEY, else
@@ -37,6 +41,7 @@
 #include "gateway.h"
 #include "json.h"
 #include "keygen.h"
+#include "keys.h"
 #include "lifecycle.h"
 #include "repair.h"
 
@@ -62,7 +67,9 @@ struct adm_opts {
     uint32_t fanout, leaf_keys;
     const char *auth, *secret_key_file, *server_key_file; /* NULL: environment */
     int json;
-    const char *arg;                 /* keygen's OUT_PREFIX */
+    const char *arg;                 /* keygen's OUT_PREFIX, key's NAME or AKID */
+    const char *account;             /* key create --account */
+    const char *master_key_file;     /* key create */
     const char *gateways[16];
     uint32_t n_gateways;
     struct adm_gateway_key key;
@@ -82,6 +89,8 @@ static void adm_usage(FILE *out)
                  "                   status|stats|scrub|compact|ping|repair|lifecycle status\n"
                  "       cairn-admin [--json] keygen OUT_PREFIX   (writes OUT_PREFIX.key, "
                  "OUT_PREFIX.pub)\n"
+                 "       cairn-admin [node options] [--json] [--master-key-file F]\n"
+                 "                   key create NAME [--account A] | key list | key delete AKID\n"
                  "  status asks the gateways (--gateway, or $CAIRN_GATEWAYS) for their "
                  "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
                  "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
@@ -276,6 +285,10 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->key.region = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
+        else if (strcmp(argv[i], "--account") == 0 && i + 1 < argc)
+            o->account = argv[++i];
+        else if (strcmp(argv[i], "--master-key-file") == 0 && i + 1 < argc)
+            o->master_key_file = argv[++i];
         else if (strcmp(argv[i], "--dry-run") == 0)
             o->dry_run = 1;
         else if (strcmp(argv[i], "-v") == 0)
@@ -295,6 +308,12 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         else if (o->cmd != NULL && strcmp(o->cmd, "lifecycle") == 0 && o->sub == NULL &&
                  argv[i][0] != '-')
             o->sub = argv[i];
+        else if (o->cmd != NULL && strcmp(o->cmd, "key") == 0 && o->sub == NULL &&
+                 argv[i][0] != '-')
+            o->sub = argv[i];
+        else if (o->cmd != NULL && strcmp(o->cmd, "key") == 0 && o->arg == NULL &&
+                 argv[i][0] != '-')
+            o->arg = argv[i];
         else
             return -1;
     }
@@ -308,12 +327,21 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
     if (o->cluster_file == NULL && o->nodes == NULL)
         o->nodes = getenv("CAIRN_STORAGE_NODES");
     static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair",
-                                       "lifecycle"};
+                                       "lifecycle", "key"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
     if (known && strcmp(o->cmd, "lifecycle") == 0 && (o->sub == NULL || strcmp(o->sub, "status")))
         known = 0;
+    if (known && strcmp(o->cmd, "key") == 0) {
+        int list = o->sub != NULL && strcmp(o->sub, "list") == 0;
+        int with_arg = o->sub != NULL &&
+                       (strcmp(o->sub, "create") == 0 || strcmp(o->sub, "delete") == 0);
+        if (!(list && o->arg == NULL) && !(with_arg && o->arg != NULL))
+            known = 0;
+        if (o->master_key_file == NULL)
+            o->master_key_file = getenv("CAIRN_MASTER_KEY_FILE");
+    }
     int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
     if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
         o->vnodes == 0 || o->fanout > 256)
@@ -541,6 +569,19 @@ int main(int argc, char **argv)
     int bad = 0;
     if (strcmp(o.cmd, "repair") == 0) {
         bad = adm_repair(cl, &o);
+    } else if (strcmp(o.cmd, "key") == 0) {
+        uint32_t nodes = cn_cluster_nodes(cl);
+        struct adm_keys_opts ko = {
+            .cl = cl, .ring = ring, .timeout_ms = o.timeout_ms, .curve = &o.curve,
+            .json = o.json, .master_key_file = o.master_key_file,
+            .replicas = o.replicas > 0 ? CN_MIN(o.replicas, nodes) : CN_MIN(3u, nodes),
+        };
+        if (strcmp(o.sub, "create") == 0)
+            bad = adm_keys_create(&ko, o.arg, o.account != NULL ? o.account : o.arg);
+        else if (strcmp(o.sub, "list") == 0)
+            bad = adm_keys_list(&ko);
+        else
+            bad = adm_keys_delete(&ko, o.arg);
     } else if (strcmp(o.cmd, "lifecycle") == 0) {
         bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve, o.json);
     } else {

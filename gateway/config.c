@@ -103,6 +103,15 @@ const struct cn_config_desc gw_config_table[] = {
      "virtual-host domain: Host bucket.DOMAIN addresses bucket (empty = path style only)"},
     {"s3.credentials_file", CN_CONF_STRING, GW_OFF(s3_credentials), "", 0, 0, NULL,
      "file of `access_key secret_key owner_id display_name` lines (required)"},
+    {"s3.master_key_file", CN_CONF_STRING, GW_OFF(s3_master_key_file), "", 0, 0, NULL,
+     "cluster master key (32 bytes, hex or base64) opening the keys kept in the cluster "
+     "(empty = only the credentials file's keys)"},
+    {"s3.keys_refresh", CN_CONF_MSEC, GW_OFF(s3_keys_refresh_ms), "2s", 100, 3600000, NULL,
+     "how often the keys kept in the cluster are listed (a new or deleted key takes effect "
+     "within this plus storage.request_timeout)"},
+    {"s3.keys_max", CN_CONF_INT, GW_OFF(s3_keys_max), "100000", 1, 1000000, NULL,
+     "most keys from the cluster held (about 1.2 KiB each at most); past it the rest are "
+     "refused"},
     {"s3.max_key_len", CN_CONF_INT, GW_OFF(s3_max_key_len), "1024", 1, 1024, NULL,
      "longest object key in bytes; longer gets KeyTooLongError"},
     {"s3.max_object_size", CN_CONF_SIZE, GW_OFF(s3_max_object_size), "5G", 0, 5 * 1024 * GW_GIB,

@@ -48,6 +48,9 @@ struct gw_config {
     char *s3_region;
     char *s3_domain;
     char *s3_credentials;
+    char *s3_master_key_file;
+    int64_t s3_keys_refresh_ms;
+    int64_t s3_keys_max;
     int64_t s3_max_key_len;
     int64_t s3_max_object_size;
     int64_t s3_max_keys;

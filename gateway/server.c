@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <event2/thread.h>
+#include <openssl/crypto.h>
 #include <zmq.h>
 
 #include "accept.h"
@@ -22,6 +23,7 @@
 #include "cluster.h"
 #include "cluster_metrics.h"
 #include "http_tls.h"
+#include "key_sync.h"
 #include "lifecycle_run.h"
 #include "request.h"
 #include "s3_status.h"
@@ -39,9 +41,19 @@
 #include "cn/metrics_http.h"
 #include "cn/time.h"
 
+/* A worker's credentials table (key_sync.h): the sync puts a new one in
+ * `pending` and wakes the worker, which swaps it in on its own thread. */
+struct gw_server_keys {
+    struct event *swap;
+    _Atomic(struct gw_credentials *) pending;
+    struct gw_credentials *cur;     /* held: what the worker's verifiers use */
+};
+
 struct gw_server {
     const struct gw_config *cfg;
     struct gw_credentials *creds;
+    struct gw_server_keys *keys;        /* one per worker */
+    struct gw_key_sync *key_sync;       /* on worker 0; NULL: s3.master_key_file empty */
     struct gw_cluster *cluster; /* nodes, ring, quorums, node states, hints */
     void *zmq;
     struct gw_worker *workers;
@@ -235,6 +247,69 @@ static void gw_server_lifecycle_init(struct gw_server *s)
                                  s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL);
 }
 
+/* On worker i's thread: takes the pending table into its verifiers. */
+static void gw_server_on_keys_swap(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_worker *w = arg;
+    struct gw_server_keys *k = &w->server->keys[w->index];
+    struct gw_credentials *t = atomic_exchange(&k->pending, NULL);
+    if (t == NULL)
+        return;
+    gw_sigv4_set_credentials(w->s3.sigv4, t);
+    if (w->s3.sigv2 != NULL)
+        gw_sigv2_set_credentials(w->s3.sigv2, t);
+    w->s3.creds = t;
+    w->creds = t;
+    gw_credentials_free(k->cur);   /* requests still on the old one hold their own */
+    k->cur = t;
+}
+
+/* The sync's publish (key_sync.h): every worker gets t at its next turn. */
+static void gw_server_keys_publish(struct gw_credentials *t, void *arg)
+{
+    struct gw_server *s = arg;
+    for (uint32_t i = 0; i < s->n_workers; i++) {
+        struct gw_credentials *old = atomic_exchange(&s->keys[i].pending,
+                                                     gw_credentials_hold(t));
+        gw_credentials_free(old);   /* never taken: a newer one replaces it */
+        event_active(s->keys[i].swap, EV_READ, 0);   /* thread-safe: evthread is on */
+    }
+    gw_credentials_free(t);
+}
+
+/* Follows the keys kept in the cluster when a master key is set. */
+static int gw_server_keys_init(struct gw_server *s, char err[CN_ERR_LEN])
+{
+    s->keys = cn_calloc(s->n_workers, sizeof(*s->keys));
+    for (uint32_t i = 0; i < s->n_workers; i++) {
+        s->keys[i].cur = gw_credentials_hold(s->creds);
+        atomic_init(&s->keys[i].pending, NULL);
+        s->keys[i].swap = event_new(s->workers[i].base, -1, 0, gw_server_on_keys_swap,
+                                    &s->workers[i]);
+    }
+    const struct gw_config *cfg = s->cfg;
+    if (cfg->s3_master_key_file == NULL || cfg->s3_master_key_file[0] == '\0') {
+        cn_info("s3.master_key_file is not set: only the credentials file's keys are accepted");
+        return CN_OK;
+    }
+    struct gw_key_sync_opts o = {
+        .interval_ms = cfg->s3_keys_refresh_ms,
+        .max_keys = (uint32_t)cfg->s3_keys_max,
+        .file = s->creds,
+        .reg = s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL,
+    };
+    if (gw_key_master_load(cfg->s3_master_key_file, o.master_key, err) != CN_OK)
+        return CN_ERR;
+    struct gw_worker *w = &s->workers[0];
+    s->key_sync = gw_key_sync_new(w->base, w->s3.store, &o, gw_server_keys_publish, s);
+    OPENSSL_cleanse(o.master_key, sizeof(o.master_key));
+    cn_info("keys kept in the cluster are followed every %lld ms (at most %lld)",
+            (long long)cfg->s3_keys_refresh_ms, (long long)cfg->s3_keys_max);
+    return CN_OK;
+}
+
 /* libevent's own messages (its default writes them to stderr unformatted
  * and unlimited) go through our log, so they are rate limited too. */
 static void gw_server_on_libevent_log(int severity, const char *msg)
@@ -372,6 +447,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
             goto fail;
     if (cfg->lifecycle_enabled)
         gw_server_lifecycle_init(s);
+    if (gw_server_keys_init(s, err) != CN_OK)
+        goto fail;
     if (s->metrics != NULL &&
         cn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port,
                             gw_s3_metrics_registry(s->metrics), &s->metrics_http,
@@ -518,12 +595,22 @@ void gw_server_free(struct gw_server *s)
     for (uint32_t i = 0; s->workers != NULL && i < s->n_workers; i++) {
         struct gw_worker *w = &s->workers[i];
         gw_http_loop_fini(&w->http);
-        if (i == 0)
+        if (i == 0) {
             gw_lc_run_close(s->lifecycle);
+            gw_key_sync_close(s->key_sync);
+        }
         gw_lo_reclaim_close(w->s3.reclaim);
         gw_storage_client_free(w->client);
-        if (i == 0)
+        if (i == 0) {
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
+            gw_key_sync_free(s->key_sync);
+        }
+        if (s->keys != NULL) {
+            if (s->keys[i].swap != NULL)
+                event_free(s->keys[i].swap);
+            gw_credentials_free(atomic_exchange(&s->keys[i].pending, NULL));
+            gw_credentials_free(s->keys[i].cur);
+        }
         gw_lo_reclaim_free(w->s3.reclaim);
         gw_read_budget_free(w->s3.lo.read_budget);
         gw_store_free(w->s3.store);
@@ -545,6 +632,7 @@ void gw_server_free(struct gw_server *s)
                     "log.access_buffer)", (unsigned long long)dropped);
     }
     cn_free(s->loops);
+    cn_free(s->keys);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);

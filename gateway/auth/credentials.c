@@ -3,6 +3,7 @@
 #include "credentials.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #define GW_CREDENTIALS_FILE_MAX (16u * 1024 * 1024)
 
 struct gw_credentials {
+    atomic_uint refs;           /* gw_credentials_hold/free */
     size_t n, cap;
     struct gw_cred *v;
 };
@@ -169,6 +171,7 @@ int gw_credentials_load_buf(const char *buf, size_t len, const char *origin,
 {
     *out = NULL;
     struct gw_credentials *c = cn_calloc(1, sizeof(*c));
+    atomic_init(&c->refs, 1);
     const char *p = buf, *end = buf + len;
     int lineno = 0, rc = CN_OK;
     while (p < end && rc == CN_OK) {
@@ -250,9 +253,70 @@ const struct gw_cred *gw_credentials_at(const struct gw_credentials *c, size_t i
     return &c->v[i];
 }
 
+struct gw_credentials *gw_credentials_hold(const struct gw_credentials *c)
+{
+    struct gw_credentials *m = (struct gw_credentials *)c;
+    atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+    return m;
+}
+
+/* Appends a copy of e (no checks: e comes from a checked table or record). */
+static void gw_credentials_push_copy(struct gw_credentials *c, const struct gw_cred *e)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 8;
+        c->v = cn_realloc(c->v, c->cap * sizeof(*c->v));
+    }
+    struct gw_cred *d = &c->v[c->n++];
+    d->access_key = cn_strndup(e->access_key, e->access_key_len);
+    d->access_key_len = e->access_key_len;
+    d->secret_key = cn_strndup(e->secret_key, e->secret_key_len);
+    d->secret_key_len = e->secret_key_len;
+    d->owner_id = cn_strndup(e->owner_id, strlen(e->owner_id));
+    d->display_name = cn_strndup(e->display_name, strlen(e->display_name));
+    d->admin = e->admin;
+}
+
+struct gw_credentials *gw_credentials_merge(const struct gw_credentials *file,
+                                            const struct gw_cred *extra, size_t n_extra,
+                                            size_t *shadowed)
+{
+    struct gw_credentials *c = cn_calloc(1, sizeof(*c));
+    atomic_init(&c->refs, 1);
+    *shadowed = 0;
+    for (size_t i = 0; file != NULL && i < file->n; i++)
+        gw_credentials_push_copy(c, &file->v[i]);
+    for (size_t i = 0; i < n_extra; i++) {
+        if (gw_credentials_find(file, extra[i].access_key, extra[i].access_key_len) != NULL) {
+            (*shadowed)++;
+            continue;
+        }
+        struct gw_cred e = extra[i];
+        e.admin = 0;        /* only the file makes operators */
+        gw_credentials_push_copy(c, &e);
+    }
+    if (c->n > 1)
+        qsort(c->v, c->n, sizeof(*c->v), gw_credentials_cmp);
+    /* the extras are unique by construction (one record per key); keep the
+     * first of any duplicate all the same, so find() stays well defined */
+    size_t w = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (w > 0 && gw_credentials_cmp(&c->v[w - 1], &c->v[i]) == 0) {
+            gw_credentials_free_entry(&c->v[i]);
+            (*shadowed)++;
+            continue;
+        }
+        c->v[w++] = c->v[i];
+    }
+    c->n = w;
+    return c;
+}
+
 void gw_credentials_free(struct gw_credentials *c)
 {
     if (c == NULL)
+        return;
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
         return;
     for (size_t i = 0; i < c->n; i++)
         gw_credentials_free_entry(&c->v[i]);

@@ -51,7 +51,20 @@ const struct gw_cred *gw_credentials_find(const struct gw_credentials *c, const 
 size_t gw_credentials_count(const struct gw_credentials *c);
 /* Entry i in access-key order, i < count. */
 const struct gw_cred *gw_credentials_at(const struct gw_credentials *c, size_t i);
-/* Frees the table and every string (secrets are wiped first). NULL is ok. */
+/* Tables are shared between threads by reference count (key_sync.h swaps
+ * them while requests still hold entries of the old one): _hold adds one
+ * and returns c (the count is not part of the const contents); _free drops one, and the last frees the table and every
+ * string (secrets are wiped first). NULL is ok for _free. */
+struct gw_credentials *gw_credentials_hold(const struct gw_credentials *c);
 void gw_credentials_free(struct gw_credentials *c);
+
+/* A new table (one reference) of copies of file's entries (file may be
+ * NULL) and of the n_extra entries of extra (keys kept in the cluster),
+ * sorted; an extra whose access key the file has is left out (the file
+ * wins) and counted in *shadowed, and extras never get `admin`. An empty
+ * table is allowed here. */
+struct gw_credentials *gw_credentials_merge(const struct gw_credentials *file,
+                                            const struct gw_cred *extra, size_t n_extra,
+                                            size_t *shadowed);
 
 #endif

@@ -2,7 +2,8 @@
  *   "b/" bucket                 bucket record (etag = owner id, meta = bucket_meta.h)
  *   "o/" bucket "/" key         object record (etag = hex MD5, meta = objmeta)
  * Large objects add "c/..." chunk records (lo_map.h), multipart uploads
- * "u/..." upload and "p/..." part records (multipart.h); none shares the
+ * "u/..." upload and "p/..." part records (multipart.h), system records
+ * "s/..." (s/lifecycle, s/keys/AKID: auth/key_record.h); none shares the
  * "o/" prefix, so listings (which ask for "o/" bucket "/" prefix) never see
  * them. */
 #ifndef GW_KEYS_H

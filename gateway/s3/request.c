@@ -275,6 +275,7 @@ static struct gw_http_req *gw_req_app_new(void *arg)
 
 static void gw_req_app_free(struct gw_http_req *x)
 {
+    gw_credentials_free(gw_req_of(x)->creds_held);
     cn_free(gw_req_of(x));
 }
 
@@ -324,6 +325,8 @@ static void gw_req_app_clear(struct gw_http_req *x)
     r->bucket[0] = '\0';
     r->bucket_len = 0;
     memset(&r->auth, 0, sizeof(r->auth));
+    gw_credentials_free(r->creds_held);
+    r->creds_held = NULL;
     r->owner_known_until_us = 0;
     r->anonymous = 0;
     gw_access_config_unref(r->access_cfg);

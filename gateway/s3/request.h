@@ -61,6 +61,9 @@ struct gw_req {
     size_t n_params;
     const struct gw_s3_op *op; /* the operation the router matched (s3_ops.h), or NULL */
     struct gw_sigv4_result auth;
+    /* the credentials table auth.cred points into, held for the request's
+     * life (key_sync.h swaps the worker's table meanwhile); NULL before auth */
+    struct gw_credentials *creds_held;
     /* records written up to this wall-clock time (us) are known to be in the
      * bucket whose owner was checked (bucket_owner.h); UINT64_MAX when the
      * check read the bucket record itself */

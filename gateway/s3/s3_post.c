@@ -111,7 +111,9 @@ static enum gw_s3_err gw_s3_post_auth_v4(struct gw_req *r, const char *policy, s
         *why = "x-amz-signature must be 64 hex characters.";
         return GW_S3_INVALID_ARGUMENT;
     }
-    r->auth.cred = gw_credentials_find(r->s3->creds, cred, (size_t)(cut[3] - cred));
+    if (r->creds_held == NULL)   /* a form is not signed in a header: held here */
+        r->creds_held = gw_credentials_hold(r->s3->creds);
+    r->auth.cred = gw_credentials_find(r->creds_held, cred, (size_t)(cut[3] - cred));
     if (r->auth.cred == NULL)
         return GW_S3_INVALID_ACCESS_KEY_ID;
     char date8[9];
@@ -146,7 +148,9 @@ static enum gw_s3_err gw_s3_post_auth_v2(struct gw_req *r, const char *policy, s
         *why = "Bucket POST with AWSAccessKeyId must contain a field named 'signature'.";
         return GW_S3_INVALID_ARGUMENT;
     }
-    r->auth.cred = gw_credentials_find(r->s3->creds, ak, klen);
+    if (r->creds_held == NULL)   /* a form is not signed in a header: held here */
+        r->creds_held = gw_credentials_hold(r->s3->creds);
+    r->auth.cred = gw_credentials_find(r->creds_held, ak, klen);
     if (r->auth.cred == NULL)
         return GW_S3_INVALID_ACCESS_KEY_ID;
     char mine[GW_SIGV2_SIG_B64 + 1];

@@ -192,6 +192,8 @@ static enum gw_s3_err gw_s3_router_auth(struct gw_req *r, const char **why)
     size_t vlen; /* SigV2 signs "/bucket" of a virtual-host request (sigv2.h) */
     const char *vb = gw_s3_router_vhost_bucket(r, &vlen) != NULL ? r->bucket : NULL;
     size_t blen = vb != NULL ? r->bucket_len : 0;
+    if (r->creds_held == NULL)   /* the table the verifiers use now: the request keeps it */
+        r->creds_held = gw_credentials_hold(r->s3->creds);
     int rc = r->s3->sigv2 != NULL && gw_sigv2_detect(&sr)
                  ? gw_sigv2_verify(r->s3->sigv2, &sr, vb, blen, &r->auth)
                  : gw_sigv4_verify(r->s3->sigv4, &sr, &r->auth);

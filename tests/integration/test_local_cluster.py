@@ -7,12 +7,14 @@ The first up runs the default transport (ipc://: Unix sockets of mode 0600
 in a 0700 folder, nodes with auth = none); the restart runs --transport tcp,
 whose default is auth = curve (cairn-admin gets in with the keys `env`
 exports and not without them)."""
+import json
 import os
 import random
 import socket
 import stat
 import subprocess
 import tempfile
+import time
 import urllib.request
 
 SRC = os.environ.get("CAIRN_SRC", os.getcwd())
@@ -97,6 +99,17 @@ def main():
         admin = run(os.path.join(BIN, "cairn-admin"), "--cluster", env["CAIRN_CLUSTER_FILE"],
                     "status", env=env)
         assert admin.stdout.count(" up ") == 3, admin.stdout
+        # a key kept in the cluster, sealed with the master key `env` exports
+        assert os.stat(env["CAIRN_MASTER_KEY_FILE"]).st_mode & 0o077 == 0
+        made = json.loads(run(os.path.join(BIN, "cairn-admin"), "--cluster",
+                              env["CAIRN_CLUSTER_FILE"], "--json", "key", "create", "local",
+                              env=env).stdout)
+        kenv = dict(env, AWS_ACCESS_KEY_ID=made["access_key_id"],
+                    AWS_SECRET_ACCESS_KEY=made["secret_access_key"])
+        deadline = time.monotonic() + 30   # s3.keys_refresh (2 s) on a loaded machine
+        while run(*aws, "s3", "ls", env=kenv, check=False).returncode != 0:
+            assert time.monotonic() < deadline, "the new key never worked"
+            time.sleep(0.5)
         with open(os.path.join(d, "logs", "node1.log")) as f:
             log = f.read()
         assert "on a Unix socket" in log and "WARN auth = none" not in log, log

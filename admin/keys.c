@@ -1,0 +1,437 @@
+/* cairn-admin key create|list|delete (keys.h). create seals a new secret
+ * under the master key and PUTs the record to the key's replicas; delete
+ * writes a newer tombstone there; list merges every node's LIST of
+ * "s/keys/" (newest version of each key wins, tombstones hide it) and reads
+ * each live record's plain fields (never its secret). A write counts as
+ * done when a majority of the key's replicas acked it. */
+#include "keys.h"
+
+#include "json.h"
+#include "key_record.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <zmq.h>
+
+#include "cn/alloc.h"
+#include "cn/crc.h"
+#include "cn/hlc.h"
+#include "cn/rc.h"
+#include "msg/msg.h"
+
+#define ADM_KEYS_PAGE 1000
+#define ADM_KEYS_LIST_MAX 3000000   /* entries of all nodes: s3.keys_max's bound x 3 */
+
+/* Connections to the nodes, made when first needed and reused (a CURVE
+ * handshake per record read would dominate a long `key list`). */
+struct adm_keys_conn {
+    void *zctx;
+    struct msg_client **c;
+    uint32_t n;
+};
+
+static void adm_keys_conn_init(struct adm_keys_conn *cx, const struct adm_keys_opts *o)
+{
+    cx->zctx = zmq_ctx_new();
+    cx->n = cn_cluster_nodes(o->cl);
+    cx->c = cn_calloc(cx->n > 0 ? cx->n : 1, sizeof(*cx->c));
+}
+
+static void adm_keys_conn_fini(struct adm_keys_conn *cx)
+{
+    for (uint32_t i = 0; i < cx->n; i++)
+        msg_client_free(cx->c[i]);
+    cn_free(cx->c);
+    zmq_ctx_term(cx->zctx);
+}
+
+/* One request to node i; *rep is valid on CN_OK (release it). A failed
+ * call drops the node's connection (a late reply must not answer the next). */
+static int adm_keys_call(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
+                         struct msg *req, struct msg_reply *rep, char err[CN_ERR_LEN])
+{
+    if (cx->c[node] == NULL) {
+        const char *ep = cn_cluster_node(o->cl, node)->address;
+        cx->c[node] = msg_client_new_curve(cx->zctx, ep, o->curve, err);
+        if (cx->c[node] == NULL)
+            return CN_IO;
+    }
+    int rc = msg_client_call(cx->c[node], req, rep, o->timeout_ms, err);
+    if (rc != CN_OK) {
+        msg_client_free(cx->c[node]);
+        cx->c[node] = NULL;
+    }
+    return rc;
+}
+
+/* Sends a PUT (payload) or a DELETE (payload NULL) of key to its replicas;
+ * returns how many acked. */
+static uint32_t adm_keys_write(const struct adm_keys_opts *o, const char *key, size_t key_len,
+                               const void *payload, size_t len, uint64_t ts, uint32_t *n_rep)
+{
+    uint32_t nodes[16];
+    uint32_t n = cn_ring_lookup(o->ring, key, key_len, o->replicas, nodes);
+    *n_rep = n;
+    struct adm_keys_conn cx;
+    adm_keys_conn_init(&cx, o);
+    uint32_t acks = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct msg req;
+        struct msg_reply rep;
+        char err[CN_ERR_LEN];
+        msg_init_request(&req, payload != NULL ? MSG_OP_PUT : MSG_OP_DELETE, 0);
+        req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)key_len};
+        req.ts = ts;
+        req.ver = ts;
+        MSG_SET(&req, MSG_F_KEY);
+        MSG_SET(&req, MSG_F_TS);
+        MSG_SET(&req, MSG_F_VER);
+        if (payload != NULL) {
+            req.crc = cn_crc32c(0, payload, len);
+            MSG_SET(&req, MSG_F_CRC);
+            req.etag = (struct msg_bytes){(const uint8_t *)"", 0};
+            MSG_SET(&req, MSG_F_ETAG);
+            req.payload = (struct msg_bytes){payload, (uint32_t)len};
+        }
+        if (adm_keys_call(o, &cx, nodes[i], &req, &rep, err) != CN_OK) {
+            fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, nodes[i])->address,
+                    err);
+            continue;
+        }
+        if (rep.m.st == MSG_ST_OK)
+            acks++;
+        else
+            fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, nodes[i])->address,
+                    msg_status_str(rep.m.st));
+        msg_reply_release(&rep);
+    }
+    adm_keys_conn_fini(&cx);
+    return acks;
+}
+
+int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char *account)
+{
+    char err[CN_ERR_LEN];
+    if (o->master_key_file == NULL) {
+        fprintf(stderr, "cairn-admin: key create needs the master key: --master-key-file F "
+                "(or $CAIRN_MASTER_KEY_FILE)\n");
+        return 2;
+    }
+    if (!gw_key_owner_ok(account, strlen(account)) || !gw_key_name_ok(name, strlen(name))) {
+        fprintf(stderr, "cairn-admin: the account is 1..64 of [A-Za-z0-9._-] and the name "
+                "1..64 printable characters\n");
+        return 2;
+    }
+    unsigned char mk[GW_KEY_MASTER_LEN];
+    if (gw_key_master_load(o->master_key_file, mk, err) != CN_OK) {
+        fprintf(stderr, "cairn-admin: %s\n", err);
+        return 2;
+    }
+    struct gw_key_record k;
+    memset(&k, 0, sizeof(k));
+    char akid[GW_KEY_AKID_LEN + 1];
+    int rc = gw_key_generate(akid, k.secret);
+    memcpy(k.akid, akid, sizeof(akid));
+    k.akid_len = GW_KEY_AKID_LEN;
+    k.secret_len = GW_KEY_SECRET_LEN;
+    snprintf(k.owner, sizeof(k.owner), "%s", account);
+    snprintf(k.name, sizeof(k.name), "%s", name);
+    k.created_us = (uint64_t)time(NULL) * 1000000u;
+    char *data = NULL;
+    size_t len = 0;
+    if (rc == CN_OK)
+        rc = gw_key_record_seal(&k, mk, &data, &len, err);
+    OPENSSL_cleanse(mk, sizeof(mk));
+    if (rc != CN_OK) {
+        fprintf(stderr, "cairn-admin: key create: %s\n", rc == CN_ERR ? err : "no randomness");
+        gw_key_record_wipe(&k);
+        return 1;
+    }
+    char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_LEN + 1];
+    snprintf(key, sizeof(key), "%s%s", GW_KEY_PREFIX, akid);
+    uint32_t n_rep = 0;
+    uint32_t acks = adm_keys_write(o, key, strlen(key), data, len,
+                                   cn_hlc_now(cn_hlc_default()), &n_rep);
+    cn_free(data);
+    int ok = acks >= n_rep / 2 + 1;
+    if (!ok) {
+        fprintf(stderr, "cairn-admin: key create: %u of %u replicas stored the key: not "
+                "created (a later `key delete %s` removes what was stored)\n", acks, n_rep,
+                akid);
+    } else if (o->json) {
+        printf("{\"command\": \"key create\", \"access_key_id\": ");
+        adm_json_cstr(akid);
+        printf(", \"secret_access_key\": ");
+        adm_json_cstr(k.secret);
+        printf(", \"account\": ");
+        adm_json_cstr(k.owner);
+        printf(", \"name\": ");
+        adm_json_cstr(k.name);
+        printf(", \"replicas_acked\": %u}\n", acks);
+    } else {
+        printf("access key id:     %s\nsecret access key: %s\naccount:           %s\n"
+               "(the secret is shown only now)\n", akid, k.secret, k.owner);
+    }
+    gw_key_record_wipe(&k);
+    return ok ? 0 : 1;
+}
+
+/* ---- list ------------------------------------------------------------------ */
+
+struct adm_keys_ent {
+    char akid[GW_KEY_AKID_MAX + 1];
+    uint64_t ts, ver;
+    uint32_t flags;
+    uint32_t node;              /* a node that holds this version */
+};
+
+struct adm_keys_set {
+    struct adm_keys_ent *v;
+    size_t n, cap;
+};
+
+/* Appends a listed entry to the set (adm_keys_merge() keeps the newest). */
+static void adm_keys_fold(struct adm_keys_set *s, const struct msg_entry *e, uint32_t node)
+{
+    size_t n = e->key.len - GW_KEY_PREFIX_LEN;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->v = cn_realloc(s->v, s->cap * sizeof(*s->v));
+    }
+    struct adm_keys_ent *x = &s->v[s->n++];
+    *x = (struct adm_keys_ent){.ts = e->ts, .ver = e->ver, .flags = e->flags, .node = node};
+    memcpy(x->akid, (const char *)e->key.ptr + GW_KEY_PREFIX_LEN, n);
+    x->akid[n] = '\0';
+}
+
+/* AKID order, the newest version of each first. */
+static int adm_keys_ent_cmp(const void *a, const void *b)
+{
+    const struct adm_keys_ent *x = a, *y = b;
+    int r = strcmp(x->akid, y->akid);
+    if (r != 0)
+        return r;
+    if (x->ts != y->ts)
+        return x->ts > y->ts ? -1 : 1;
+    return x->ver > y->ver ? -1 : x->ver < y->ver;
+}
+
+/* Sorts the entries of every node and keeps the newest of each key. */
+static void adm_keys_merge(struct adm_keys_set *s)
+{
+    if (s->n < 2)
+        return;
+    qsort(s->v, s->n, sizeof(*s->v), adm_keys_ent_cmp);
+    size_t w = 1;
+    for (size_t i = 1; i < s->n; i++)
+        if (strcmp(s->v[i].akid, s->v[w - 1].akid) != 0)
+            s->v[w++] = s->v[i];
+    s->n = w;
+}
+
+/* Lists node's "s/keys/" into s. CN_OK or CN_IO with err. */
+static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
+                              struct adm_keys_set *s, char err[CN_ERR_LEN])
+{
+    char after[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
+    size_t after_len = 0;
+    for (;;) {
+        struct msg req;
+        struct msg_reply rep;
+        msg_init_request(&req, MSG_OP_LIST, 0);
+        req.prefix = (struct msg_bytes){(const uint8_t *)GW_KEY_PREFIX, GW_KEY_PREFIX_LEN};
+        MSG_SET(&req, MSG_F_PREFIX);
+        if (after_len > 0) {
+            req.after = (struct msg_bytes){(const uint8_t *)after, (uint32_t)after_len};
+            MSG_SET(&req, MSG_F_AFTER);
+        }
+        req.limit = ADM_KEYS_PAGE;
+        MSG_SET(&req, MSG_F_LIMIT);
+        req.flags = MSG_LIST_TOMBSTONES;
+        MSG_SET(&req, MSG_F_FLAGS);
+        if (adm_keys_call(o, cx, node, &req, &rep, err) != CN_OK)
+            return CN_IO;
+        if (rep.m.st != MSG_ST_OK) {
+            snprintf(err, CN_ERR_LEN, "LIST: %s", msg_status_str(rep.m.st));
+            msg_reply_release(&rep);
+            return CN_IO;
+        }
+        for (uint32_t i = 0; i < rep.m.n_ents && s->n < ADM_KEYS_LIST_MAX; i++) {
+            const struct msg_entry *e = &rep.m.ents[i];
+            if (e->key.len > GW_KEY_PREFIX_LEN &&
+                e->key.len <= GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX &&
+                memcmp(e->key.ptr, GW_KEY_PREFIX, GW_KEY_PREFIX_LEN) == 0)
+                adm_keys_fold(s, e, node);
+        }
+        int more = rep.m.more && rep.m.n_ents > 0;
+        if (more) {
+            const struct msg_entry *e = &rep.m.ents[rep.m.n_ents - 1];
+            after_len = CN_MIN((size_t)e->key.len, sizeof(after));
+            memcpy(after, e->key.ptr, after_len);
+        }
+        msg_reply_release(&rep);
+        if (!more || s->n >= ADM_KEYS_LIST_MAX)
+            return CN_OK;
+    }
+}
+
+/* The plain fields of a listed key's record (read from the node that had
+ * the newest version). CN_OK, or an error with err. */
+static int adm_keys_read(const struct adm_keys_opts *o, struct adm_keys_conn *cx,
+                         const struct adm_keys_ent *x, struct gw_key_record *k,
+                         char err[CN_ERR_LEN])
+{
+    char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
+    snprintf(key, sizeof(key), "%s%s", GW_KEY_PREFIX, x->akid);
+    struct msg req;
+    struct msg_reply rep;
+    msg_init_request(&req, MSG_OP_GET, 0);
+    req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)strlen(key)};
+    MSG_SET(&req, MSG_F_KEY);
+    if (adm_keys_call(o, cx, x->node, &req, &rep, err) != CN_OK)
+        return CN_IO;
+    int rc = CN_CORRUPT;
+    if (rep.m.st != MSG_ST_OK)
+        snprintf(err, CN_ERR_LEN, "GET: %s", msg_status_str(rep.m.st));
+    else
+        rc = gw_key_record_decode(k, rep.m.payload.ptr, rep.m.payload.len, x->akid,
+                                  strlen(x->akid), err);
+    msg_reply_release(&rep);
+    return rc;
+}
+
+/* With a master key, whether k's secret opens under it: "yes" or "NO". */
+static const char *adm_keys_opens(struct gw_key_record *k, const unsigned char *mk)
+{
+    char err[CN_ERR_LEN];
+    int ok = gw_key_record_open(k, mk, err) == CN_OK;
+    gw_key_record_wipe(k);
+    return ok ? "yes" : "NO";
+}
+
+int adm_keys_list(const struct adm_keys_opts *o)
+{
+    unsigned char mk[GW_KEY_MASTER_LEN];
+    int have_mk = 0;
+    if (o->master_key_file != NULL) {   /* optional: then each key says if it opens */
+        char err[CN_ERR_LEN];
+        if (gw_key_master_load(o->master_key_file, mk, err) != CN_OK) {
+            fprintf(stderr, "cairn-admin: %s\n", err);
+            return 2;
+        }
+        have_mk = 1;
+    }
+    struct adm_keys_set s = {0};
+    struct adm_keys_conn cx;
+    adm_keys_conn_init(&cx, o);
+    uint32_t answered = 0;
+    for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
+        char err[CN_ERR_LEN];
+        if (adm_keys_list_node(o, &cx, i, &s, err) == CN_OK)
+            answered++;
+        else
+            fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, i)->address, err);
+    }
+    adm_keys_merge(&s);
+    if (o->json)
+        printf("{\"command\": \"key list\", \"nodes_answered\": %u, \"keys\": [", answered);
+    int first = 1;
+    for (size_t i = 0; i < s.n; i++) {
+        const struct adm_keys_ent *x = &s.v[i];
+        if (x->flags & MSG_FLAG_TOMBSTONE)
+            continue;
+        struct gw_key_record k;
+        char err[CN_ERR_LEN];
+        int rc = adm_keys_read(o, &cx, x, &k, err);
+        if (o->json) {
+            printf("%s\n  {\"access_key_id\": ", first ? "" : ",");
+            adm_json_cstr(x->akid);
+            if (rc == CN_OK) {
+                printf(", \"account\": ");
+                adm_json_cstr(k.owner);
+                printf(", \"name\": ");
+                adm_json_cstr(k.name);
+                printf(", \"created_us\": %llu", (unsigned long long)k.created_us);
+                if (have_mk)
+                    printf(", \"opens\": %s",
+                           adm_keys_opens(&k, mk)[0] == 'y' ? "true" : "false");
+                putchar('}');
+            } else {
+                printf(", \"error\": ");
+                adm_json_cstr(err);
+                putchar('}');
+            }
+        } else if (rc == CN_OK) {
+            time_t t = (time_t)(k.created_us / 1000000);
+            struct tm tm;
+            char when[32];
+            gmtime_r(&t, &tm);
+            strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+            printf("%-22s %-20s %s  %s%s%s\n", x->akid, k.owner, when, k.name,
+                   have_mk ? "  opens: " : "", have_mk ? adm_keys_opens(&k, mk) : "");
+        } else {
+            printf("%-22s (unreadable: %s)\n", x->akid, err);
+        }
+        first = 0;
+        gw_key_record_wipe(&k);
+    }
+    if (o->json)
+        printf("%s]}\n", first ? "" : "\n");
+    adm_keys_conn_fini(&cx);
+    cn_free(s.v);
+    OPENSSL_cleanse(mk, sizeof(mk));
+    return answered > 0 ? 0 : 1;
+}
+
+int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
+{
+    if (!gw_key_akid_ok(akid, strlen(akid))) {
+        fprintf(stderr, "cairn-admin: %s is not an access key id\n", akid);
+        return 2;
+    }
+    char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
+    snprintf(key, sizeof(key), "%s%s", GW_KEY_PREFIX, akid);
+    /* the tombstone must be newer than every version: the HLC is ahead of
+     * the creation's time on this machine; a key made on a machine whose
+     * clock runs ahead is covered by the newest listed version below */
+    struct adm_keys_set s = {0};
+    struct adm_keys_conn cx;
+    adm_keys_conn_init(&cx, o);
+    uint64_t newest = 0;
+    int found = 0;
+    for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
+        char err[CN_ERR_LEN];
+        s.n = 0;
+        if (adm_keys_list_node(o, &cx, i, &s, err) != CN_OK)
+            continue;
+        for (size_t j = 0; j < s.n; j++)
+            if (strcmp(s.v[j].akid, akid) == 0) {
+                newest = CN_MAX(newest, s.v[j].ts);
+                found |= !(s.v[j].flags & MSG_FLAG_TOMBSTONE);
+            }
+    }
+    adm_keys_conn_fini(&cx);
+    cn_free(s.v);
+    if (!found) {
+        fprintf(stderr, "cairn-admin: no key %s in the cluster\n", akid);
+        return 1;
+    }
+    uint64_t ts = CN_MAX(cn_hlc_now(cn_hlc_default()), newest + 1);
+    uint32_t n_rep = 0;
+    uint32_t acks = adm_keys_write(o, key, strlen(key), NULL, 0, ts, &n_rep);
+    int ok = acks >= n_rep / 2 + 1;
+    if (o->json) {
+        printf("{\"command\": \"key delete\", \"access_key_id\": ");
+        adm_json_cstr(akid);
+        printf(", \"deleted\": %s, \"replicas_acked\": %u}\n", ok ? "true" : "false", acks);
+    } else if (ok) {
+        printf("deleted %s (%u of %u replicas)\n", akid, acks, n_rep);
+    } else {
+        fprintf(stderr, "cairn-admin: key delete: %u of %u replicas acked; run it again\n",
+                acks, n_rep);
+    }
+    return ok ? 0 : 1;
+}
