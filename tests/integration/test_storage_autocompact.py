@@ -33,7 +33,15 @@ def blob(key, ver, size):
 
 
 def disk_usage(node):
-    return sum(os.path.getsize(p) for p in node.container_files())
+    # The compactor runs by itself while we look: a container listed a moment
+    # ago may be gone by the time we stat it, and then it holds nothing.
+    total = 0
+    for p in node.container_files():
+        try:
+            total += os.path.getsize(p)
+        except FileNotFoundError:
+            pass
+    return total
 
 
 def metric(port, name):
