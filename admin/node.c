@@ -31,6 +31,7 @@ struct adm_node_seen {
     const char *address;   /* borrowed from a map that outlives the view */
     int up;                /* answered */
     int has;               /* holds a map record that parses */
+    int bad;               /* holds a map record that does not */
     uint64_t version, ts, ver;
     double rtt_ms;
     char err[CN_ERR_LEN];
@@ -81,6 +82,7 @@ static int adm_node_fetch(const struct adm_node_opts *o, void *zctx, struct adm_
         if (rc != CN_OK) {
             snprintf(s->err, CN_ERR_LEN, "map record left out: %s",
                      rep.m.payload.len > CN_CLUSTER_MAP_MAX ? "larger than 1 MiB" : why);
+            s->bad = 1;
             rc = CN_INVAL;
         } else {
             s->has = 1;
@@ -129,8 +131,11 @@ static int adm_node_newest(const struct adm_node_view *v)
 }
 
 /* Finds the current map: the newest record on the file's nodes, then on
- * the nodes that record names; the file when its version is higher. */
-static void adm_node_view_load(const struct adm_node_opts *o, struct adm_node_view *v)
+ * the nodes that record names; the file when its version is higher. A
+ * record that does not parse is left out with a warning; when no node holds
+ * a good one, the file is taken only if it has a version line (else the
+ * file's version 0 would roll the cluster back): CN_INVAL, said on stderr. */
+static int adm_node_view_load(const struct adm_node_opts *o, struct adm_node_view *v)
 {
     memset(v, 0, sizeof(*v));
     void *zctx = zmq_ctx_new();
@@ -141,12 +146,26 @@ static void adm_node_view_load(const struct adm_node_opts *o, struct adm_node_vi
         best = adm_node_newest(v);
     }
     zmq_ctx_term(zctx);
+    uint32_t bad = 0;
+    for (uint32_t k = 0; k < v->n_seen; k++) {
+        if (v->seen[k].bad)
+            fprintf(stderr, "cairn-admin: %s: %s\n", v->seen[k].address, v->seen[k].err);
+        bad += (uint32_t)v->seen[k].bad;
+    }
+    if (best < 0 && bad > 0 && cn_cluster_version(o->file) == 0) {
+        fprintf(stderr, "cairn-admin: no node holds a cluster map that parses: put the map in "
+                "use (the gateways log it) in the --cluster file with a `version N` line above "
+                "the last version, and run the command again\n");
+        v->map = cn_cluster_map_copy(o->file);
+        return CN_INVAL;
+    }
     if (best < 0 || cn_cluster_version(o->file) > v->seen[best].version) {
         v->map = cn_cluster_map_copy(o->file);
         v->from_file = 1;
     } else {
         v->map = cn_cluster_map_copy(v->found[best]);
     }
+    return CN_OK;
 }
 
 static void adm_node_view_free(struct adm_node_view *v)
@@ -366,7 +385,10 @@ static int adm_node_wait_copies(const struct adm_node_opts *o, const struct cn_c
 static int adm_node_change(const struct adm_node_opts *o, char *const *a, uint32_t n)
 {
     struct adm_node_view v;
-    adm_node_view_load(o, &v);
+    if (adm_node_view_load(o, &v) != CN_OK) {
+        adm_node_view_free(&v);
+        return 1;
+    }
     struct cn_cluster *next = NULL;
     int bad = adm_node_edit(o, v.map, a, n, &next);
     if (bad != 0) {
@@ -406,12 +428,11 @@ static const struct adm_node_seen *adm_node_seen_of(const struct adm_node_view *
 static int adm_node_status(const struct adm_node_opts *o)
 {
     struct adm_node_view v;
-    adm_node_view_load(o, &v);
+    int bad = adm_node_view_load(o, &v) != CN_OK;
     void *zctx = zmq_ctx_new();
     adm_node_ask(o, zctx, &v, v.map);   /* nodes only the map names */
     zmq_ctx_term(zctx);
     const struct cn_cluster *m = v.map;
-    int bad = 0;
     if (o->json)
         printf("{\"command\": \"node status\", \"version\": %llu, \"source\": \"%s\", "
                "\"nodes\": [", (unsigned long long)cn_cluster_version(m),

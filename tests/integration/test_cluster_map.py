@@ -1,0 +1,263 @@
+"""The cluster map kept on the nodes (docs/cluster.md), with real daemons on
+loopback: three nodes named by a cluster file, two gateways following the
+map every cluster.map_refresh, and a fourth node.
+
+- `cairn-admin node add` writes map version 1 to every node; both gateways
+  take it within the documented delay (polled, not slept); every object
+  written before reads back through both; new writes land on the new
+  ring's replicas (the new node among them).
+- A malformed map record newer than the good one is left out with a
+  warning by both gateways, which keep the last good map.
+- `cairn-admin node decommission --wait` copies each key onto its replicas
+  in the ring without the node, then writes the map without it; the
+  gateways take it; the node is stopped; every object reads back through
+  both gateways and every key has its N copies on the nodes left.
+- With N = 1 (no replica in common between the old and the new owner) the
+  objects whose owner moved to the new node are still read, from the
+  previous map's owner (the dual-ring read), while the new node lacks them.
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_util import cluster, ring_replicas, storage_key  # noqa: E402
+from s3util import ACCESS_KEY, SECRET_KEY, check  # noqa: E402
+from snclient import admin_env, free_port  # noqa: E402
+
+BIN = os.environ.get("CAIRN_BIN", "build/bin")
+REFRESH_S = 0.3
+REQUEST_TIMEOUT_S = 1
+BOUND_S = REFRESH_S + REQUEST_TIMEOUT_S   # docs/cluster.md: the documented delay
+WAIT_S = 4 * BOUND_S + 10   # the bound, with room for a loaded 2-vCPU CI
+
+
+class OtherGateway:
+    """A second cairn-gateway on the same nodes and settings, own port."""
+
+    def __init__(self, c, name):
+        self.tmp = os.path.join(c.tmp, name)
+        os.makedirs(self.tmp, exist_ok=True)
+        self.port = free_port()
+        settings = dict(c.settings, **{"http.port": self.port})
+        cfg = os.path.join(self.tmp, "gateway.conf")
+        with open(cfg, "w") as f:
+            for k, v in settings.items():
+                f.write("%s = %s\n" % (k, v))
+        self.log_path = os.path.join(self.tmp, "gateway.log")
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([c.bin, "--config", cfg], stdout=self.log,
+                                     stderr=self.log)
+        self.url = "http://127.0.0.1:%d" % self.port
+        deadline = time.monotonic() + 30
+        while not self._healthy():
+            check(self.proc.poll() is None, "gateway %s exited: %s" % (name, self.log_text()))
+            check(time.monotonic() < deadline, "gateway %s did not come up" % name)
+            time.sleep(0.1)
+
+    def _healthy(self):
+        import urllib.request
+        try:
+            with urllib.request.urlopen(self.url + "/_cairn/health", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def boto(self):
+        import boto3
+        from botocore.config import Config
+        return boto3.client("s3", endpoint_url=self.url, aws_access_key_id=ACCESS_KEY,
+                            aws_secret_access_key=SECRET_KEY, region_name="us-east-1",
+                            config=Config(s3={"addressing_style": "path"},
+                                          retries={"max_attempts": 1}))
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+        self.log.close()
+
+
+def admin(cf, *args, timeout=300):
+    p = subprocess.run([os.path.join(BIN, "cairn-admin"), "--cluster", cf] + list(args),
+                       capture_output=True, timeout=timeout, env=admin_env())
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def wait_for(what, fn, timeout=WAIT_S):
+    """Polls fn until true; returns the seconds it took."""
+    t0 = time.monotonic()
+    while not fn():
+        check(time.monotonic() - t0 < timeout, "%s: not within %.0fs" % (what, timeout))
+        time.sleep(0.05)
+    return time.monotonic() - t0
+
+
+def holds(node, skey):
+    c = node.client(timeout_ms=5000)
+    try:
+        return c.head(skey).st == 0
+    finally:
+        c.close()
+
+
+def start(nodes, in_file, settings=None):
+    """A cluster of `nodes` nodes whose file names the first in_file as
+    s0..; both gateways follow the map; returns (cluster, file, gateway B)."""
+    base = {"cluster.map_refresh": "%dms" % int(REFRESH_S * 1000),
+            "storage.request_timeout": "%ds" % REQUEST_TIMEOUT_S}
+    base.update(settings or {})
+    cl = cluster(nodes=nodes, settings=base)
+    cf = os.path.join(cl.tmp, "cluster.conf")
+    with open(cf, "w") as f:
+        for i, n in enumerate(cl.nodes[:in_file]):
+            f.write("node s%d %s\n" % (i, n.endpoint))
+    cl.proc.terminate()
+    cl.proc.wait()
+    cl.settings["cluster.file"] = cf
+    cl.start()
+    return cl, cf, OtherGateway(cl, "gw-b")
+
+
+def read_all(clients, expect):
+    for name, s3 in clients:
+        for k, v in expect.items():
+            got = s3.get_object(Bucket="map", Key=k)["Body"].read()
+            check(got == v, "%s read %s wrong (%d bytes, want %d)" % (name, k, len(got), len(v)))
+
+
+def test_add_malformed_decommission():
+    cl, cf, gb = start(4, 3)
+    try:
+        a, b = cl.boto(), gb.boto()
+        rnd = random.Random(17)
+        a.create_bucket(Bucket="map")
+        expect = {}
+        for i in range(60):
+            expect["old%03d" % i] = rnd.randbytes(rnd.randint(0, 20000))
+            a.put_object(Bucket="map", Key="old%03d" % i, Body=expect["old%03d" % i])
+        expect["big"] = rnd.randbytes(6 << 20 | 4321)   # chunked: slices read by chunk key
+        a.put_object(Bucket="map", Key="big", Body=expect["big"])
+
+        rc, out, err = admin(cf, "node", "add", "s3", cl.nodes[3].endpoint)
+        check(rc == 0, "node add failed %d: %s %s" % (rc, out, err))
+        for name, g in (("a", cl), ("b", gb)):
+            took = wait_for("gateway %s takes map version 1" % name,
+                            lambda g=g: "cluster map version 1 in use" in g.log_text())
+            print("  gateway %s took map version 1 within %.2fs (bound %.1fs)"
+                  % (name, took, BOUND_S))
+        rc, out, err = admin(cf, "--json", "node", "status")
+        st = json.loads(out)
+        check(rc == 0 and st["version"] == 1 and len(st["nodes"]) == 4 and
+              all(n["up"] and n["map_version"] == 1 and n["state"] == "active"
+                  for n in st["nodes"]), "node status after add: %s %s" % (out, err))
+        read_all((("a", a), ("b", b)), expect)
+
+        # new writes land on the new ring's replicas
+        names4 = ["s0", "s1", "s2", "s3"]
+        on_new = 0
+        for i in range(40):
+            k = "new%03d" % i
+            expect[k] = rnd.randbytes(rnd.randint(1, 5000))
+            b.put_object(Bucket="map", Key=k, Body=expect[k])
+            owners = ring_replicas(names4, storage_key("map", k), 3)
+            on_new += 3 in owners
+            for o in owners:   # W acks answer the PUT: the last copy may still be on its way
+                wait_for("%s on its new replica s%d" % (k, o),
+                         lambda o=o, k=k: holds(cl.nodes[o], storage_key("map", k)), timeout=10)
+        check(on_new > 0, "no new key placed on the new node")
+        print("  40 new writes on their new replicas (%d with the new node)" % on_new)
+
+        # a malformed map record newer than the good one on two nodes: left
+        # out (with a warning), the last good map kept; cairn-admin takes
+        # the good record the other nodes hold
+        c0 = cl.nodes[0].client(timeout_ms=5000)
+        good = c0.head(b"s/cluster")
+        c0.close()
+        check(good.st == 0, "no map record on s0")
+        bad = b"version 99\nnode s0 tcp://127.0.0.1:1 colour=red\n"
+        for n in cl.nodes[:2]:
+            c = n.client(timeout_ms=5000)
+            r = c.put(b"s/cluster", bad, ts=good["ts"] + 1, ver=good["ver"] + 1)
+            c.close()
+            check(r.st == 0, "malformed record not stored: %r" % r)
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s warns about the malformed map" % name,
+                     lambda g=g: "cluster map record on node" in g.log_text())
+            check("version 99" not in g.log_text(), "gateway %s took the malformed map" % name)
+        read_all((("a", a), ("b", b)), {k: expect[k] for k in list(expect)[:10]})
+
+        # decommission s1: copies move, the map drops it, the node stops
+        rc, out, err = admin(cf, "node", "decommission", "s1", "--wait", timeout=600)
+        check(rc == 0, "decommission failed %d: %s %s" % (rc, out, err))
+        check("map record left out" in err, "cairn-admin did not warn of the bad record: " + err)
+        check("cluster map version 3" in out, "decommission did not end at version 3: " + out)
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 3" % name,
+                     lambda g=g: "cluster map version 3 in use" in g.log_text())
+        cl.nodes[1].stop()
+        read_all((("a", a), ("b", b)), expect)
+        left = [0, 2, 3]
+        for k in expect:
+            for o in left:   # 3 nodes left, N = 3: every key on each of them
+                check(holds(cl.nodes[o], storage_key("map", k)),
+                      "%s lacks a copy on s%d after the decommission" % (k, o))
+        rc, out, err = admin(cf, "--json", "node", "status")
+        st = json.loads(out)
+        check(st["version"] == 3 and sorted(n["id"] for n in st["nodes"]) == ["s0", "s2", "s3"],
+              "node status after decommission: " + out)
+        print("  decommissioned s1: %d objects read through both gateways, N copies each"
+              % len(expect))
+    finally:
+        gb.close()
+        cl.close()
+
+
+def test_dual_ring_read():
+    # N = 1: a key whose owner moves to the new node has no copy there, so
+    # only the read of the previous map's owner finds it
+    cl, cf, gb = start(3, 2, {"consistency.num_of_replicas": 1})
+    try:
+        a = cl.boto()
+        a.create_bucket(Bucket="map")
+        expect = {"k%03d" % i: os.urandom(100 + i) for i in range(60)}
+        for k, v in expect.items():
+            a.put_object(Bucket="map", Key=k, Body=v)
+        rc, out, err = admin(cf, "--replicas", "1", "node", "add", "s2", cl.nodes[2].endpoint)
+        check(rc == 0, "node add failed %d: %s %s" % (rc, out, err))
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 1" % name,
+                     lambda g=g: "cluster map version 1 in use" in g.log_text())
+        moved = [k for k in expect
+                 if ring_replicas(["s0", "s1", "s2"], storage_key("map", k), 1) == [2]]
+        check(len(moved) > 5, "too few keys moved to the new node: %d" % len(moved))
+        for k in moved:
+            check(not holds(cl.nodes[2], storage_key("map", k)), "%s already on s2" % k)
+        read_all((("a", a), ("b", gb.boto())), expect)
+        # a delete after the change is a tombstone on the new owner: the
+        # old copy must not come back through the dual-ring read
+        a.delete_object(Bucket="map", Key=moved[0])
+        try:
+            a.get_object(Bucket="map", Key=moved[0])
+            check(False, "a deleted object came back from the previous map's owner")
+        except a.exceptions.NoSuchKey:
+            pass
+        print("  %d of %d keys moved to the new node and read from their old owner"
+              % (len(moved), len(expect)))
+    finally:
+        gb.close()
+        cl.close()
+
+
+if __name__ == "__main__":
+    for t in (test_dual_ring_read, test_add_malformed_decommission):
+        print(t.__name__)
+        t()
+    print("ok")
