@@ -38,11 +38,12 @@ WAIT_S = 4 * BOUND_S + 10   # the bound, with room for a loaded 2-vCPU CI
 class OtherGateway:
     """A second cairn-gateway on the same nodes and settings, own port."""
 
-    def __init__(self, c, name):
+    def __init__(self, c, name, **changes):
         self.tmp = os.path.join(c.tmp, name)
         os.makedirs(self.tmp, exist_ok=True)
         self.port = free_port()
         settings = dict(c.settings, **{"http.port": self.port})
+        settings.update(changes)
         cfg = os.path.join(self.tmp, "gateway.conf")
         with open(cfg, "w") as f:
             for k, v in settings.items():
@@ -100,6 +101,16 @@ def wait_for(what, fn, timeout=WAIT_S):
     return time.monotonic() - t0
 
 
+def gauge(port, name):
+    """A series of the gateway's /metrics (None when absent)."""
+    import re
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    m = re.search(r"^%s (\d+)" % name, text, re.M)
+    return int(m.group(1)) if m else None
+
+
 def holds(node, skey):
     c = node.client(timeout_ms=5000)
     try:
@@ -123,7 +134,10 @@ def start(nodes, in_file, settings=None):
     cl.proc.wait()
     cl.settings["cluster.file"] = cf
     cl.start()
-    return cl, cf, OtherGateway(cl, "gw-b")
+    mp = free_port()
+    gb = OtherGateway(cl, "gw-b", **{"metrics.port": mp, "metrics.listen": "127.0.0.1"})
+    gb.metrics_port = mp
+    return cl, cf, gb
 
 
 def read_all(clients, expect):
@@ -153,6 +167,8 @@ def test_add_malformed_decommission():
                             lambda g=g: "cluster map version 1 in use" in g.log_text())
             print("  gateway %s took map version 1 within %.2fs (bound %.1fs)"
                   % (name, took, BOUND_S))
+        check(gauge(gb.metrics_port, "cairn_gateway_cluster_map_version") == 1,
+              "the map version gauge is not 1")
         rc, out, err = admin(cf, "--json", "node", "status")
         st = json.loads(out)
         check(rc == 0 and st["version"] == 1 and len(st["nodes"]) == 4 and
@@ -192,6 +208,9 @@ def test_add_malformed_decommission():
             wait_for("gateway %s warns about the malformed map" % name,
                      lambda g=g: "cluster map record on node" in g.log_text())
             check("version 99" not in g.log_text(), "gateway %s took the malformed map" % name)
+        check(gauge(gb.metrics_port, "cairn_gateway_cluster_map_rejected_total") >= 1 and
+              gauge(gb.metrics_port, "cairn_gateway_cluster_map_version") == 1,
+              "the map gauges after a malformed record")
         read_all((("a", a), ("b", b)), {k: expect[k] for k in list(expect)[:10]})
 
         # decommission s1: copies move, the map drops it, the node stops
