@@ -80,10 +80,13 @@ class OtherGateway:
                                           retries={"max_attempts": 1}))
 
     def close(self):
-        if self.proc.poll() is None:
+        rc = self.proc.poll()
+        if rc is None:
             self.proc.terminate()
-            self.proc.wait(30)
+            rc = self.proc.wait(30)
         self.log.close()
+        # under the sanitizers a leak or an error at exit shows only here
+        check(rc == 0, "gateway exited %r:\n%s" % (rc, self.log_text()[-4000:]))
 
 
 def admin(cf, *args, timeout=300):
@@ -138,6 +141,12 @@ def start(nodes, in_file, settings=None):
     gb = OtherGateway(cl, "gw-b", **{"metrics.port": mp, "metrics.listen": "127.0.0.1"})
     gb.metrics_port = mp
     return cl, cf, gb
+
+
+def stop(cl):
+    cl.close()
+    check(cl.stop_rc in (0, None), "gateway exited %r on SIGTERM:\n%s"
+          % (cl.stop_rc, cl.last_log[-4000:]))
 
 
 def read_all(clients, expect):
@@ -235,8 +244,10 @@ def test_add_malformed_decommission():
         print("  decommissioned s1: %d objects read through both gateways, N copies each"
               % len(expect))
     finally:
-        gb.close()
-        cl.close()
+        try:
+            gb.close()
+        finally:
+            stop(cl)
 
 
 def test_dual_ring_read():
@@ -271,8 +282,10 @@ def test_dual_ring_read():
         print("  %d of %d keys moved to the new node and read from their old owner"
               % (len(moved), len(expect)))
     finally:
-        gb.close()
-        cl.close()
+        try:
+            gb.close()
+        finally:
+            stop(cl)
 
 
 if __name__ == "__main__":
