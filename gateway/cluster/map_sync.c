@@ -1,9 +1,12 @@
 /* The gateway's follower of the cluster map (map_sync.h). One round: a GET
  * of "s/cluster" to each node of the map in use, all at once; each answer
  * that parses competes by (ts, ver); when the last answer is in, the winner
- * is adopted if its version is above the one in use. Never two rounds at
- * once: the timer is armed again only when a round ends. */
+ * is adopted if its version is above the one in use. The timer, one round
+ * at a time and the close protocol are the system record follower's
+ * (sysrec.h), shared with the keys follower. */
 #include "map_sync.h"
+
+#include "sysrec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,26 +27,16 @@ struct gw_map_sync {
     struct event_base *base;
     struct gw_cluster *cluster;
     struct gw_storage_client *client;
-    struct event *timer;
-    int64_t interval_ms;
+    struct gw_sysrec *w;            /* the timer and the requests in flight */
     gw_map_sync_publish_cb publish;
     void *arg;
-    uint32_t outstanding;           /* GETs of this round not answered yet */
+    uint32_t outstanding;           /* GETs of this round not answered yet (+1 while sending) */
     struct cn_cluster *best;        /* the newest good map of this round */
     uint64_t best_ts, best_ver;
     struct gw_map_sync_warned warned[GW_STORAGE_CLIENT_MAX_NODES];
-    int closed;
     struct cn_metrics *reg;
     uint32_t m_version, m_rejected;
 };
-
-static void gw_map_sync_schedule(struct gw_map_sync *ms, int64_t ms_delay)
-{
-    if (ms->closed)
-        return;
-    struct timeval tv = {.tv_sec = ms_delay / 1000, .tv_usec = (ms_delay % 1000) * 1000};
-    evtimer_add(ms->timer, &tv);
-}
 
 /* The round is over: adopt the winner when it is newer than the map in use. */
 static void gw_map_sync_round_end(struct gw_map_sync *ms)
@@ -68,7 +61,7 @@ static void gw_map_sync_round_end(struct gw_map_sync *ms)
     }
     cn_cluster_free(ms->best);
     ms->best = NULL;
-    gw_map_sync_schedule(ms, ms->interval_ms);
+    gw_sysrec_round_end(ms->w);
 }
 
 /* Parses a node's record; warns once per (node, record version) when it
@@ -103,7 +96,7 @@ static void gw_map_sync_on_reply(struct gw_storage_reply *r, void *arg)
 {
     struct gw_map_sync *ms = arg;
     ms->outstanding--;
-    if (ms->closed)
+    if (gw_sysrec_op_done(ms->w))
         return;
     if (r->rc == CN_OK && r->m.st == MSG_ST_OK) {
         struct cn_cluster *map = gw_map_sync_parse(ms, r);
@@ -121,13 +114,10 @@ static void gw_map_sync_on_reply(struct gw_storage_reply *r, void *arg)
         gw_map_sync_round_end(ms);
 }
 
-static void gw_map_sync_on_timer(evutil_socket_t fd, short what, void *arg)
+/* The follower's round (sysrec.h): a GET to every node of the map in use. */
+static void gw_map_sync_round(void *arg)
 {
-    (void)fd;
-    (void)what;
     struct gw_map_sync *ms = arg;
-    if (ms->closed)
-        return;
     const struct gw_cluster_view *v = gw_cluster_view(ms->cluster);
     const struct cn_cluster *map = gw_cluster_view_map(v);
     uint32_t connected = gw_storage_client_nodes(ms->client);
@@ -141,6 +131,7 @@ static void gw_map_sync_on_timer(evutil_socket_t fd, short what, void *arg)
         m.key = (struct msg_bytes){(const uint8_t *)GW_MAP_SYNC_KEY, strlen(GW_MAP_SYNC_KEY)};
         MSG_SET(&m, MSG_F_KEY);
         ms->outstanding++;
+        gw_sysrec_op_start(ms->w);
         gw_storage_client_send(ms->client, slot, &m, NULL, gw_map_sync_on_reply, ms);
     }
     if (--ms->outstanding == 0)
@@ -157,10 +148,8 @@ struct gw_map_sync *gw_map_sync_new(struct event_base *base, struct gw_cluster *
     ms->base = base;
     ms->cluster = cluster;
     ms->client = client;
-    ms->interval_ms = interval_ms;
     ms->publish = publish;
     ms->arg = arg;
-    ms->timer = evtimer_new(base, gw_map_sync_on_timer, ms);
     ms->reg = reg;
     if (reg != NULL) {
         ms->m_version = cn_metrics_gauge(reg, "cairn_gateway_cluster_map_version",
@@ -172,7 +161,7 @@ struct gw_map_sync *gw_map_sync_new(struct event_base *base, struct gw_cluster *
         cn_metrics_set(reg, ms->m_version,
                        (int64_t)gw_cluster_view_version(gw_cluster_view(cluster)));
     }
-    gw_map_sync_schedule(ms, 0);
+    ms->w = gw_sysrec_new(base, interval_ms, gw_map_sync_round, ms);
     return ms;
 }
 
@@ -180,20 +169,15 @@ void gw_map_sync_close(struct gw_map_sync *ms)
 {
     if (ms == NULL)
         return;
-    ms->closed = 1;
-    evtimer_del(ms->timer);
+    gw_sysrec_close(ms->w);
 }
 
 void gw_map_sync_free(struct gw_map_sync *ms)
 {
     if (ms == NULL)
         return;
-    if (ms->outstanding != 0) {   /* a callback still to come would find it freed */
-        CN_LOG(CN_LOG_WARN, "cluster map: %u node requests never answered: sync not freed",
-               ms->outstanding);
+    if (!gw_sysrec_free(ms->w, "cluster map"))   /* a callback still to come would find it */
         return;
-    }
-    event_free(ms->timer);
     cn_cluster_free(ms->best);
     cn_free(ms);
 }

@@ -10,11 +10,8 @@
  * map stays. Memory: one map text per node asked during a round (at most
  * CN_CLUSTER_MAP_MAX each, usually a few hundred bytes), and every view
  * adopted (cluster.h) until the gateway stops.
- *
- * The keys follower (key_sync.h) reads its records the same way on the
- * same kind of timer; the two could share one "system record watcher"
- * that runs the timer, never two rounds at once, and the close/free
- * protocol, with a per-kind fetch and apply. */
+ * The timer, one round at a time and the close/free protocol are
+ * sysrec.h's, shared with the keys follower (auth/key_sync.h). */
 #ifndef GW_MAP_SYNC_H
 #define GW_MAP_SYNC_H
 
