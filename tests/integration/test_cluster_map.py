@@ -14,7 +14,12 @@ map every cluster.map_refresh, and a fourth node.
   both gateways and every key has its N copies on the nodes left.
 - With N = 1 (no replica in common between the old and the new owner) the
   objects whose owner moved to the new node are still read, from the
-  previous map's owner (the dual-ring read), while the new node lacks them.
+  previous map's owner (the dual-ring read), while the new node lacks them;
+  a delete after the change is not undone by the old copy.
+- `node replace s1 s1 NEW-ADDRESS --wait` moves a node to a new host under
+  the same id (placement unchanged) and refills it; the old host is
+  stopped and everything reads back; `node remove` refuses an active node
+  and an unknown one.
 """
 import json
 import os
@@ -288,8 +293,48 @@ def test_dual_ring_read():
             stop(cl)
 
 
+def test_replace_and_remove():
+    # N = 2 on two nodes; s1 moves to the third node under the same id (a
+    # failed host): placement stays, --wait refills the new address
+    cl, cf, gb = start(3, 2)
+    try:
+        a = cl.boto()
+        a.create_bucket(Bucket="map")
+        expect = {"r%03d" % i: os.urandom(200 + i) for i in range(40)}
+        for k, v in expect.items():
+            a.put_object(Bucket="map", Key=k, Body=v)
+        rc, out, err = admin(cf, "node", "replace", "s1", "s1", cl.nodes[2].endpoint, "--wait")
+        check(rc == 0, "node replace failed %d: %s %s" % (rc, out, err))
+        for k in expect:
+            check(holds(cl.nodes[2], storage_key("map", k)), "%s not copied to the new s1" % k)
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 1" % name,
+                     lambda g=g: "cluster map version 1 in use" in g.log_text())
+        cl.nodes[1].stop()
+        read_all((("a", a), ("b", gb.boto())), expect)
+        # an active node is not removed without --force
+        rc, out, err = admin(cf, "node", "remove", "s0")
+        check(rc == 2 and "decommission it first" in err, "remove of an active node: %d %s"
+              % (rc, err))
+        rc, out, err = admin(cf, "node", "remove", "s9")
+        check(rc == 2 and "no node 's9'" in err, "remove of an unknown node: %d %s" % (rc, err))
+        rc, out, err = admin(cf, "--json", "node", "status")
+        st = json.loads(out)
+        check(rc == 0 and st["version"] == 1 and
+              [(n["id"], n["address"]) for n in st["nodes"]] ==
+              [("s0", cl.nodes[0].endpoint), ("s1", cl.nodes[2].endpoint)],
+              "node status after replace: " + out)
+        print("  replaced s1's host under the same id: %d objects read through both gateways"
+              % len(expect))
+    finally:
+        try:
+            gb.close()
+        finally:
+            stop(cl)
+
+
 if __name__ == "__main__":
-    for t in (test_dual_ring_read, test_add_malformed_decommission):
+    for t in (test_dual_ring_read, test_replace_and_remove, test_add_malformed_decommission):
         print(t.__name__)
         t()
     print("ok")
