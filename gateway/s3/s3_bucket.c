@@ -473,19 +473,29 @@ static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
  * name used again never shows the old bucket's versions. */
 static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg);
 
-static void gw_s3_bucket_on_delete_objects(struct gw_store_list_result *res, void *arg)
+/* A listing of one entry at most came back for DeleteBucket: returns 1 when
+ * it found nothing, else answers r (BucketNotEmpty, a store error) and
+ * returns 0. */
+static int gw_s3_bucket_delete_listed_none(struct gw_req *r, struct gw_store_list_result *res)
 {
-    struct gw_req *r = arg;
     if (!gw_req_release(r))
-        return;
+        return 0;
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
-        return;
+        return 0;
     }
     if (res->n_ents > 0) {
         gw_req_error(r, GW_S3_BUCKET_NOT_EMPTY, NULL);
-        return;
+        return 0;
     }
+    return 1;
+}
+
+static void gw_s3_bucket_on_delete_objects(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_s3_bucket_delete_listed_none(r, res))
+        return;
     char prefix[GW_VERSIONING_KEY_MAX];
     size_t n = gw_versioning_bucket_prefix(prefix, r->bucket, r->bucket_len);
     gw_req_hold(r);
@@ -495,21 +505,13 @@ static void gw_s3_bucket_on_delete_objects(struct gw_store_list_result *res, voi
 static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    if (!gw_req_release(r))
+    if (!gw_s3_bucket_delete_listed_none(r, res))
         return;
-    if (res->rc != CN_OK) {
-        gw_s3_reply_store_error(r, res->rc, res->err);
-        return;
-    }
-    if (res->n_ents > 0) {
-        gw_req_error(r, GW_S3_BUCKET_NOT_EMPTY, NULL);
-        return;
-    }
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_delete(r->s3->store, key, n, r->id, cn_hlc_now(cn_hlc_default()), gw_s3_bucket_on_deleted,
-                    r);
+    gw_store_delete(r->s3->store, key, n, r->id, cn_hlc_now(cn_hlc_default()),
+                    gw_s3_bucket_on_deleted, r);
 }
 
 static void gw_s3_bucket_delete_found(struct gw_req *r)
