@@ -68,7 +68,7 @@ static const char *const gw_s3_ops_unsupported_subs[] = {
 #define GW_S3_OPS_WRITE (GW_S3_OP_CHECK_ACL | GW_S3_OP_CHECK_VERSION)
 
 const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
-    /* same order as gw_s3_bucket_configs[], which picks the answer */
+    /* the GET rows of the never-set configurations are GW_S3_OPS_CONFIG: s3_bucket.c answers */
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_VERSIONING, "GetBucketVersioning", "GET", GW_S3_OPS_B,
                  "versioning", gw_s3_versions_config_get, 0,
                  "Status Enabled or Suspended; empty VersioningConfiguration when never set"),
