@@ -6,8 +6,10 @@
  * done when a majority of the key's replicas acked it. */
 #include "keys.h"
 
+#include "accounts.h"
 #include "json.h"
 #include "key_record.h"
+#include "records.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -120,10 +122,21 @@ int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char 
                 "(or $CAIRN_MASTER_KEY_FILE)\n");
         return 2;
     }
-    if (!gw_key_owner_ok(account, strlen(account)) || !gw_key_name_ok(name, strlen(name))) {
+    const char *owner = account != NULL ? account : name;
+    if (!gw_key_owner_ok(owner, strlen(owner)) || !gw_key_name_ok(name, strlen(name))) {
         fprintf(stderr, "cairn-admin: the account is 1..64 of [A-Za-z0-9._-] and the name "
                 "1..64 printable characters\n");
         return 2;
+    }
+    struct gw_account_record acct;
+    if (account != NULL) {   /* bound to an account of the cluster: its id owns the key */
+        struct adm_rec_conn rcx;
+        adm_rec_conn_init(&rcx, o);
+        int found = adm_accounts_resolve(o, &rcx, account, &acct);
+        adm_rec_conn_fini(&rcx);
+        if (found != CN_OK)
+            return 1;
+        owner = acct.id;
     }
     unsigned char mk[GW_KEY_MASTER_LEN];
     if (gw_key_master_load(o->master_key_file, mk, err) != CN_OK) {
@@ -137,7 +150,7 @@ int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char 
     memcpy(k.akid, akid, sizeof(akid));
     k.akid_len = GW_KEY_AKID_LEN;
     k.secret_len = GW_KEY_SECRET_LEN;
-    snprintf(k.owner, sizeof(k.owner), "%s", account);
+    snprintf(k.owner, sizeof(k.owner), "%s", owner);
     snprintf(k.name, sizeof(k.name), "%s", name);
     k.created_us = (uint64_t)time(NULL) * 1000000u;
     char *data = NULL;
@@ -312,6 +325,21 @@ static const char *adm_keys_opens(struct gw_key_record *k, const unsigned char *
     return ok ? "yes" : "NO";
 }
 
+/* A restricted key's list as JSON members: "create_bucket", "allow". */
+static void adm_keys_json_limits(const struct gw_key_limits *l)
+{
+    printf(", \"create_bucket\": %s, \"allow\": [", l->create_bucket ? "true" : "false");
+    for (uint32_t i = 0; i < l->n; i++) {
+        printf("%s{\"bucket\": ", i > 0 ? ", " : "");
+        adm_json_cstr(l->v[i].bucket);
+        printf(", \"read\": %s, \"write\": %s, \"owner\": %s}",
+               l->v[i].rights & GW_KEY_RIGHT_READ ? "true" : "false",
+               l->v[i].rights & GW_KEY_RIGHT_WRITE ? "true" : "false",
+               l->v[i].rights & GW_KEY_RIGHT_OWNER ? "true" : "false");
+    }
+    putchar(']');
+}
+
 int adm_keys_list(const struct adm_keys_opts *o)
 {
     unsigned char mk[GW_KEY_MASTER_LEN];
@@ -354,7 +382,10 @@ int adm_keys_list(const struct adm_keys_opts *o)
                 adm_json_cstr(k.owner);
                 printf(", \"name\": ");
                 adm_json_cstr(k.name);
-                printf(", \"created_us\": %llu", (unsigned long long)k.created_us);
+                printf(", \"created_us\": %llu, \"restricted\": %s",
+                       (unsigned long long)k.created_us, k.restricted ? "true" : "false");
+                if (k.restricted)
+                    adm_keys_json_limits(&k.limits);
                 if (have_mk)
                     printf(", \"opens\": %s",
                            adm_keys_opens(&k, mk)[0] == 'y' ? "true" : "false");
@@ -370,7 +401,8 @@ int adm_keys_list(const struct adm_keys_opts *o)
             char when[32];
             gmtime_r(&t, &tm);
             strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-            printf("%-22s %-20s %s  %s%s%s\n", x->akid, k.owner, when, k.name,
+            printf("%-22s %-20s %s  %s%s%s%s\n", x->akid, k.owner, when, k.name,
+                   k.restricted ? "  (restricted: `key allow`)" : "",
                    have_mk ? "  opens: " : "", have_mk ? adm_keys_opens(&k, mk) : "");
         } else {
             printf("%-22s (unreadable: %s)\n", x->akid, err);
@@ -434,4 +466,137 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
                 acks, n_rep);
     }
     return ok ? 0 : 1;
+}
+
+/* ---- allow / deny ------------------------------------------------------------ */
+
+/* Prints k's restrictions (text or JSON). */
+static void adm_keys_print_limits(const struct adm_keys_opts *o, const struct gw_key_record *k,
+                                  uint32_t acks)
+{
+    const struct gw_key_limits *l = &k->limits;
+    if (o->json) {
+        printf("{\"command\": \"key limits\", \"access_key_id\": ");
+        adm_json_cstr(k->akid);
+        printf(", \"account\": ");
+        adm_json_cstr(k->owner);
+        printf(", \"restricted\": true, \"replicas_acked\": %u", acks);
+        adm_keys_json_limits(l);
+        printf("}\n");
+        return;
+    }
+    printf("key %s (account %s) is restricted%s:\n", k->akid, k->owner,
+           l->create_bucket ? ", may create buckets" : "");
+    if (l->n == 0)
+        printf("  (no bucket)\n");
+    for (uint32_t i = 0; i < l->n; i++)
+        printf("  %-63s %s%s%s\n", l->v[i].bucket,
+               l->v[i].rights & GW_KEY_RIGHT_READ ? " read" : "",
+               l->v[i].rights & GW_KEY_RIGHT_WRITE ? " write" : "",
+               l->v[i].rights & GW_KEY_RIGHT_OWNER ? " owner" : "");
+}
+
+/* Applies ch to k's limits. CN_OK or 2 (usage, printed). */
+static int adm_keys_apply(struct gw_key_record *k, const struct adm_keys_limit_change *ch)
+{
+    k->restricted = 1;
+    if (ch->create_bucket)
+        k->limits.create_bucket = ch->allow;
+    if (ch->bucket == NULL)
+        return CN_OK;
+    size_t bl = strlen(ch->bucket);
+    const struct gw_key_allow *a = gw_key_limits_find(&k->limits, ch->bucket, bl);
+    unsigned now = a != NULL ? a->rights : 0;
+    unsigned want = ch->allow ? now | ch->rights : (ch->rights == 0 ? 0 : now & ~ch->rights);
+    int rc = gw_key_limits_set(&k->limits, ch->bucket, bl, want);
+    if (rc == CN_TOOBIG)
+        fprintf(stderr, "cairn-admin: a key lists at most %d buckets\n", GW_KEY_ALLOW_MAX);
+    return rc == CN_OK ? CN_OK : 2;
+}
+
+int adm_keys_limit(const struct adm_keys_opts *o, const char *akid,
+                   const struct adm_keys_limit_change *ch)
+{
+    char err[CN_ERR_LEN];
+    if (!gw_key_akid_ok(akid, strlen(akid))) {
+        fprintf(stderr, "cairn-admin: %s is not an access key id\n", akid);
+        return 2;
+    }
+    if (ch->bucket != NULL && !gw_key_bucket_ok(ch->bucket, strlen(ch->bucket))) {
+        fprintf(stderr, "cairn-admin: %s is not a bucket name (3..63 of [a-z0-9.-])\n",
+                ch->bucket);
+        return 2;
+    }
+    if ((ch->bucket == NULL && !ch->create_bucket) ||
+        (ch->allow && ch->bucket != NULL && ch->rights == 0)) {
+        fprintf(stderr, "cairn-admin: key %s needs --bucket B with --read, --write or --owner "
+                "(deny: none of them takes the whole bucket away), or --create-bucket\n",
+                ch->allow ? "allow" : "deny");
+        return 2;
+    }
+    if (o->master_key_file == NULL) {
+        fprintf(stderr, "cairn-admin: key %s needs the master key (the restrictions are "
+                "sealed with the secret): --master-key-file F (or $CAIRN_MASTER_KEY_FILE)\n",
+                ch->allow ? "allow" : "deny");
+        return 2;
+    }
+    unsigned char mk[GW_KEY_MASTER_LEN];
+    if (gw_key_master_load(o->master_key_file, mk, err) != CN_OK) {
+        fprintf(stderr, "cairn-admin: %s\n", err);
+        return 2;
+    }
+    char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
+    snprintf(key, sizeof(key), "%s%s", GW_KEY_PREFIX, akid);
+    size_t key_len = strlen(key);
+    struct adm_rec_conn cx;
+    adm_rec_conn_init(&cx, o);
+    struct adm_rec_set s;
+    int status = 1;
+    const struct adm_rec_ent *x = NULL;
+    struct gw_key_record k;
+    memset(&k, 0, sizeof(k));
+    char *data = NULL;
+    size_t len = 0;
+    if (adm_rec_list(o, &cx, key, key_len, 0, 1000, &s) == CN_OK)
+        for (size_t i = 0; i < s.n; i++)
+            if (s.v[i].key_len == key_len && memcmp(s.v[i].key, key, key_len) == 0)
+                x = &s.v[i];
+    struct msg_reply rep;
+    if (x == NULL) {
+        fprintf(stderr, "cairn-admin: no key %s in the cluster\n", akid);
+    } else if (adm_rec_get(o, &cx, x->node, key, key_len, &rep, err) != CN_OK) {
+        fprintf(stderr, "cairn-admin: %s: %s\n", key, err);
+    } else {
+        int rc = gw_key_record_decode(&k, rep.m.payload.ptr, rep.m.payload.len, akid,
+                                      strlen(akid), err);
+        msg_reply_release(&rep);
+        if (rc == CN_OK)
+            rc = gw_key_record_open(&k, mk, err);
+        if (rc != CN_OK)
+            fprintf(stderr, "cairn-admin: %s\n", err);
+        else if ((status = adm_keys_apply(&k, ch)) == CN_OK &&
+                 gw_key_record_seal(&k, mk, &data, &len, err) != CN_OK) {
+            fprintf(stderr, "cairn-admin: %s\n", err);
+            status = 1;
+        }
+    }
+    adm_rec_conn_fini(&cx);
+    OPENSSL_cleanse(mk, sizeof(mk));
+    if (data != NULL) {
+        struct adm_rec_write w = {.key = key, .key_len = key_len, .payload = data, .len = len,
+                                  .ts = adm_rec_next_ts(x->ts)};
+        uint32_t n_rep = 0, acks = adm_rec_put(o, &w, &n_rep);
+        if (acks >= n_rep / 2 + 1) {
+            adm_keys_print_limits(o, &k, acks);
+            status = 0;
+        } else {
+            fprintf(stderr, "cairn-admin: key %s: %u of %u replicas stored the change; run it "
+                    "again\n", akid, acks, n_rep);
+            status = 1;
+        }
+        cn_free(data);
+    }
+    gw_key_record_wipe(&k);
+    cn_free(s.v);
+    return status;
 }
