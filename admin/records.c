@@ -110,7 +110,7 @@ static int adm_rec_list_node(const struct adm_keys_opts *o, struct adm_rec_conn 
         }
         for (uint32_t i = 0; i < rep.m.n_ents && s->n < max; i++) {
             const struct msg_entry *e = &rep.m.ents[i];
-            if (e->key.len > prefix_len && e->key.len <= ADM_REC_KEY_MAX &&
+            if (e->key.len >= prefix_len && e->key.len <= ADM_REC_KEY_MAX &&
                 memcmp(e->key.ptr, prefix, prefix_len) == 0)
                 adm_rec_push(s, e, node);
         }

@@ -486,8 +486,39 @@ static void test_limits_decode_refuses(void)
     }
 }
 
+/* A restricted key sealed by Python's cryptography and msgpack
+ * (tests/fuzz/seeds/fuzz_gw_key_record/restricted): version 2, the AAD
+ * "cairn-key-v2" | akid | owner | create flag | count | (len, bucket,
+ * rights)... as docs/security.md says. Master key 07 00 .. 00. */
+static void test_known_answer_v2(void)
+{
+    static const char hex[] =
+        "8aa17602a4616b6964b4414b494146555a5a46555a5a46555a5a30303032a56f776e6572d94039393939"
+        "393939393939393939393939393939393939393939393939393939393939393939393939393939393939"
+        "393939393939393939393939393939393939a46e616d65ae72657374726963746564206b6579aa637265"
+        "617465645f7573cf0006445941624000a56e6f6e6365c40c010101010101010101010101a3746167c410"
+        "8dc1dc10ab0fbff39fcc8d9b89fa7939a67365616c6564c42844b1cdea075a6bef6587d0ced0388b8f73"
+        "61b16ddfd8370510cef2956dedce77b92934ac23ce464cad6372656174655f6275636b6574c3a5616c6c"
+        "6f779392a5616c7068610392a6626574612e620192ab7a6574612d6275636b657407";
+    unsigned char rec[sizeof(hex) / 2], mk[32] = {7};
+    for (size_t i = 0; i < sizeof(rec); i++)
+        sscanf(hex + 2 * i, "%2hhx", &rec[i]);
+    struct gw_key_record d;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, rec, sizeof(rec), "AKIAFUZZFUZZFUZZ0002", 20, err),
+                    CN_OK);
+    CN_CHECK_EQ_INT(gw_key_record_open(&d, mk, err), CN_OK);
+    CN_CHECK_EQ_STR(d.secret, "abcdefghijABCDEFGHIJ0123456789+/abcdefgh");
+    CN_CHECK_EQ_INT(d.restricted, 1);
+    CN_CHECK_EQ_INT(d.limits.create_bucket, 1);
+    CN_CHECK_EQ_INT((int)d.limits.n, 3);
+    CN_CHECK_EQ_STR(d.limits.v[1].bucket, "beta.b");
+    CN_CHECK_EQ_INT(d.limits.v[2].rights, 7);
+}
+
 static const struct cn_test_case cases[] = {
     {"known_answer", test_known_answer},
+    {"known_answer_v2", test_known_answer_v2},
     {"generate", test_generate},
     {"round_trip", test_round_trip},
     {"owner_bound", test_owner_bound},
