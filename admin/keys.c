@@ -1,9 +1,11 @@
-/* cairn-admin key create|list|delete (keys.h). create seals a new secret
- * under the master key and PUTs the record to the key's replicas; delete
- * writes a newer tombstone there; list merges every node's LIST of
- * "s/keys/" (newest version of each key wins, tombstones hide it) and reads
- * each live record's plain fields (never its secret). A write counts as
- * done when a majority of the key's replicas acked it. */
+/* cairn-admin key create|list|delete|allow|deny (keys.h). create seals a
+ * new secret under the master key and PUTs the record to the key's replicas
+ * (records.h); delete writes a newer tombstone there; list merges every
+ * node's LIST of "s/keys/" (newest version of each key wins, tombstones hide
+ * it) and reads each live record's plain fields (never its secret); allow
+ * and deny open the record, change its list and seal it again as a newer
+ * version. A write counts as done when a majority of the key's replicas
+ * acked it. */
 #include "keys.h"
 
 #include "accounts.h"
@@ -16,103 +18,14 @@
 #include <time.h>
 
 #include <openssl/crypto.h>
-#include <zmq.h>
 
 #include "cn/alloc.h"
-#include "cn/crc.h"
 #include "cn/hlc.h"
 #include "cn/rc.h"
 #include "msg/msg.h"
 
 #define ADM_KEYS_PAGE 1000
 #define ADM_KEYS_LIST_MAX 3000000   /* entries of all nodes: s3.keys_max's bound x 3 */
-
-/* Connections to the nodes, made when first needed and reused (a CURVE
- * handshake per record read would dominate a long `key list`). */
-struct adm_keys_conn {
-    void *zctx;
-    struct msg_client **c;
-    uint32_t n;
-};
-
-static void adm_keys_conn_init(struct adm_keys_conn *cx, const struct adm_keys_opts *o)
-{
-    cx->zctx = zmq_ctx_new();
-    cx->n = cn_cluster_nodes(o->cl);
-    cx->c = cn_calloc(cx->n > 0 ? cx->n : 1, sizeof(*cx->c));
-}
-
-static void adm_keys_conn_fini(struct adm_keys_conn *cx)
-{
-    for (uint32_t i = 0; i < cx->n; i++)
-        msg_client_free(cx->c[i]);
-    cn_free(cx->c);
-    zmq_ctx_term(cx->zctx);
-}
-
-/* One request to node i; *rep is valid on CN_OK (release it). A failed
- * call drops the node's connection (a late reply must not answer the next). */
-static int adm_keys_call(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
-                         struct msg *req, struct msg_reply *rep, char err[CN_ERR_LEN])
-{
-    if (cx->c[node] == NULL) {
-        const char *ep = cn_cluster_node(o->cl, node)->address;
-        cx->c[node] = msg_client_new_curve(cx->zctx, ep, o->curve, err);
-        if (cx->c[node] == NULL)
-            return CN_IO;
-    }
-    int rc = msg_client_call(cx->c[node], req, rep, o->timeout_ms, err);
-    if (rc != CN_OK) {
-        msg_client_free(cx->c[node]);
-        cx->c[node] = NULL;
-    }
-    return rc;
-}
-
-/* Sends a PUT (payload) or a DELETE (payload NULL) of key to its replicas;
- * returns how many acked. */
-static uint32_t adm_keys_write(const struct adm_keys_opts *o, const char *key, size_t key_len,
-                               const void *payload, size_t len, uint64_t ts, uint32_t *n_rep)
-{
-    uint32_t nodes[16];
-    uint32_t n = cn_ring_lookup(o->ring, key, key_len, o->replicas, nodes);
-    *n_rep = n;
-    struct adm_keys_conn cx;
-    adm_keys_conn_init(&cx, o);
-    uint32_t acks = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        struct msg req;
-        struct msg_reply rep;
-        char err[CN_ERR_LEN];
-        msg_init_request(&req, payload != NULL ? MSG_OP_PUT : MSG_OP_DELETE, 0);
-        req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)key_len};
-        req.ts = ts;
-        req.ver = ts;
-        MSG_SET(&req, MSG_F_KEY);
-        MSG_SET(&req, MSG_F_TS);
-        MSG_SET(&req, MSG_F_VER);
-        if (payload != NULL) {
-            req.crc = cn_crc32c(0, payload, len);
-            MSG_SET(&req, MSG_F_CRC);
-            req.etag = (struct msg_bytes){(const uint8_t *)"", 0};
-            MSG_SET(&req, MSG_F_ETAG);
-            req.payload = (struct msg_bytes){payload, (uint32_t)len};
-        }
-        if (adm_keys_call(o, &cx, nodes[i], &req, &rep, err) != CN_OK) {
-            fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, nodes[i])->address,
-                    err);
-            continue;
-        }
-        if (rep.m.st == MSG_ST_OK)
-            acks++;
-        else
-            fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, nodes[i])->address,
-                    msg_status_str(rep.m.st));
-        msg_reply_release(&rep);
-    }
-    adm_keys_conn_fini(&cx);
-    return acks;
-}
 
 int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char *account)
 {
@@ -166,8 +79,9 @@ int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char 
     char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_LEN + 1];
     snprintf(key, sizeof(key), "%s%s", GW_KEY_PREFIX, akid);
     uint32_t n_rep = 0;
-    uint32_t acks = adm_keys_write(o, key, strlen(key), data, len,
-                                   cn_hlc_now(cn_hlc_default()), &n_rep);
+    struct adm_rec_write w = {.key = key, .key_len = strlen(key), .payload = data, .len = len,
+                              .ts = cn_hlc_now(cn_hlc_default())};
+    uint32_t acks = adm_rec_put(o, &w, &n_rep);
     cn_free(data);
     int ok = acks >= n_rep / 2 + 1;
     if (!ok) {
@@ -246,7 +160,7 @@ static void adm_keys_merge(struct adm_keys_set *s)
 }
 
 /* Lists node's "s/keys/" into s. CN_OK or CN_IO with err. */
-static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
+static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_rec_conn *cx, uint32_t node,
                               struct adm_keys_set *s, char err[CN_ERR_LEN])
 {
     char after[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
@@ -265,7 +179,7 @@ static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_con
         MSG_SET(&req, MSG_F_LIMIT);
         req.flags = MSG_LIST_TOMBSTONES;
         MSG_SET(&req, MSG_F_FLAGS);
-        if (adm_keys_call(o, cx, node, &req, &rep, err) != CN_OK)
+        if (adm_rec_call(o, cx, node, &req, &rep, err) != CN_OK)
             return CN_IO;
         if (rep.m.st != MSG_ST_OK) {
             snprintf(err, CN_ERR_LEN, "LIST: %s", msg_status_str(rep.m.st));
@@ -293,7 +207,7 @@ static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_con
 
 /* The plain fields of a listed key's record (read from the node that had
  * the newest version). CN_OK, or an error with err. */
-static int adm_keys_read(const struct adm_keys_opts *o, struct adm_keys_conn *cx,
+static int adm_keys_read(const struct adm_keys_opts *o, struct adm_rec_conn *cx,
                          const struct adm_keys_ent *x, struct gw_key_record *k,
                          char err[CN_ERR_LEN])
 {
@@ -304,7 +218,7 @@ static int adm_keys_read(const struct adm_keys_opts *o, struct adm_keys_conn *cx
     msg_init_request(&req, MSG_OP_GET, 0);
     req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)strlen(key)};
     MSG_SET(&req, MSG_F_KEY);
-    if (adm_keys_call(o, cx, x->node, &req, &rep, err) != CN_OK)
+    if (adm_rec_call(o, cx, x->node, &req, &rep, err) != CN_OK)
         return CN_IO;
     int rc = CN_CORRUPT;
     if (rep.m.st != MSG_ST_OK)
@@ -353,8 +267,8 @@ int adm_keys_list(const struct adm_keys_opts *o)
         have_mk = 1;
     }
     struct adm_keys_set s = {0};
-    struct adm_keys_conn cx;
-    adm_keys_conn_init(&cx, o);
+    struct adm_rec_conn cx;
+    adm_rec_conn_init(&cx, o);
     uint32_t answered = 0;
     for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
         char err[CN_ERR_LEN];
@@ -412,7 +326,7 @@ int adm_keys_list(const struct adm_keys_opts *o)
     }
     if (o->json)
         printf("%s]}\n", first ? "" : "\n");
-    adm_keys_conn_fini(&cx);
+    adm_rec_conn_fini(&cx);
     cn_free(s.v);
     OPENSSL_cleanse(mk, sizeof(mk));
     return answered > 0 ? 0 : 1;
@@ -430,8 +344,8 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
      * the creation's time on this machine; a key made on a machine whose
      * clock runs ahead is covered by the newest listed version below */
     struct adm_keys_set s = {0};
-    struct adm_keys_conn cx;
-    adm_keys_conn_init(&cx, o);
+    struct adm_rec_conn cx;
+    adm_rec_conn_init(&cx, o);
     uint64_t newest = 0;
     int found = 0;
     for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
@@ -445,7 +359,7 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
                 found |= !(s.v[j].flags & MSG_FLAG_TOMBSTONE);
             }
     }
-    adm_keys_conn_fini(&cx);
+    adm_rec_conn_fini(&cx);
     cn_free(s.v);
     if (!found) {
         fprintf(stderr, "cairn-admin: no key %s in the cluster\n", akid);
@@ -453,7 +367,8 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
     }
     uint64_t ts = CN_MAX(cn_hlc_now(cn_hlc_default()), newest + 1);
     uint32_t n_rep = 0;
-    uint32_t acks = adm_keys_write(o, key, strlen(key), NULL, 0, ts, &n_rep);
+    struct adm_rec_write w = {.key = key, .key_len = strlen(key), .del = 1, .ts = ts};
+    uint32_t acks = adm_rec_put(o, &w, &n_rep);
     int ok = acks >= n_rep / 2 + 1;
     if (o->json) {
         printf("{\"command\": \"key delete\", \"access_key_id\": ");
