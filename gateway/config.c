@@ -110,8 +110,8 @@ const struct cn_config_desc gw_config_table[] = {
      "how often the keys kept in the cluster are listed (a new or deleted key takes effect "
      "within this plus storage.request_timeout)"},
     {"s3.keys_max", CN_CONF_INT, GW_OFF(s3_keys_max), "100000", 1, 1000000, NULL,
-     "most keys from the cluster held (about 1.2 KiB each at most); past it the rest are "
-     "refused"},
+     "most keys from the cluster held (about 1.2 KiB each at most, 5.5 KiB for a key "
+     "restricted to 32 buckets); past it the rest are refused"},
     {"s3.max_key_len", CN_CONF_INT, GW_OFF(s3_max_key_len), "1024", 1, 1024, NULL,
      "longest object key in bytes; longer gets KeyTooLongError"},
     {"s3.max_object_size", CN_CONF_SIZE, GW_OFF(s3_max_object_size), "5G", 0, 5 * 1024 * GW_GIB,

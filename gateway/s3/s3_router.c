@@ -360,6 +360,11 @@ static void gw_s3_router_route(struct gw_req *r)
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return;
     }
+    if (create && gw_access_decide(r, &gw_access_no_bucket, "s3:CreateBucket", r->bucket,
+                                   r->bucket_len, NULL, 0, 0, NULL) != GW_ACCESS_ALLOW) {
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* a restricted key without the flag */
+        return;
+    }
     if (r->bucket_len > 0 && !create)
         gw_bucket_owner_check(r, r->bucket, r->bucket_len, gw_s3_router_route_target_owned);
     else
