@@ -21,7 +21,8 @@ import zmq
 VERSION = 1
 
 OPS = {"PING": 1, "STATS": 2, "PUT": 3, "GET": 4, "HEAD": 5, "DELETE": 6,
-       "LIST": 7, "SCRUB": 8, "COMPACT": 9, "LOCK": 10, "UNLOCK": 11, "DIGEST": 12}
+       "LIST": 7, "SCRUB": 8, "COMPACT": 9, "LOCK": 10, "UNLOCK": 11, "DIGEST": 12,
+       "HINT_ADD": 13, "HINT_TAKE": 14}
 OP_NAMES = {v: k for k, v in OPS.items()}
 
 ST = {"OK": 0, "NOT_FOUND": 1, "BAD_REQUEST": 2, "CORRUPT": 3, "TOO_LARGE": 4,
@@ -229,6 +230,25 @@ class Client:
         if after is not None:
             f["after"] = after
         return self.call("LIST", **f)
+
+    def hint_add(self, node, key, ts, ver):
+        """HINT_ADD (v2): keep a hint that node missed the write (ts, ver) of key."""
+        return self.call("HINT_ADD", v=2, node=node, key=key, ts=ts, ver=ver)
+
+    def hint_take(self, node=None, after=None, limit=None, done=None):
+        """HINT_TAKE (v2): drop the replayed hints done ([(key, ts, ver)]) of
+        node, then list node's hints; the reply's stats count every node's."""
+        f = {"v": 2}
+        if node is not None:
+            f["node"] = node
+        if after is not None:
+            f["after"] = after.encode() if isinstance(after, str) else after
+        if limit is not None:
+            f["limit"] = limit
+        if done:
+            f["ents"] = [{"key": k.encode() if isinstance(k, str) else k, "ts": ts, "ver": ver}
+                         for k, ts, ver in done]
+        return self.call("HINT_TAKE", **f)
 
     def stats(self):
         r = self.call("STATS")
