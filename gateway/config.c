@@ -87,8 +87,8 @@ const struct cn_config_desc gw_config_table[] = {
      NULL, "unused since hints are kept by the storage nodes (their handoff.max_hints, "
      "docs/cluster.md); still accepted so that older files load"},
     {"handoff.replay_interval", CN_CONF_MSEC, GW_OFF(handoff_replay_interval_ms), "200ms", 10,
-     600000, NULL, "how often the gateway asks each storage node for the hints it keeps and replays those of "
-     "nodes that are up (one thread per gateway)"},
+     600000, NULL, "how often the gateway asks each storage node for the hints it keeps and "
+     "replays those of nodes that are up (one thread per gateway)"},
     {"storage.auth", CN_CONF_ENUM, GW_OFF(storage_auth), "none", 0, 0, gw_config_auths,
      "how the gateway proves itself to the storage nodes: curve (ZeroMQ CURVE with the keys "
      "below; the nodes' auth = curve) or none (docs/security.md)"},

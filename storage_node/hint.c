@@ -23,12 +23,13 @@ struct sn_hints {
     struct sn_hint_stats st;
 };
 
-#define SN_HINT_KEY_MAX (2u + SN_HINT_MAX_TARGET + SN_RECORD_MAX_KEY)
+_Static_assert(SN_HINT_KEY_MAX >= 2u + SN_HINT_MAX_TARGET + SN_RECORD_MAX_KEY,
+               "SN_HINT_KEY_MAX holds the longest key");
 
-/* 'h' + len + target + key into out (SN_HINT_KEY_MAX bytes); returns the length. */
-static size_t sn_hint_key(uint8_t *out, const uint8_t *target, uint32_t tlen,
+size_t sn_hint_key_encode(uint8_t *out, const uint8_t *target, uint32_t tlen,
                           const uint8_t *key, uint32_t klen)
 {
+    CN_ASSERT(tlen >= 1 && tlen <= SN_HINT_MAX_TARGET && klen <= SN_RECORD_MAX_KEY);
     out[0] = SN_INDEX_HINT_PREFIX;
     out[1] = (uint8_t)tlen;
     memcpy(out + 2, target, tlen);
@@ -228,7 +229,7 @@ int sn_hints_add(struct sn_hints *h, const uint8_t *target, uint32_t tlen, const
                  SN_HINT_MAX_TARGET, SN_RECORD_MAX_KEY);
         return CN_INVAL;
     }
-    size_t hkl = sn_hint_key(hk, target, tlen, key, klen);
+    size_t hkl = sn_hint_key_encode(hk, target, tlen, key, klen);
     pthread_mutex_lock(&h->lock);
     int rc = sn_hints_add_locked(h, hk, hkl, target, tlen, ts, ver, applied, err);
     pthread_mutex_unlock(&h->lock);
@@ -250,7 +251,7 @@ int sn_hints_remove(struct sn_hints *h, const uint8_t *target, uint32_t tlen,
                  SN_HINT_MAX_TARGET, SN_RECORD_MAX_KEY);
         return CN_INVAL;
     }
-    size_t hkl = sn_hint_key(hk, target, tlen, key, klen);
+    size_t hkl = sn_hint_key_encode(hk, target, tlen, key, klen);
     pthread_mutex_lock(&h->lock);
     int rc = sn_index_raw_get(h->ix, hk, hkl, val, sizeof(val), &vl, err);
     if (rc == CN_OK && sn_hint_val_parse(val, vl, &cur_ts, &cur_ver, &added) == CN_OK &&
@@ -282,8 +283,8 @@ int sn_hints_list(struct sn_hints *h, const uint8_t *target, uint32_t tlen,
         snprintf(err, CN_ERR_LEN, "hint target must be 1 to %u bytes", SN_HINT_MAX_TARGET);
         return CN_INVAL;
     }
-    size_t prefix = sn_hint_key(hk, target, tlen, NULL, 0);
-    size_t seek = sn_hint_key(hk, target, tlen, after, alen);
+    size_t prefix = sn_hint_key_encode(hk, target, tlen, NULL, 0);
+    size_t seek = sn_hint_key_encode(hk, target, tlen, after, alen);
     struct sn_index_iter *it = sn_index_iter_new(h->ix);
     const uint8_t *k, *v;
     size_t kl, vl;

@@ -82,6 +82,15 @@ struct sn_hint_stats {
 };
 void sn_hints_stats(struct sn_hints *h, struct sn_hint_stats *st);
 
+/* The longest raw hint key. */
+#define SN_HINT_KEY_MAX (2u + SN_HINT_MAX_TARGET + 65536u)
+
+/* Writes the raw hint key of (target, key) into out (SN_HINT_KEY_MAX bytes;
+ * tlen 1..SN_HINT_MAX_TARGET, klen 0..SN_RECORD_MAX_KEY: 0 gives the prefix
+ * of target's hints); returns its length. */
+size_t sn_hint_key_encode(uint8_t *out, const uint8_t *target, uint32_t tlen,
+                          const uint8_t *key, uint32_t klen);
+
 /* Parses a raw hint key ('h' + len + target + key): CN_OK with the target
  * and key pointing into k, else CN_CORRUPT. */
 int sn_hint_key_parse(const uint8_t *k, size_t klen, const uint8_t **target, uint32_t *tlen,
