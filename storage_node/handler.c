@@ -534,9 +534,12 @@ static void sn_handler_hint_take(struct sn_job *j)
     if (rc != CN_OK) {
         sn_server_reply_error(j, sn_handler_status(rc), err);
     } else {
-        struct sn_hint_target *t = cn_calloc(SN_HINT_MAX_TARGETS, sizeof(*t));
-        struct msg_stat *counts = cn_calloc(SN_HINT_MAX_TARGETS, sizeof(*counts));
-        uint32_t n = sn_hints_targets(h, t, SN_HINT_MAX_TARGETS);
+        /* sized to the targets held now (one more may come meanwhile: the
+         * copy is capped at what was allocated) */
+        uint32_t cap = sn_hints_target_count(h) + 1;
+        struct sn_hint_target *t = cn_calloc(cap, sizeof(*t));
+        struct msg_stat *counts = cn_calloc(cap, sizeof(*counts));
+        uint32_t n = sn_hints_targets(h, t, cap);
         for (uint32_t i = 0; i < n; i++)
             counts[i] = (struct msg_stat){{t[i].id, t[i].id_len}, t[i].count};
         struct msg rep;

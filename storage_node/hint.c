@@ -312,6 +312,14 @@ int sn_hints_list(struct sn_hints *h, const uint8_t *target, uint32_t tlen,
     return CN_OK;
 }
 
+uint32_t sn_hints_target_count(struct sn_hints *h)
+{
+    pthread_mutex_lock(&h->lock);
+    uint32_t n = h->n_targets;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
 uint32_t sn_hints_targets(struct sn_hints *h, struct sn_hint_target *out, uint32_t max)
 {
     pthread_mutex_lock(&h->lock);

@@ -69,6 +69,9 @@ struct sn_hint_target {
     uint64_t bytes;
 };
 
+/* How many targets hold hints now. */
+uint32_t sn_hints_target_count(struct sn_hints *h);
+
 /* Copies up to max targets that hold hints into out; returns how many. */
 uint32_t sn_hints_targets(struct sn_hints *h, struct sn_hint_target *out, uint32_t max);
 

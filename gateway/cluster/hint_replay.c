@@ -266,9 +266,11 @@ static void gw_hint_on_repaired(const struct gw_repair_result *res, void *arg)
         ho->batch = NULL;
         ho->n_batch = 0;
         /* a failed repair: the peer is away again; drop what was replayed
-         * and leave the rest for a later tick */
+         * and leave the rest for a later tick. Stopping: no new sends (the
+         * client may be going away); the hints stay on the holder and are
+         * replayed again later, which is harmless */
         ho->stop = ho->failed || r->closing;
-        if (ho->n_done > 0 || !ho->stop)
+        if (!r->closing && (ho->n_done > 0 || !ho->stop))
             gw_hint_send_take(ho, ho->target);
         else
             gw_hint_after_take(ho, NULL, 0);
