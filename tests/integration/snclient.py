@@ -4,7 +4,8 @@
 Transport: a ZeroMQ DEALER socket; a request is [header] or [header, payload]
 (payload only for PUT); a reply is [header] or, for an OK GET, [header,
 payload]. The header is one msgpack map with str keys. Requests carry v=1 (v=2
-for the conditional-write ops LOCK/UNLOCK and a PUT with `tok`), a
+for the conditional-write ops LOCK/UNLOCK, a PUT with `tok`, and the hinted
+handoff ops HINT_ADD/HINT_TAKE), a
 client-chosen 64-bit id and op; replies carry the same id and op plus st.
 Replies may come back in any order: match them by id.
 
