@@ -310,8 +310,10 @@ struct gw_hint_replay *gw_hint_replay_new(struct gw_store *s, struct gw_handoff 
         r->holders[i].counts = cn_calloc(r->n_nodes, sizeof(uint64_t));
     }
     r->timer = evtimer_new(gw_storage_client_base(c), gw_hint_on_tick, r);
-    struct timeval now = {0, 1000};   /* first poll at once: hints left by a gateway gone */
-    evtimer_add(r->timer, &now);
+    /* the first poll after one interval, not at once: the sockets to the
+     * nodes are still connecting, and a send that fails marks a node down */
+    struct timeval tv = {r->interval_ms / 1000, (r->interval_ms % 1000) * 1000};
+    evtimer_add(r->timer, &tv);
     return r;
 }
 

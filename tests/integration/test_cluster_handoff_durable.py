@@ -15,7 +15,13 @@ other replica), the rest are refused and counted (the nodes'
 hints_refused, G1's cairn_gateway_node_hints_dropped_total); the hints kept
 are the oldest (a prefix of the writes, read back with HINT_TAKE), and
 after the replay C holds exactly those objects and not the later ones
-(those wait for cairn-admin repair)."""
+(those wait for cairn-admin repair).
+
+Last, two gateways run while C comes back (G1 and a second one, both
+polling A and B): C catches up, and each hint is dropped exactly once,
+whichever gateway replays it (which one, or both for some hints, depends
+on timing; a second replay of a hint copies the same newest version and
+finds the hint gone: tests/unit/test_sn_hint.c covers the drop rules)."""
 import os
 import sys
 import time
@@ -177,10 +183,69 @@ def test_hint_store_full():
               % (len(hinted), refused, dropped, len(hinted)))
 
 
+class SecondGateway:
+    """Another cairn-gateway process over cl's nodes (same settings, its own
+    ports), to have two gateways replay at once."""
+
+    def __init__(self, cl):
+        import subprocess
+        settings = dict(cl.settings, **{"http.port": free_port(), "metrics.port": free_port()})
+        self.settings = settings
+        cfg = os.path.join(cl.tmp, "gateway2.conf")
+        with open(cfg, "w") as f:
+            for k, v in settings.items():
+                f.write("%s = %s\n" % (k, v))
+        self.log = open(os.path.join(cl.tmp, "gateway2.log"), "ab")
+        self.proc = subprocess.Popen([cl.bin, "--config", cfg], stdout=self.log,
+                                     stderr=self.log)
+        url = "http://127.0.0.1:%d/_cairn/health" % settings["http.port"]
+
+        def up():
+            try:
+                return urllib.request.urlopen(url, timeout=1).status == 200
+            except OSError:
+                check(self.proc.poll() is None, "second gateway exited")
+                return False
+        wait_for("the second gateway", up)
+
+    def close(self):
+        self.proc.terminate()
+        rc = self.proc.wait(30)
+        self.log.close()
+        return rc
+
+
+def test_two_gateways_replay():
+    keys = ["two%03d" % i for i in range(150)]   # several batches: both drain
+    with cluster(settings={"metrics.port": free_port()}) as cl:
+        a, b, c = cl.nodes
+        want = put_with_c_down(cl, keys)
+        g2 = SecondGateway(cl)
+        try:
+            c.start()   # both gateways poll A and B and replay what they find
+            missing = lambda: [s for s, v in want.items() if head(c, s) != v]  # noqa: E731
+            wait_for("C to hold every object", lambda: not missing(), timeout=60)
+            wait_for("the hints to be dropped", lambda: hints_held([a, b]) == 0)
+            cid = "tcp://127.0.0.1:%d" % c.port
+            r1 = metric(cl, "cairn_gateway_node_hints_replayed_total", cid)
+            r2 = metric(g2, "cairn_gateway_node_hints_replayed_total", cid)
+            check(r1 + r2 >= len(keys), "replayed %r + %r of %d" % (r1, r2, len(keys)))
+            added = sum(node_stats(n)["hints_added"] for n in (a, b))
+            removed = sum(node_stats(n)["hints_removed"] for n in (a, b))
+            check(added >= len(keys) and removed == added,
+                  "nodes kept %d hints for %d writes, dropped %d" % (added, len(keys), removed))
+        finally:
+            rc = g2.close()
+        check(rc == 0, "second gateway exited %r" % rc)
+        print("ok   two gateways running: C caught up, each hint dropped once "
+              "(replayed by G1 %d, by G2 %d)" % (r1, r2))
+
+
 def main():
     t0 = time.monotonic()
     test_survives_gateway_kill()
     test_hint_store_full()
+    test_two_gateways_replay()
     print("all passed (%.1fs)" % (time.monotonic() - t0))
 
 
