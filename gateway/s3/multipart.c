@@ -811,6 +811,11 @@ static void gw_multipart_copy_upload_ok(struct gw_req *r)
     const struct gw_copy_source *cs = &r->copy_src;
     struct gw_multipart *m = r->h;
     CN_ASSERT(r->has_copy_src);
+    if (cs->version_id != NULL &&
+        gw_versioning_id_check(cs->version_id, cs->version_id_len) == 0) {
+        gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
+        return;
+    }
     m->src_len = gw_keys_object(m->src, cs->bucket, cs->bucket_len, cs->key, cs->key_len);
     if (cs->version_id != NULL) {   /* ...?versionId=: that version's record */
         gw_s3_versions_copy_source(r, gw_multipart_copy_read_src);

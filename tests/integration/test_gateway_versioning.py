@@ -659,6 +659,11 @@ def test_upload_part_copy_version(c):
     code = error_code(s3.upload_part_copy, Bucket="vupc", Key="dst", UploadId=up, PartNumber=3,
                       CopySource={"Bucket": "vupc", "Key": "src", "VersionId": "0" * 32})
     check(code == ("NoSuchVersion", 404), "a missing version %r" % (code,))
+    for bad in ("V" * 32, "v1", "0" * 31):
+        code = error_code(s3.upload_part_copy, Bucket="vupc", Key="dst", UploadId=up,
+                          PartNumber=3, CopySource={"Bucket": "vupc", "Key": "src",
+                                                    "VersionId": bad})
+        check(code == ("InvalidArgument", 400), "bad version id %r: %r" % (bad, code))
     dm = s3.delete_object(Bucket="vupc", Key="gone")["VersionId"]
     code = error_code(s3.upload_part_copy, Bucket="vupc", Key="dst", UploadId=up, PartNumber=3,
                       CopySource={"Bucket": "vupc", "Key": "gone", "VersionId": dm})
