@@ -9,9 +9,12 @@ version with a null delete marker; ExpiredObjectDeleteMarker removes a
 delete marker left alone; Expiration + NoncurrentVersionExpiration empty a
 key entirely; a large object's old version expires and its chunks go from
 the nodes while the current one's stay and read back byte-identical;
-`cairn-admin lifecycle status` counts the new actions."""
+`cairn-admin lifecycle status` counts the new actions; the lease holder
+killed (-9) in the middle of removing versions is taken over and the work
+finished, nothing current lost."""
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -262,6 +265,50 @@ def test_large_version(c):
           ("NoSuchVersion", 404), "the old version is gone")
 
 
+def restart(c, **settings):
+    """The gateway again with settings changed (None: back to the default)."""
+    for k, v in settings.items():
+        if v is None:
+            c.settings.pop(k, None)
+        else:
+            c.settings[k] = v
+    if c.proc.poll() is None:
+        c.proc.terminate()
+        c.proc.wait(30)
+    c.log.close()
+    c.start()
+
+
+def test_holder_killed_mid_scan(c):
+    """kill -9 of the lease holder while it removes noncurrent versions (10
+    a second): a fresh gateway takes the lease over once it expires and
+    finishes; every current version stays and reads back, every noncurrent
+    one goes, no version record is left half done."""
+    s3 = c.boto(signature_version="s3v4")
+    b = "lcv-kill"
+    versioned_bucket(s3, b)
+    keys = ["k/%02d" % i for i in range(25)]
+    cur = {k: put_versions(s3, b, k, 3)[-1] for k in keys}
+    restart(c, **{"lifecycle.max_deletes_per_sec": 10})
+    s3 = c.boto(signature_version="s3v4")
+    s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        rule("k", {"Prefix": "k/"}, days=None,
+             NoncurrentVersionExpiration={"NoncurrentDays": 1})]})
+    wait_for("the scan to be under way",
+             lambda: (lc_metrics()["noncurrent_expired_total"] or 0) >= 8, 40)
+    os.kill(c.proc.pid, signal.SIGKILL)
+    c.proc.wait()
+    restart(c, **{"lifecycle.max_deletes_per_sec": None})
+    s3 = c.boto(signature_version="s3v4")
+    want = sorted((k, cur[k][0], False, True) for k in keys)
+    wait_for("the new holder to finish", lambda: versions(s3, b) == want, 60)
+    for k in keys:
+        check(read_version(s3, b, k, cur[k][0]) == cur[k][1], "%s current reads back" % k)
+        check(s3.get_object(Bucket=b, Key=k)["Body"].read() == cur[k][1], "%s latest" % k)
+    wait_for("one version record per key on the nodes", lambda: all(
+        list(vrecords(c, b, k).values()) == [3] for k in keys), 10)
+
+
 def test_admin_status(c):
     p = subprocess.run([os.path.join(BIN, "cairn-admin"), "--nodes",
                         ",".join(n.endpoint for n in c.nodes), "lifecycle", "status"],
@@ -283,5 +330,6 @@ def test_admin_status(c):
 
 if __name__ == "__main__":
     run_tests([test_noncurrent, test_current_gets_marker, test_suspended, test_lone_marker,
-               test_key_emptied, test_large_version, test_admin_status],
+               test_key_emptied, test_large_version, test_admin_status,
+               test_holder_killed_mid_scan],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
