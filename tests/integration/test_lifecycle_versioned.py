@@ -240,6 +240,16 @@ def chunk_vers(c, b, key):
     return out
 
 
+def live_bytes(c):
+    """The bytes of live records on all nodes (their STATS)."""
+    total = 0
+    for n in c.nodes:
+        cl = n.client()
+        total += cl.stats()["bytes_live"]
+        cl.close()
+    return total
+
+
 def test_large_version(c):
     s3 = c.boto(signature_version="s3v4")
     b = "lcv-large"
@@ -250,6 +260,7 @@ def test_large_version(c):
     vers1 = chunk_vers(c, b, "big/obj")
     check(len(vers0) == 1 and len(vers1) == 2, "one chunk set per version: %r" % vers1)
     new_ver = [v for v in vers1 if v not in vers0][0]
+    before = live_bytes(c)
     s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
         rule("big", {"Prefix": "big/"}, days=None,
              NoncurrentVersionExpiration={"NoncurrentDays": 1})]})
@@ -258,6 +269,10 @@ def test_large_version(c):
     wait_for("its chunks to go from the nodes",
              lambda: list(chunk_vers(c, b, "big/obj").keys()) == [new_ver], 20)
     check(chunk_vers(c, b, "big/obj")[new_ver] == vers1[new_ver], "current chunks all kept")
+    freed = before - live_bytes(c)
+    check(freed >= 2 * 700 * K, "the old version's bytes left the nodes: %d freed" % freed)
+    print("   live bytes on the nodes: %d before, %d freed (700 KiB x 3 replicas expected)"
+          % (before, freed))
     check(s3.get_object(Bucket=b, Key="big/obj")["Body"].read() == cur[0][1],
           "the current version reads back byte-identical")
     check(read_version(s3, b, "big/obj", cur[0][0]) == cur[0][1], "and by its id")
