@@ -1,7 +1,9 @@
 /* The lifecycle worker: a background task on one worker thread of each
  * gateway that applies the Enabled rules of every bucket (lifecycle.h):
  * expires current objects that fell due (their chunks reclaimed as a
- * DELETE's are) and aborts incomplete multipart uploads (their parts'
+ * DELETE's are; in a bucket with a versioning state a delete marker
+ * instead, and noncurrent versions and lone delete markers removed:
+ * lifecycle_vrun.c) and aborts incomplete multipart uploads (their parts'
  * chunks reclaimed at once). At most one gateway of a cluster scans at a
  * time: the one that holds the lease kept in the system record
  * "s/lifecycle" (docs/operations.md gives the design and what it

@@ -631,6 +631,10 @@ def test_acl_by_version(c):
                "s3:GetObjectAcl in force")
     check(error_code(o.get_object_acl, Bucket="vacl", Key="k", VersionId=v1)[0] ==
           "AccessDenied", "a version's ACL needs s3:GetObjectVersionAcl")
+    for who, cl in (("other", o), ("anonymous", anon)):
+        check(error_code(cl.put_object_acl, Bucket="vacl", Key="k", VersionId=v1,
+                         ACL="public-read-write")[0] == "AccessDenied",
+              "%s may not set a version's ACL" % who)
     s3.put_bucket_policy(Bucket="vacl", Policy=json.dumps({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Principal": {"AWS": "other"}, "Action": "s3:GetObjectVersionAcl",
          "Resource": "arn:aws:s3:::vacl/*"}]}))
