@@ -10,9 +10,11 @@
  * guarantees), which also carries what the last scan did, so
  * `cairn-admin lifecycle status` can print it.
  *
- * Memory: one listing page (GW_LC_RUN_PAGE entries, about 150 KiB) and one
- * bucket's rules (at most the bucket record's 60 KiB) at a time, one store
- * operation in flight. */
+ * Memory: listing pages of fixed size (GW_LC_RUN_PAGE buckets and objects
+ * or versions, GW_LC_RUN_PARTS_PAGE parts, about 1.3 KiB an entry: ~300 KiB
+ * in all), one bucket's rules (at most the bucket record's 60 KiB), in a
+ * versioned bucket one key's position (~2.5 KiB) and the chunk map of the
+ * one version being removed, one store operation in flight. */
 #ifndef GW_LIFECYCLE_RUN_H
 #define GW_LIFECYCLE_RUN_H
 
