@@ -147,6 +147,8 @@ static const struct gw_access_perm_row gw_access_perm_rows[] = {
     {"s3:DeleteObjectVersion", GW_ACL_WRITE, 0},
     {"s3:GetObjectAcl", GW_ACL_READ_ACP, 1},
     {"s3:PutObjectAcl", GW_ACL_WRITE_ACP, 1},
+    {"s3:GetObjectVersionAcl", GW_ACL_READ_ACP, 1},
+    {"s3:PutObjectVersionAcl", GW_ACL_WRITE_ACP, 1},
 };
 
 unsigned gw_access_action_perm(const char *action, int *on_object)

@@ -410,7 +410,8 @@ static void gw_s3_router_route_owned(struct gw_req *r)
         gw_versioning_id_check(vid->value, vid->value_len) == 2 &&
         op->id != GW_S3_OP_GET_OBJECT && op->id != GW_S3_OP_HEAD_OBJECT &&
         op->id != GW_S3_OP_DELETE_OBJECT && op->id != GW_S3_OP_GET_OBJECT_TAGGING &&
-        op->id != GW_S3_OP_PUT_OBJECT_TAGGING && op->id != GW_S3_OP_DELETE_OBJECT_TAGGING) {
+        op->id != GW_S3_OP_PUT_OBJECT_TAGGING && op->id != GW_S3_OP_DELETE_OBJECT_TAGGING &&
+        op->id != GW_S3_OP_GET_OBJECT_ACL && op->id != GW_S3_OP_PUT_OBJECT_ACL) {
         gw_req_error(r, GW_S3_NOT_IMPLEMENTED,
                      "This operation does not take a version id other than null yet.");
         return;
