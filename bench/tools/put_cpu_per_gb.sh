@@ -14,6 +14,8 @@
 #   PC_DIR, PC_PORT, PC_BASE_PORT: the cluster's folder and ports (default
 #   /tmp/pc-cairn, 18900, 19900)
 #   ENV_BEFORE, ENV_AFTER: "CAIRN_KEY=value ..." settings of each side's daemons
+#   SIDES="before after": which sides run each round (one build alone:
+#   SIDES=after put_cpu_per_gb.sh B B)
 #   PERF=1: `perf record -g` the gateway and the first node during the PUT
 #   (perf-LABEL-gw.data, perf-LABEL-node.data in OUT)
 set -euo pipefail
@@ -84,8 +86,8 @@ PY
 }
 
 for i in $(seq 1 "$rounds"); do
-  one before-n$nodes-$i "$before" "${ENV_BEFORE:-}"
-  one after-n$nodes-$i "$after" "${ENV_AFTER:-}"
+  case " ${SIDES:-before after} " in *" before "*) one before-n$nodes-$i "$before" "${ENV_BEFORE:-}" ;; esac
+  case " ${SIDES:-before after} " in *" after "*) one after-n$nodes-$i "$after" "${ENV_AFTER:-}" ;; esac
 done
 uptime >>"$out/uptime.txt"
 python3 - "$out/runs.txt" "$nodes" <<'PY'
