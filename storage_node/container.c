@@ -219,41 +219,10 @@ int sn_container_pread(struct sn_container *c, void *buf, size_t len, uint64_t o
     return CN_OK;
 }
 
-/* Blocks reserved ahead of the appends. With ext4's delayed allocation each
- * buffered write otherwise reserves its blocks page by page at write time:
- * writing 1 GiB in 5 MiB records with fdatasync took ~25 % less system time
- * (and less wall time) into reserved blocks on this project's VM. */
-#define SN_CONTAINER_PREALLOC (64ull << 20)
-
-/* Reserves blocks so that [c->len, end) is covered; gives up for good on a
- * file system without fallocate (advice: the append does not depend on it). */
-static void sn_container_prealloc(struct sn_container *c, uint64_t end)
-{
-    if (end <= c->alloc_end)
-        return;
-    uint64_t from = CN_MAX(c->alloc_end, c->len);
-    uint64_t to = CN_MAX(end, from + SN_CONTAINER_PREALLOC);
-    if (fallocate(c->fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from)) == 0)
-        c->alloc_end = to;
-    else
-        c->alloc_end = UINT64_MAX;   /* not supported, or no space: plain appends */
-}
-
-void sn_container_release_prealloc(struct sn_container *c)
-{
-    /* a truncate to the same size frees the blocks past it */
-    if (c->alloc_end > c->len && c->alloc_end != UINT64_MAX &&
-        ftruncate(c->fd, (off_t)c->len) != 0) {
-        /* kept until the container is compacted away */
-    }
-    c->alloc_end = c->len;
-}
-
 int sn_container_append(struct sn_container *c, struct iovec *iov, int n_iov,
                         uint64_t total, char err[CN_ERR_LEN])
 {
     uint64_t off = c->len, done = 0;
-    sn_container_prealloc(c, off + total);
     int i = 0;
     while (done < total) {
         int cnt = CN_MIN(n_iov - i, IOV_MAX);

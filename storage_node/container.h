@@ -38,7 +38,6 @@ struct sn_container {
     uint64_t last_append_us; /* wall clock of the last append (the file's mtime at open) */
     int meta_dirty;          /* accounting changed since the last index write */
     int unsynced;            /* appended since the last fdatasync */
-    uint64_t alloc_end;      /* blocks reserved (fallocate) up to here; writer only */
     char *path;
     uint64_t map_len;          /* bytes a mapping covers (0: never map); set before sharing */
     _Atomic(uint8_t *) map;    /* the mapping once made, else NULL */
@@ -89,16 +88,11 @@ int sn_container_pread(struct sn_container *c, void *buf, size_t len, uint64_t o
 
 /* Appends the iovecs (total bytes) at c->len with pwritev and advances len.
  * Only the writer (or recovery) calls it. On error len is unchanged and the
- * file is truncated back to it. Reserves the file's blocks ahead of the
- * append point first (SN_CONTAINER_PREALLOC at a time, fallocate with
- * KEEP_SIZE: the size, and so recovery's scan, is unchanged). */
+ * file is truncated back to it. */
 int sn_container_append(struct sn_container *c, struct iovec *iov, int n_iov,
                         uint64_t total, char err[CN_ERR_LEN]);
 
 int sn_container_sync(struct sn_container *c, char err[CN_ERR_LEN]);
-/* Gives back the blocks reserved past the append point (a container that
- * is no longer appended to). Advice: failures are ignored. */
-void sn_container_release_prealloc(struct sn_container *c);
 /* Drops the page-cache pages of [off, off + len) that are clean and not
  * mapped (posix_fadvise DONTNEED; advice: failures are ignored). Called on
  * large values right after their fdatasync: their pages go back to the

@@ -195,10 +195,8 @@ static int sn_writer_roll(struct sn_store *s, char err[CN_ERR_LEN])
 {
     struct sn_container *c = NULL;
     int rc = sn_container_sync(s->active, err);
-    if (rc == CN_OK) {
-        sn_container_release_prealloc(s->active);   /* full: no more appends */
+    if (rc == CN_OK)
         rc = sn_container_create(s->dir_containers, s->next_cid, &c, err);
-    }
     if (rc != CN_OK)
         return rc;
     pthread_mutex_lock(&s->lock);

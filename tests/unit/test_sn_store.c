@@ -1,8 +1,7 @@
 /* Unit tests of the storage engine: write/read semantics, versions and
  * tombstones, listing, recovery of an index that lags the containers, torn
  * tails, corruption on read and in scrub, compaction under concurrent writes,
- * and group commit, large values leaving the page cache after their sync,
- * blocks reserved ahead of the appends.
+ * and group commit, large values leaving the page cache after their sync.
  * Each case works in its own temporary directory. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -547,43 +546,6 @@ static void test_sn_store_uncache(void)
     cn_free(d);
 }
 
-/* Bytes the file of container id occupies on disk, and its size. */
-static uint64_t test_sn_disk_bytes(uint32_t id, uint64_t *size)
-{
-    struct stat st;
-    CN_CHECK_EQ_INT(stat(test_sn_container_file(id), &st), 0);
-    *size = (uint64_t)st.st_size;
-    return (uint64_t)st.st_blocks * 512;
-}
-
-/* The active container reserves its blocks ahead of the append point
- * without changing its size (recovery reads to the size); a rolled one
- * gives the reservation back. */
-static void test_sn_store_prealloc(void)
-{
-    test_sn_fresh_dir();
-    struct sn_store *s = test_sn_open(2 << 20, SN_SYNC_WRITETHROUGH);
-    size_t n = 1536 * 1024;
-    uint8_t *d = cn_malloc(n);
-    test_sn_fill(d, n, 5);
-    int applied;
-    uint64_t size;
-    CN_CHECK_EQ_INT(test_sn_put(s, "a", d, n, 1, 1, &applied), CN_OK);
-    uint64_t disk = test_sn_disk_bytes(1, &size);
-    CN_CHECK(size > n && size < n + 4096);
-    CN_CHECK(disk >= size + (32u << 20));
-    CN_CHECK_EQ_INT(test_sn_put(s, "b", d, n, 1, 1, &applied), CN_OK);   /* rolls */
-    disk = test_sn_disk_bytes(1, &size);
-    CN_CHECK(disk < size + (1u << 20));
-    CN_CHECK(test_sn_disk_bytes(2, &size) >= size + (32u << 20));
-    sn_store_close(s, NULL);
-    s = test_sn_open(2 << 20, SN_SYNC_WRITETHROUGH);   /* recovery: same records */
-    test_sn_expect(s, "a", d, n);
-    test_sn_expect(s, "b", d, n);
-    sn_store_close(s, NULL);
-    cn_free(d);
-}
-
 static void test_sn_cleanup(void)
 {
     test_sn_fresh_dir();
@@ -599,7 +561,6 @@ static const struct cn_test_case cases[] = {
     {"pread", test_sn_store_pread},
     {"mapped_pin", test_sn_store_mapped_pin},
     {"uncache", test_sn_store_uncache},
-    {"prealloc", test_sn_store_prealloc},
     {"cleanup", test_sn_cleanup},
     {NULL, NULL},
 };
