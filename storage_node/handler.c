@@ -69,16 +69,8 @@ static void sn_handler_write(struct sn_job *j)
     const struct msg *q = &j->req;
     char err[CN_ERR_LEN];
     int is_put = q->op == MSG_OP_PUT;
-    if (is_put && cn_crc32c(0, q->payload.ptr, q->payload.len) != q->crc) {
-        sn_server_reply_error(j, MSG_ST_BAD_CHECKSUM, "payload does not match crc");
-        return;
-    }
-    int leased = is_put && MSG_HAS(q, MSG_F_TOK);
-    if (leased && sn_lease_write_begin(sn_server_leases(j->srv), q->key.ptr, q->key.len,
-                                       q->tok) != MSG_ST_OK) {
-        sn_server_reply_error(j, MSG_ST_LOCKED, "the token does not hold the key's lease");
-        return;
-    }
+    /* encoding the record computes the block CRCs; the payload's crc is
+     * checked against them combined, so the bytes are read once */
     int rc = sn_wreq_init(&j->w, is_put ? SN_WOP_PUT : SN_WOP_DELETE, q->key.ptr, q->key.len,
                           MSG_HAS(q, MSG_F_META) ? q->meta.ptr : NULL,
                           MSG_HAS(q, MSG_F_META) ? q->meta.len : 0,
@@ -86,9 +78,19 @@ static void sn_handler_write(struct sn_job *j)
                           MSG_HAS(q, MSG_F_ETAG) ? q->etag.len : 0, q->ver, q->ts,
                           is_put ? q->payload.ptr : NULL, is_put ? q->payload.len : 0, err);
     if (rc != CN_OK) {
-        if (leased)
-            sn_lease_write_end(sn_server_leases(j->srv), q->key.ptr, q->key.len, q->tok);
         sn_server_reply_error(j, sn_handler_status(rc), err);
+        return;
+    }
+    if (is_put && sn_record_data_crc(&j->w.ri) != q->crc) {
+        sn_wreq_fini(&j->w);
+        sn_server_reply_error(j, MSG_ST_BAD_CHECKSUM, "payload does not match crc");
+        return;
+    }
+    int leased = is_put && MSG_HAS(q, MSG_F_TOK);
+    if (leased && sn_lease_write_begin(sn_server_leases(j->srv), q->key.ptr, q->key.len,
+                                       q->tok) != MSG_ST_OK) {
+        sn_wreq_fini(&j->w);
+        sn_server_reply_error(j, MSG_ST_LOCKED, "the token does not hold the key's lease");
         return;
     }
     j->w.done_cb = sn_handler_write_done;

@@ -33,7 +33,9 @@
 
 struct gw_blob {
     atomic_int refs;
-    struct evbuffer *buf;
+    struct evbuffer *buf;          /* gw_blob_from_evbuffer's, or NULL */
+    void (*release)(void *data, void *arg); /* gw_blob_from_buffer's */
+    void *release_arg;
     const void *data;
     size_t len;
     uint32_t crc;
@@ -136,6 +138,19 @@ struct gw_blob *gw_blob_from_evbuffer(struct evbuffer *buf)
     return b;
 }
 
+struct gw_blob *gw_blob_from_buffer(const void *data, size_t len,
+                                    void (*release)(void *data, void *arg), void *arg)
+{
+    struct gw_blob *b = cn_calloc(1, sizeof(*b));
+    atomic_init(&b->refs, 1);
+    b->data = data;
+    b->len = len;
+    b->release = release;
+    b->release_arg = arg;
+    b->crc = cn_crc32c(0, data, len);
+    return b;
+}
+
 const void *gw_blob_data(const struct gw_blob *b)
 {
     return b->data;
@@ -155,7 +170,10 @@ void gw_blob_unref(struct gw_blob *b)
 {
     if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
         return;
-    evbuffer_free(b->buf);
+    if (b->release != NULL)
+        b->release((void *)(uintptr_t)b->data, b->release_arg);
+    else
+        evbuffer_free(b->buf);
     cn_free(b);
 }
 

@@ -29,6 +29,11 @@ struct gw_blob;
  * made contiguous, which copies only when it had several chains). One
  * reference; release with gw_blob_unref(). */
 struct gw_blob *gw_blob_from_evbuffer(struct evbuffer *buf);
+/* Takes len bytes at data, which stay valid until the last reference goes:
+ * then release(data, arg) runs, from whichever thread dropped it (a pool's
+ * give-back, lo_pool.h). One reference; release with gw_blob_unref(). */
+struct gw_blob *gw_blob_from_buffer(const void *data, size_t len,
+                                    void (*release)(void *data, void *arg), void *arg);
 const void *gw_blob_data(const struct gw_blob *b);
 size_t gw_blob_len(const struct gw_blob *b);
 void gw_blob_ref(struct gw_blob *b);
