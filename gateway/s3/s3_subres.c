@@ -89,6 +89,31 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
     return GW_S3_OK;
 }
 
+/* Does every account acl grants to exist, as the owner id of some key the
+ * gateway knows (the credentials file and the cluster's keys)? S3 refuses a
+ * grant to a canonical id it does not know with 400 InvalidArgument (s3-tests
+ * test_bucket_acl_grant_nonexist_user). known, the ACL's and the bucket's
+ * owners, always pass (a deleted account's object keeps its own owner).
+ * Cost: grants x keys string compares, at most GW_ACL_MAX_GRANTS per key. */
+static int gw_s3_acl_ids_known(const struct gw_req *r, const struct gw_acl *acl,
+                               const char *known)
+{
+    const struct gw_credentials *c = r->s3->creds;
+    size_t n = c != NULL ? gw_credentials_count(c) : 0;
+    for (size_t i = 0; i < acl->n; i++) {
+        const char *id = acl->g[i].id;
+        if (acl->g[i].grantee != GW_ACL_USER || strcmp(id, known) == 0 ||
+            strcmp(id, acl->owner) == 0 || strcmp(id, gw_s3_acl_writer(r)) == 0)
+            continue;
+        size_t k = 0;
+        while (k < n && strcmp(gw_credentials_at(c, k)->owner_id, id) != 0)
+            k++;
+        if (k == n)
+            return 0;
+    }
+    return 1;
+}
+
 /* Does acl give nobody but the bucket owner anything (the only ACL that
  * BucketOwnerEnforced accepts)? */
 static int gw_s3_acl_owner_only(const struct gw_acl *acl, const char *bucket_owner)
@@ -151,6 +176,10 @@ enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why)
     size_t clen;
     enum gw_s3_err err =
         gw_s3_acl_from_headers(r, writer, bucket_owner, acl, &given, &canned, &clen, why);
+    if (err == GW_S3_OK && !gw_s3_acl_ids_known(r, acl, bucket_owner)) {
+        *why = "Invalid id";
+        err = GW_S3_INVALID_ARGUMENT;
+    }
     if (err != GW_S3_OK)
         goto out;
     if (ownership == GW_OWNERSHIP_BUCKET_OWNER_ENFORCED) {
@@ -333,6 +362,8 @@ static enum gw_s3_err gw_s3_acl_put_check(struct gw_req *r, struct gw_acl *acl, 
     const struct gw_access_config *cfg = r->access_cfg;
     if (cfg == NULL)
         return GW_S3_ACCESS_DENIED;
+    if (!gw_s3_acl_ids_known(r, acl, cfg->owner))
+        return GW_S3_INVALID_ARGUMENT;
     if (cfg->ownership == GW_OWNERSHIP_BUCKET_OWNER_ENFORCED) {
         int ok = given_canned ? (gw_s3_acl_is(canned, clen, "private") ||
                                  gw_s3_acl_is(canned, clen, "bucket-owner-full-control"))
