@@ -29,7 +29,9 @@
 #include "objmeta.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
+#include "post_form.h"
 #include "s3_ops.h"
+#include "s3_post.h"
 #include "s3_reply.h"
 #include "store.h"
 #include "xml.h"
@@ -52,6 +54,20 @@ static const char *gw_s3_acl_writer(const struct gw_req *r)
     return p != NULL ? p : gw_access_anonymous.owner_id;
 }
 
+/* An ACL header of r; for POST object the form's field instead (only
+ * `acl`: S3's forms carry no grant fields). */
+static const char *gw_s3_acl_header(const struct gw_req *r, const char *name, size_t *len)
+{
+    if (r->post == NULL)
+        return gw_req_header(r, name, len);
+    const struct gw_post_form_field *f =
+        strcmp(name, "x-amz-acl") == 0 ? gw_post_form_field(gw_s3_post_form(r->post), "acl")
+                                       : NULL;
+    if (f != NULL && len != NULL)
+        *len = f->value_len;
+    return f != NULL ? f->value : NULL;
+}
+
 /* The ACL of r's headers into acl, owner writer. *given: some header was
  * there. *canned: x-amz-acl's value, or NULL. */
 static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char *writer,
@@ -59,10 +75,10 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
                                              int *given, const char **canned, size_t *clen,
                                              const char **why)
 {
-    *canned = gw_req_header(r, "x-amz-acl", clen);
+    *canned = gw_s3_acl_header(r, "x-amz-acl", clen);
     int grants = 0;
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++)
-        grants |= gw_req_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL;
+        grants |= gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL;
     *given = *canned != NULL || grants;
     gw_acl_canned(acl, "private", 7, writer, bucket_owner);
     if (*canned != NULL && grants) {
@@ -79,7 +95,7 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
     acl->n = 0;   /* header grants are the whole ACL */
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++) {
         size_t len;
-        const char *v = gw_req_header(r, gw_s3_acl_grant_headers[i], &len);
+        const char *v = gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], &len);
         if (v == NULL)
             continue;
         enum gw_s3_err err = gw_acl_add_grant_header(acl, gw_s3_acl_grant_perms[i], v, len);
@@ -141,10 +157,10 @@ static int gw_s3_acl_create_ownership(const struct gw_req *r)
 
 int gw_s3_acl_wanted(const struct gw_req *r)
 {
-    if (gw_req_header(r, "x-amz-acl", NULL) != NULL)
+    if (gw_s3_acl_header(r, "x-amz-acl", NULL) != NULL)
         return 1;
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++)
-        if (gw_req_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL)
+        if (gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL)
             return 1;
     return r->access_cfg != NULL && strcmp(gw_s3_acl_writer(r), r->access_cfg->owner) != 0;
 }
@@ -154,7 +170,7 @@ enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why)
     enum gw_s3_op_id id = r->op->id;
     int create = id == GW_S3_OP_CREATE_BUCKET;
     if (!create && id != GW_S3_OP_PUT_OBJECT && id != GW_S3_OP_COPY_OBJECT &&
-        id != GW_S3_OP_CREATE_MULTIPART_UPLOAD)
+        id != GW_S3_OP_CREATE_MULTIPART_UPLOAD && id != GW_S3_OP_POST_OBJECT)
         return GW_S3_OK;   /* S3 ignores ACL headers on the other writes */
     const struct gw_access_config *cfg = r->access_cfg;
     const char *writer = gw_s3_acl_writer(r);
