@@ -288,16 +288,18 @@ def t_pol_deny(ctx):
 
 
 @check("policy_condition_s3_prefix",
-       "Allow B s3:ListBucket with StringEquals s3:prefix \"pub/\": prefix pub/ 200, none 403",
+       "Allow \"*\" s3:ListBucket with StringEquals s3:prefix \"pub/\": anonymous listing "
+       "with prefix pub/ 200, without 403",
        "AmazonS3/latest/userguide/amazon-s3-policy-keys.html")
 def t_pol_prefix(ctx):
+    # Principal "*" (not an account) so that only the condition is tested
     b = ctx.bucket("polpfx")
     ctx.a.put_bucket_policy(Bucket=b, Policy=policy_doc(b, {
-        "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::%s:root" % ctx.b_id},
+        "Effect": "Allow", "Principal": "*",
         "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::%s" % b,
         "Condition": {"StringEquals": {"s3:prefix": "pub/"}}}))
-    ok = settle(lambda: err(ctx.b.list_objects_v2, Bucket=b, Prefix="pub/")[0] == "OK")
-    e = err(ctx.b.list_objects_v2, Bucket=b)
+    ok = settle(lambda: err(ctx.anon.list_objects_v2, Bucket=b, Prefix="pub/")[0] == "OK")
+    e = err(ctx.anon.list_objects_v2, Bucket=b)
     return ok and e[1] == 403, "prefix ok=%r, no prefix %r" % (ok, e)
 
 
