@@ -19,12 +19,12 @@ CONF="$ROOT/bench/conformance/s3_conformance.py"
 CAIRN_BIN="${CAIRN_BIN:-$ROOT/build/bin}" "$PY" "$CONF" cairn "$OUT/cairn.json"
 
 started=0
+trap 'if [[ $started == 1 ]]; then "$PEER/stop.sh"; fi' EXIT
 if ! curl -s -o /dev/null "http://127.0.0.1:7480"; then
+  started=1   # before start.sh: a start that fails half way is stopped too
   CEPH_PEER_MGR=0 CEPH_PEER_OSD_MEMORY_TARGET="${CEPH_PEER_OSD_MEMORY_TARGET:-1073741824}" \
     "$PEER/start.sh"
-  started=1
 fi
-trap 'if [[ $started == 1 ]]; then "$PEER/stop.sh"; fi' EXIT
 # shellcheck source=/dev/null
 . "$PEER/env.sh"
 radosgw-admin --conf "$CEPH_CONF" user info --uid=peer2 >/dev/null 2>&1 ||

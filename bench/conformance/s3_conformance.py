@@ -186,6 +186,31 @@ def t_acl_private_list(ctx):
     return e == ("AccessDenied", 403), repr(e)
 
 
+@check("acl_authenticated_read_object",
+       "authenticated-read object: another account's signed GET 200, anonymous GET 403",
+       "AmazonS3/latest/userguide/acl-overview.html#canned-acl")
+def t_acl_authread(ctx):
+    b = ctx.bucket("aclauth")
+    ctx.a.put_object(Bucket=b, Key="k", Body=b"signed only", ACL="authenticated-read")
+    eb = err(ctx.b.get_object, Bucket=b, Key="k")
+    ea = err(ctx.anon.get_object, Bucket=b, Key="k")
+    return eb[0] == "OK" and ea[1] == 403, "B %r, anonymous %r" % (eb, ea)
+
+
+@check("acl_public_read_write_bucket_anonymous_put",
+       "public-read-write bucket: anonymous PutObject 200 (the object is the writer's); a "
+       "private bucket 403",
+       "AmazonS3/latest/userguide/acl-overview.html#canned-acl")
+def t_acl_prw(ctx):
+    b = ctx.bucket("aclprw", ACL="public-read-write")
+    p = ctx.bucket("aclprwpriv")
+    ok = err(ctx.anon.put_object, Bucket=b, Key="anon", Body=b"from anyone")
+    no = err(ctx.anon.put_object, Bucket=p, Key="anon", Body=b"x")
+    got = body_of(ctx.a, b, "anon") if ok[0] == "OK" else None
+    return ok[0] == "OK" and no[1] == 403 and got == b"from anyone", \
+        "public-read-write %r (stored %r), private %r" % (ok, got, no)
+
+
 @check("grant_read_object_to_account",
        "x-amz-grant-read id=<B>: B may GET that object, not another; GetObjectAcl lists the grant",
        "AmazonS3/latest/API/API_PutObject.html")
@@ -412,6 +437,39 @@ def t_pab_policy(ctx):
                          "Resource": "arn:aws:s3:::%s/*" % b})
     e = settle(lambda: err(ctx.a.put_bucket_policy, Bucket=b, Policy=pol)[1] == 403)
     return e, "refused=%r" % e
+
+
+@check("pab_restrict_public_buckets",
+       "RestrictPublicBuckets: a public policy's Allow no longer lets anonymous GET (403)",
+       "AmazonS3/latest/userguide/access-control-block-public-access.html")
+def t_pab_restrict(ctx):
+    b = ctx.bucket("pabrst")
+    ctx.a.put_object(Bucket=b, Key="k", Body=b"x")
+    ctx.a.put_bucket_policy(Bucket=b, Policy=policy_doc(b, {
+        "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+        "Resource": "arn:aws:s3:::%s/*" % b}))
+    before = settle(lambda: err(ctx.anon.get_object, Bucket=b, Key="k")[0] == "OK")
+    ctx.a.put_public_access_block(Bucket=b, PublicAccessBlockConfiguration={
+        "BlockPublicAcls": False, "IgnorePublicAcls": False, "BlockPublicPolicy": False,
+        "RestrictPublicBuckets": True})
+    after = settle(lambda: err(ctx.anon.get_object, Bucket=b, Key="k")[1] == 403)
+    return before and after, "public before=%r, denied after=%r" % (before, after)
+
+
+@check("ownership_bucket_owner_preferred",
+       "BucketOwnerPreferred: B's PutObject with bucket-owner-full-control makes the bucket "
+       "owner the object's owner (GetObjectAcl Owner = A)",
+       "AmazonS3/latest/userguide/about-object-ownership.html")
+def t_owner_pref(ctx):
+    b = ctx.bucket("ownpref")
+    ctx.a.put_bucket_ownership_controls(Bucket=b, OwnershipControls={
+        "Rules": [{"ObjectOwnership": "BucketOwnerPreferred"}]})
+    ctx.a.put_bucket_acl(Bucket=b, GrantWrite='id="%s"' % ctx.b_id,
+                         GrantFullControl='id="%s"' % ctx.a_id)
+    settle(lambda: err(ctx.b.put_object, Bucket=b, Key="probe", Body=b"p")[0] == "OK")
+    ctx.b.put_object(Bucket=b, Key="k", Body=b"x", ACL="bucket-owner-full-control")
+    owner = ctx.a.get_object_acl(Bucket=b, Key="k")["Owner"]["ID"]
+    return owner == ctx.a_id, "object owner %r (A is %r)" % (owner, ctx.a_id)
 
 
 @check("ownership_bucket_owner_enforced",
