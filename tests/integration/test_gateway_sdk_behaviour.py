@@ -339,7 +339,13 @@ def test_conditional_lease_lost(c, g2):
     try:
         deadline = time.monotonic() + 60
         while not os.path.exists(ready):
-            check(time.monotonic() < deadline and gdb.poll() is None, "gdb did not attach")
+            if gdb.poll() is not None:
+                out = gdb.stdout.read()
+                if b"Operation not permitted" in out or b"Could not attach" in out:
+                    print("     skipped: gdb may not attach here: %r" % out[-300:])
+                    return
+            check(time.monotonic() < deadline and gdb.poll() is None,
+                  "gdb did not attach: %r" % out[-2000:])
             time.sleep(0.05)
         t0 = time.monotonic()
         st = put_status(client(c.port, headers={"If-None-Match": "*"}), Bucket="condlease",
@@ -354,6 +360,12 @@ def test_conditional_lease_lost(c, g2):
             except subprocess.TimeoutExpired:
                 gdb.kill()
                 gdb.wait()
+    if b"Breakpoint 1, " not in out and (b"ptrace: Operation not permitted" in out or
+                                          b"Could not attach" in out):
+        # kernel.yama.ptrace_scope >= 1 without CAP_SYS_PTRACE: gdb may not
+        # attach to a process it did not start; nothing here can stall it
+        print("     skipped: gdb may not attach here: %r" % out[-300:])
+        return
     check(b"Breakpoint 1, " in out, "the conditional write stopped at its lease: %r" % out[-2000:])
     check(held >= 10, "the write was held past the lease (%.1fs)" % held)
     check(st == (409, "ConditionalRequestConflict"), "a write whose lease expired: %r" % (st,))
