@@ -629,7 +629,8 @@ void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct 
         if (send[i] && !gw_store_rec_tok(rec, op->replicas[i])) {
             send[i] = 0;
             op->outstanding--;
-            gw_store_hint(s, op->replicas[i], op->key, op->key_len);
+            if (op->n_hint_for < GW_STORE_MAX_REPLICAS)   /* hinted once the write is in */
+                op->hint_for[op->n_hint_for++] = op->replicas[i];
         }
     }
     for (uint32_t i = 0; i < op->n_replicas; i++) {
