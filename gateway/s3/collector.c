@@ -218,7 +218,7 @@ static struct gw_blob *gw_collector_encode(const struct gw_collector *c)
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 24);
+    msgpack_pack_map(&pk, 22);
     gw_collector_pack_str(&pk, "holder", 6);
     gw_collector_pack_str(&pk, s->holder, strlen(s->holder));
     gw_collector_pack_str(&pk, "state", 5);
