@@ -271,6 +271,13 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
                  (long long)cfg->collector_lease_time_ms);
         return CN_INVAL;
     }
+    if (cfg->collector_interval_ms > 0 && cfg->collector_grace_ms < cfg->lo_reclaim_delay_ms) {
+        snprintf(err, CN_ERR_LEN, "collector.grace (%lld ms) must be at least "
+                 "large_object.reclaim_delay (%lld ms): the collector must leave a replaced "
+                 "object's chunks to its readers as long as the reclaim does",
+                 (long long)cfg->collector_grace_ms, (long long)cfg->lo_reclaim_delay_ms);
+        return CN_INVAL;
+    }
     if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {
         snprintf(err, CN_ERR_LEN, "s3.credentials_file is required (anonymous access is refused)");
         return CN_INVAL;

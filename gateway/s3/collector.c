@@ -626,11 +626,9 @@ static int gw_collector_page_fill(struct gw_collector_page *page,
 }
 
 /* Lists a page of prefix after `after` (NULL: from the start). */
-static void gw_collector_list(struct gw_collector *c, struct gw_collector_page *page,
-                              const char *prefix, size_t prefix_len, const char *after,
-                              size_t after_len, gw_store_list_cb cb)
+static void gw_collector_list(struct gw_collector *c, const char *prefix, size_t prefix_len,
+                              const char *after, size_t after_len, gw_store_list_cb cb)
 {
-    (void)page;
     c->inflight++;
     gw_store_list(c->store, prefix, prefix_len, after, after_len, GW_COLLECTOR_PAGE, cb, c);
 }
@@ -640,7 +638,7 @@ static void gw_collector_list_more(struct gw_collector *c, struct gw_collector_p
                                    const char *prefix, size_t prefix_len, gw_store_list_cb cb)
 {
     const struct gw_collector_item *last = page->n > 0 ? &page->items[page->n - 1] : NULL;
-    gw_collector_list(c, page, prefix, prefix_len, last != NULL ? last->key : NULL,
+    gw_collector_list(c, prefix, prefix_len, last != NULL ? last->key : NULL,
                       last != NULL ? last->key_len : 0, cb);
 }
 
@@ -869,22 +867,25 @@ static void gw_collector_on_parts(struct gw_store_list_result *res, void *arg)
     }
     size_t n = gw_collector_key_prefix(c, 'v', prefix);
     c->sub.n = 0;
-    gw_collector_list(c, &c->sub, prefix, n, NULL, 0, gw_collector_on_versions);
+    gw_collector_list(c, prefix, n, NULL, 0, gw_collector_on_versions);
 }
 
-/* Looks up every record that could name the segment, in the order the
- * gateway moves references: parts before versions and the object record
- * (CompleteMultipartUpload writes the object record, then deletes the
- * parts), versions before the object record (a versioned write replaces
- * "o/" only after its version record exists, and a null version is
- * copied to its version key before "o/" is overwritten). A reference
- * that moves while we look is therefore found at its new place. */
+/* Looks up every record that could name the segment: part records first,
+ * then version records, then the object record. A reference only moves
+ * from a part record to the object and version records
+ * (CompleteMultipartUpload writes those, then deletes the parts), so
+ * reading the parts first finds it at one place or the other. Every other
+ * move rewrites the object record itself (an overwrite, a delete, a
+ * versioned write that turns the old null version into a version record),
+ * and an object record changed within the grace keeps the segment
+ * (GW_COLLECTOR_KEEP_PARENT_RECENT). docs/large-objects.md has the whole
+ * argument. */
 static void gw_collector_lookup(struct gw_collector *c)
 {
     char prefix[GW_KEYS_MAX + 1];
     size_t n = gw_collector_key_prefix(c, 'p', prefix);
     c->sub.n = 0;
-    gw_collector_list(c, &c->sub, prefix, n, NULL, 0, gw_collector_on_parts);
+    gw_collector_list(c, prefix, n, NULL, 0, gw_collector_on_parts);
 }
 
 /* ---- deleting an orphaned segment --------------------------------------- */
@@ -976,7 +977,7 @@ static void gw_collector_chunks_page(struct gw_collector *c)
     if (p->n > 0)
         gw_collector_list_more(c, p, "c/", 2, gw_collector_on_chunks);
     else
-        gw_collector_list(c, p, "c/", 2, c->st.cursor_len > 0 ? c->st.cursor : NULL,
+        gw_collector_list(c, "c/", 2, c->st.cursor_len > 0 ? c->st.cursor : NULL,
                           c->st.cursor_len, gw_collector_on_chunks);
 }
 
@@ -1013,7 +1014,7 @@ static void gw_collector_seg_start(struct gw_collector *c, const struct gw_colle
 static void gw_collector_delete_seg(struct gw_collector *c)
 {
     c->sub.n = 0;
-    gw_collector_list(c, &c->sub, c->seg, c->segc.seg_len, NULL, 0, gw_collector_on_seg_chunks);
+    gw_collector_list(c, c->seg, c->segc.seg_len, NULL, 0, gw_collector_on_seg_chunks);
 }
 
 static void gw_collector_next_chunk(struct gw_collector *c)
