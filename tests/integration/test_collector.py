@@ -5,7 +5,8 @@ deletes them (chunk records counted on the nodes) and a compaction gives
 their space back. A live large object, the older version and a delete
 marker of a versioned large object, and the committed part of a multipart
 upload in progress keep every chunk through several scans and read back
-byte-identical (the upload is completed afterwards). Two gateways: exactly
+byte-identical (the upload is completed afterwards); a PUT that streams for
+longer than the grace commits whole. Two gateways: exactly
 one holds the lease at a time. `cairn-admin collector status` (text and
 --json) shows the scans."""
 import hashlib
@@ -189,6 +190,41 @@ def test_live_chunks_kept(c):
           "and still after more scans")
 
 
+def test_slow_put_kept(c):
+    """A PUT that streams for longer than the grace, a chunk every half
+    second, commits whole: the collector weighs a write by its newest
+    chunk, and scans run all along."""
+    s3 = c.boto(signature_version="s3v4")
+    s3.create_bucket(Bucket="coll-slow")
+    body = os.urandom(16 * CHUNK + 5)
+    path = "/coll-slow/obj"
+    hdrs = sign_v4("PUT", path, {"x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+                                 "content-length": str(len(body))}, c.port)
+    sock = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+    sock.sendall(b"PUT " + path.encode() + b" HTTP/1.1\r\n" +
+                 b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in hdrs.items()) +
+                 b"\r\n")
+    s0 = metrics()["scans_total"]
+    t0 = time.monotonic()
+    for i in range(0, len(body), CHUNK // 2):
+        sock.sendall(body[i:i + CHUNK // 2])
+        time.sleep(0.25)
+    took = time.monotonic() - t0
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        got = sock.recv(4096)
+        if not got:
+            break
+        reply += got
+    sock.close()
+    check(reply.startswith(b"HTTP/1.1 200"), "the slow PUT: %r" % reply[:200])
+    scans = metrics()["scans_total"] - s0
+    check(took > GRACE_S + 1 and scans >= 2, "it outlived the grace (%.1f s) across %d scans"
+          % (took, scans))
+    check(md5(s3.get_object(Bucket="coll-slow", Key="obj")["Body"].read()) == md5(body),
+          "the slow PUT reads back whole")
+
+
 def test_two_gateways(c):
     g2 = SecondGateway(c)
     try:
@@ -230,5 +266,6 @@ def test_admin_status(c):
 
 
 if __name__ == "__main__":
-    run_tests([test_killed_put, test_live_chunks_kept, test_two_gateways, test_admin_status],
+    run_tests([test_killed_put, test_live_chunks_kept, test_slow_put_kept, test_two_gateways,
+               test_admin_status],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
