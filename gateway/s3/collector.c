@@ -5,7 +5,8 @@
  * time, grouping consecutive chunks by segment (one write's chunks sort
  * together) -> for each segment whose newest chunk is older than the grace:
  * list the key's part records, list its version records (reading the large
- * ones' maps), HEAD the object record on its replicas (reading its map) ->
+ * ones' maps), probe the object record on its replicas (store_probe.h,
+ * reading its map) ->
  * decide -> when orphaned: list the segment again and delete its chunks,
  * throttled -> the cursor moves past the segment. The lease protocol is the
  * lifecycle worker's (lifecycle_run.c); the lease is renewed, with the
@@ -23,6 +24,7 @@
 #include "lo_map.h"
 #include "multipart.h"
 #include "store.h"
+#include "store_probe.h"
 
 #include "msg/msg.h"
 
@@ -31,7 +33,6 @@
 #include "cn/log.h"
 #include "cn/metrics.h"
 #include "cn/time.h"
-#include "cn/version.h"
 
 #define GW_COLLECTOR_HOLDER_MAX 128
 #define GW_COLLECTOR_RECORD_MAX 8192
@@ -137,12 +138,6 @@ struct gw_collector_page {
     int more;
 };
 
-/* One HEAD of the object record to one replica. */
-struct gw_collector_head {
-    struct gw_collector *c;
-    uint32_t node;
-};
-
 struct gw_collector {
     struct event_base *base;
     struct gw_store *store;
@@ -167,12 +162,7 @@ struct gw_collector {
     uint64_t seg_newest_ts;
     struct gw_collector_facts facts;
     char okey[GW_KEYS_MAX];            /* "o/<bucket>/<key>" of the segment */
-    /* the object record's HEADs */
-    struct gw_collector_head heads[GW_STORE_MAX_REPLICAS];
-    uint32_t n_heads, heads_out, head_answers;
-    int head_state;                    /* newest seen: 0 none, 1 live, 2 tombstone */
-    uint64_t head_ts, head_ver;
-    int head_large;
+    uint64_t head_ts;                  /* the object record's newest version seen */
     /* metrics (reg NULL: none) */
     struct cn_metrics *reg;
     uint32_t m_scans, m_scanned, m_deleted, m_bytes, m_held;
@@ -702,15 +692,23 @@ static void gw_collector_on_object_map(struct gw_store_result *res, void *arg)
     gw_collector_decide_now(c);
 }
 
-/* Every HEAD of the object record answered (or failed). */
-static void gw_collector_heads_done(struct gw_collector *c)
+/* The object record's replicas answered (store_probe.h): the newest
+ * version among at least N - W + 1 of them is at least as new as any write
+ * the cluster acknowledged, a tombstone's time included. */
+static void gw_collector_on_probe(const struct gw_store_probe_result *r, void *arg)
 {
-    if (c->head_answers < c->o.min_answers) {
+    struct gw_collector *c = arg;
+    if (gw_collector_op_done(c))
+        return;
+    if (r->answered < c->o.min_answers) {
         gw_collector_unsure(c, "too few replicas of the object record answered");
         return;
     }
-    c->facts.parent_ts = c->head_state != 0 ? c->head_ts : 0;
-    if (c->head_state == 1 && c->head_large) {
+    size_t tl;
+    uint64_t size;
+    c->head_ts = r->ts;
+    c->facts.parent_ts = r->state != 0 ? r->ts : 0;
+    if (r->state == 1 && gw_lo_map_etag_split(r->etag, r->etag_len, &tl, &size)) {
         c->inflight++;
         gw_store_get(c->store, c->okey, c->segc.okey_len, 1, 0, 0, gw_collector_on_object_map, c);
         return;
@@ -718,64 +716,12 @@ static void gw_collector_heads_done(struct gw_collector *c)
     gw_collector_decide_now(c);
 }
 
-static void gw_collector_on_head(struct gw_storage_reply *r, void *arg)
-{
-    struct gw_collector_head *h = arg;
-    struct gw_collector *c = h->c;
-    c->heads_out--;
-    if (gw_collector_op_done(c))
-        return;
-    int state = -1;
-    if (r->rc == CN_OK && r->m.st == MSG_ST_OK)
-        state = 1;
-    else if (r->rc == CN_OK && r->m.st == MSG_ST_NOT_FOUND)
-        state = (r->m.flags & MSG_FLAG_TOMBSTONE) ? 2 : 0;
-    if (state >= 0) {
-        c->head_answers++;
-        if (state != 0 && cn_version_newer(r->m.ts, r->m.ver, c->head_ts, c->head_ver)) {
-            size_t tl;
-            uint64_t size;
-            c->head_state = state;
-            c->head_ts = r->m.ts;
-            c->head_ver = r->m.ver;
-            c->head_large = state == 1 && gw_lo_map_etag_split((const char *)r->m.etag.ptr,
-                                                               r->m.etag.len, &tl, &size);
-        }
-    }
-    if (c->heads_out == 0)
-        gw_collector_heads_done(c);
-}
-
-/* HEADs the object record on each of its replicas at once: the newest
- * version among N - W + 1 answers is at least as new as any write the
- * cluster acknowledged (a tombstone's ts included, which a quorum read
- * would not give). */
-static void gw_collector_object_heads(struct gw_collector *c)
+static void gw_collector_object_probe(struct gw_collector *c)
 {
     c->okey[0] = 'o';
     memcpy(c->okey + 1, c->seg + 1, c->segc.okey_len - 1);
-    uint32_t nodes[GW_STORE_MAX_REPLICAS];
-    c->n_heads = gw_store_replicas(c->store, c->okey, c->segc.okey_len, nodes,
-                                   GW_STORE_MAX_REPLICAS);
-    c->head_answers = 0;
-    c->head_state = 0;
-    c->head_ts = c->head_ver = 0;
-    c->head_large = 0;
-    c->heads_out = c->n_heads;
-    if (c->n_heads == 0) {
-        gw_collector_heads_done(c);
-        return;
-    }
-    struct gw_storage_client *client = gw_store_client(c->store);
-    for (uint32_t i = 0; i < c->n_heads; i++) {
-        struct msg m;
-        msg_init_request(&m, MSG_OP_HEAD, 0);
-        m.key = (struct msg_bytes){(const uint8_t *)c->okey, (uint32_t)c->segc.okey_len};
-        MSG_SET(&m, MSG_F_KEY);
-        c->heads[i] = (struct gw_collector_head){.c = c, .node = nodes[i]};
-        c->inflight++;
-        gw_storage_client_send(client, nodes[i], &m, NULL, gw_collector_on_head, &c->heads[i]);
-    }
+    c->inflight++;
+    gw_store_probe(c->store, c->okey, c->segc.okey_len, gw_collector_on_probe, c);
 }
 
 /* Versions: each large version record's map is read in turn. */
@@ -836,7 +782,7 @@ static void gw_collector_next_version(struct gw_collector *c)
     if (p->more)
         gw_collector_list_more(c, p, prefix, n, gw_collector_on_versions);
     else
-        gw_collector_object_heads(c);   /* after the versions: see gw_collector_lookup */
+        gw_collector_object_probe(c);   /* after the versions: see gw_collector_lookup */
 }
 
 /* Parts: a part record's etag field names its segment's version. */
