@@ -2,7 +2,8 @@
 cluster of 3 nodes: a large PUT whose gateway is killed with SIGKILL in the
 middle of the body leaves chunks no parent names; a new gateway's collector
 deletes them (chunk records counted on the nodes) and a compaction gives
-their space back. A live large object, the older version and a delete
+their space back; the same for an overwritten object's chunks when the
+gateway is killed during the reclaim delay. A live large object, the older version and a delete
 marker of a versioned large object, and the committed part of a multipart
 upload in progress keep every chunk through several scans and read back
 byte-identical (the upload is completed afterwards); a PUT that streams for
@@ -38,7 +39,7 @@ SETTINGS = {
     "large_object.threshold_of_chunk_len": 256 * K,
     "large_object.chunked_obj_len": CHUNK,
     "large_object.reading_chunked_obj_len": 32 * K,
-    "large_object.reclaim_delay": "1s",
+    "large_object.reclaim_delay": "%ds" % GRACE_S,   # at most the grace (the gateway checks)
     "metrics.port": METRICS_PORT,
 }
 NODE_SETTINGS = {"obj_containers.sync_mode": "none", "io_threads": 2,
@@ -132,6 +133,31 @@ def test_killed_put(c):
     check(before - after >= orphan_bytes // 3,
           "compaction gave back the orphans' space: %d -> %d (orphans %d)" %
           (before, after, orphan_bytes))
+
+
+def test_killed_during_reclaim(c):
+    """An overwrite's old chunks wait large_object.reclaim_delay in the
+    gateway's memory; SIGKILL during the delay loses that job, and the next
+    gateway's collector deletes them. The new object stays whole."""
+    s3 = c.boto(signature_version="s3v4")
+    s3.create_bucket(Bucket="coll-over")
+    old, new = os.urandom(6 * CHUNK + 3), os.urandom(5 * CHUNK + 9)
+    s3.put_object(Bucket="coll-over", Key="obj", Body=old)
+    prefix = b"c/coll-over/obj\x00"
+    old_keys = {k for _, k in chunk_records(c, prefix)}
+    check(len(old_keys) == 7, "the first object's 7 chunks: %d" % len(old_keys))
+    s3.put_object(Bucket="coll-over", Key="obj", Body=new)
+    c.proc.kill()   # within the reclaim delay: the job dies with the gateway
+    c.proc.wait()
+    left = {k for _, k in chunk_records(c, prefix)} & old_keys
+    check(len(left) == 7, "the old chunks outlived their gateway: %d" % len(left))
+    c.start()
+    s3 = c.boto(signature_version="s3v4")
+    wait_for("the overwritten object's chunks to be collected",
+             lambda: not ({k for _, k in chunk_records(c, prefix)} & old_keys), 60)
+    check(len({k for _, k in chunk_records(c, prefix)}) == 6, "the new object's 6 chunks stay")
+    check(md5(s3.get_object(Bucket="coll-over", Key="obj")["Body"].read()) == md5(new),
+          "the new object reads back")
 
 
 def md5(b):
@@ -258,7 +284,7 @@ def test_admin_status(c):
     doc = json.loads(p.stdout)
     rec = doc["record"]
     check(doc["command"] == "collector status" and doc["answered"] == 3, "doc %r" % doc)
-    check(rec["total_deleted"] >= 6 and rec["grace_ms"] == GRACE_S * 1000 and rec["scans"] >= 3,
+    check(rec["total_deleted"] >= 14 + 7 and rec["grace_ms"] == GRACE_S * 1000 and rec["scans"] >= 3,
           "record %r" % rec)
     p = subprocess.run([os.path.join(BIN, "cairn-admin"), "--nodes", nodes, "collector"],
                        capture_output=True, timeout=30, env=admin_env())
@@ -266,6 +292,6 @@ def test_admin_status(c):
 
 
 if __name__ == "__main__":
-    run_tests([test_killed_put, test_live_chunks_kept, test_slow_put_kept, test_two_gateways,
-               test_admin_status],
+    run_tests([test_killed_put, test_killed_during_reclaim, test_live_chunks_kept,
+               test_slow_put_kept, test_two_gateways, test_admin_status],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
