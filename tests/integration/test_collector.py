@@ -3,7 +3,8 @@ cluster of 3 nodes: a large PUT whose gateway is killed with SIGKILL in the
 middle of the body leaves chunks no parent names; a new gateway's collector
 deletes them (chunk records counted on the nodes) and a compaction gives
 their space back; the same for an overwritten object's chunks when the
-gateway is killed during the reclaim delay. A live large object, the older version and a delete
+gateway is killed during the reclaim delay; a holder killed mid-scan is
+followed by one that resumes at the cursor kept in the lease record. A live large object, the older version and a delete
 marker of a versioned large object, and the committed part of a multipart
 upload in progress keep every chunk through several scans and read back
 byte-identical (the upload is completed afterwards); a PUT that streams for
@@ -160,6 +161,51 @@ def test_killed_during_reclaim(c):
           "the new object reads back")
 
 
+def plant_orphans(c, bucket, n_seg, n_chunks):
+    """Writes, straight to every node, the chunks n_seg writes would have
+    left an hour ago with no parent (what a cluster holds after gateways
+    died mid-PUT long ago). Returns their keys."""
+    keys = []
+    ts = int((time.time() - 3600) * 1e6)
+    for s in range(n_seg):
+        for i in range(n_chunks):
+            keys.append(b"c/%s/k%02d\x00%016x/%08x" % (bucket.encode(), s, 0xc0ffee00 + s, i))
+    for n in c.nodes:
+        cl = n.client()
+        for k in keys:
+            r = cl.put(k, b"x" * 1000, ver=7, ts=ts)
+            check(r.st == 0, "plant %r: %r" % (k, r))
+        cl.close()
+    return keys
+
+
+def test_resume_after_holder_killed(c):
+    """A holder killed in the middle of a scan: the next holder resumes at
+    the cursor kept in the lease record, and finishes the work."""
+    keys = plant_orphans(c, "coll-resume", 8, 3)
+    prefix = b"c/coll-resume/"
+
+    def left():
+        return {k for _, k in chunk_records(c, prefix)}
+
+    c.proc.kill()
+    c.proc.wait()
+    c.settings["collector.max_rate"] = 2   # 24 deletes take 12 s
+    c.start()
+    wait_for("two of the 8 orphaned writes deleted",
+             lambda: len(left()) <= len(keys) - 2 * 3, 60)
+    c.proc.kill()   # mid-scan
+    c.proc.wait()
+    mid = left()
+    check(0 < len(mid) < len(keys), "killed mid-scan: %d of %d left" % (len(mid), len(keys)))
+    c.settings["collector.max_rate"] = SETTINGS["collector.max_rate"]
+    start = len(c.log_text())
+    c.start()
+    wait_for("the rest deleted", lambda: not left(), 60)
+    log = c.log_text()[start:]
+    check("collector: scan resumes at the cursor" in log, "the new holder resumed:\n" + log[-3000:])
+
+
 def md5(b):
     return hashlib.md5(b).hexdigest()
 
@@ -284,7 +330,7 @@ def test_admin_status(c):
     doc = json.loads(p.stdout)
     rec = doc["record"]
     check(doc["command"] == "collector status" and doc["answered"] == 3, "doc %r" % doc)
-    check(rec["total_deleted"] >= 14 + 7 and rec["grace_ms"] == GRACE_S * 1000 and rec["scans"] >= 3,
+    check(rec["total_deleted"] >= 14 + 7 + 24 and rec["grace_ms"] == GRACE_S * 1000 and rec["scans"] >= 3,
           "record %r" % rec)
     p = subprocess.run([os.path.join(BIN, "cairn-admin"), "--nodes", nodes, "collector"],
                        capture_output=True, timeout=30, env=admin_env())
@@ -292,6 +338,7 @@ def test_admin_status(c):
 
 
 if __name__ == "__main__":
-    run_tests([test_killed_put, test_killed_during_reclaim, test_live_chunks_kept,
+    run_tests([test_killed_put, test_killed_during_reclaim, test_resume_after_holder_killed,
+               test_live_chunks_kept,
                test_slow_put_kept, test_two_gateways, test_admin_status],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
