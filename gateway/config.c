@@ -84,10 +84,11 @@ const struct cn_config_desc gw_config_table[] = {
      600000, NULL, "a node marked down (no reply within storage.request_timeout) is pinged "
      "this often until it answers"},
     {"handoff.max_hints", CN_CONF_INT, GW_OFF(handoff_max_hints), "1000000", 0, 1000000000,
-     NULL, "most writes remembered per down node for replay (hinted handoff); beyond, only an "
-     "anti-entropy repair catches the node up"},
+     NULL, "unused since hints are kept by the storage nodes (their handoff.max_hints, "
+     "docs/cluster.md); still accepted so that older files load"},
     {"handoff.replay_interval", CN_CONF_MSEC, GW_OFF(handoff_replay_interval_ms), "200ms", 10,
-     600000, NULL, "how often each thread replays the hints of nodes that are up again"},
+     600000, NULL, "how often the gateway asks each storage node for the hints it keeps and "
+     "replays those of nodes that are up (one thread per gateway)"},
     {"storage.auth", CN_CONF_ENUM, GW_OFF(storage_auth), "none", 0, 0, gw_config_auths,
      "how the gateway proves itself to the storage nodes: curve (ZeroMQ CURVE with the keys "
      "below; the nodes' auth = curve) or none (docs/security.md)"},
@@ -110,8 +111,8 @@ const struct cn_config_desc gw_config_table[] = {
      "how often the keys kept in the cluster are listed (a new or deleted key takes effect "
      "within this plus storage.request_timeout)"},
     {"s3.keys_max", CN_CONF_INT, GW_OFF(s3_keys_max), "100000", 1, 1000000, NULL,
-     "most keys from the cluster held (about 1.2 KiB each at most); past it the rest are "
-     "refused"},
+     "most keys from the cluster held (about 1.2 KiB each at most, 5.5 KiB for a key "
+     "restricted to 32 buckets); past it the rest are refused"},
     {"s3.max_key_len", CN_CONF_INT, GW_OFF(s3_max_key_len), "1024", 1, 1024, NULL,
      "longest object key in bytes; longer gets KeyTooLongError"},
     {"s3.max_object_size", CN_CONF_SIZE, GW_OFF(s3_max_object_size), "5G", 0, 5 * 1024 * GW_GIB,

@@ -32,6 +32,7 @@
 #include "lo_metrics.h"
 #include "sigv2.h"
 #include "lo_reclaim.h"
+#include "lo_pool.h"
 #include "read_budget.h"
 #include "worker.h"
 
@@ -103,6 +104,7 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .read_len = (uint64_t)cfg->lo_read_len,
         .read_prefetch = (uint32_t)cfg->lo_read_prefetch,
         .read_budget = x->lo.read_budget,
+        .pool = x->lo.pool,
         .read_retries = (uint32_t)cfg->lo_read_retries,
         .read_retry_backoff_ms = cfg->lo_read_retry_backoff_ms,
         .output_high_water = (uint64_t)cfg->http_output_high_water,
@@ -171,6 +173,8 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     /* each worker holds its share of the budget: together, never more */
     x->lo.read_budget = gw_read_budget_new(w->base, gw_server_read_budget_share(s),
                                            s->cfg->lo_read_queue_timeout_ms);
+    /* free chunk buffers kept: one PUT's worth (docs/large-objects.md) */
+    x->lo.pool = gw_lo_pool_new(x->lo.chunk_len, x->lo.write_inflight + 1);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -649,6 +653,7 @@ void gw_server_free(struct gw_server *s)
         }
         gw_lo_reclaim_free(w->s3.reclaim);
         gw_read_budget_free(w->s3.lo.read_budget);
+        gw_lo_pool_close(w->s3.lo.pool);   /* freed when ZeroMQ gave its buffers back */
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
         gw_sigv2_free(w->s3.sigv2);

@@ -1,5 +1,5 @@
 /* Process-wide cluster state of a gateway: built from the settings, shared
- * read-only (plus the atomics inside node_health and the locked hint queues)
+ * read-only (plus the atomics inside node_health and the locked hint counters)
  * by every worker thread. */
 #include "cluster.h"
 
@@ -22,6 +22,7 @@ struct gw_cluster {
     uint32_t *sets;   /* the ring's distinct replica sets, n nodes each, sorted */
     uint32_t n_sets;
     uint32_t n_clients;   /* made so far: the first one watches idle nodes */
+    uint32_t n_stores;    /* made so far: the first one replays hints */
     struct msg_curve_client curve; /* storage.auth = curve; else not enabled */
 };
 
@@ -106,7 +107,7 @@ struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_L
         goto fail;
     gw_cluster_replica_sets(c);
     c->health = gw_node_health_new(cn_cluster_nodes(c->nodes));
-    c->handoff = gw_handoff_new(cn_cluster_nodes(c->nodes), (uint64_t)cfg->handoff_max_hints);
+    c->handoff = gw_handoff_new(c->nodes);
     return c;
 fail:
     gw_cluster_free(c);
@@ -178,6 +179,7 @@ struct gw_store *gw_cluster_store_new(struct gw_cluster *c, struct gw_storage_cl
         .read_quorum = c->r,
         .delete_quorum = c->d,
         .handoff = c->handoff,
+        .replay = c->n_stores++ == 0,
         .replay_interval_ms = c->cfg->handoff_replay_interval_ms,
         .replay_inflight = 32,
     };

@@ -7,6 +7,11 @@
  *   PUT ?acl (object)   rewrites the object's record with ":acl" replaced,
  *                       as a tagging write does (s3_tagging.c: ts + 1 of the
  *                       record read, so a later overwrite is never undone)
+ *   ?versionId=         (objects) the version's record (s3_versions.h); in a
+ *                       bucket with a versioning state a PUT rewrites both
+ *                       copies of the version ("o/" and its version record)
+ *                       as a tagging write does, so a GET by id and of the
+ *                       latest agree
  *   writes              x-amz-acl / x-amz-grant-* checked by the router and
  *                       stored with the object, the upload (then applied at
  *                       Complete, which keeps the upload's meta) or the bucket
@@ -31,7 +36,9 @@
 #include "s3_bucket.h"
 #include "s3_ops.h"
 #include "s3_reply.h"
+#include "s3_versions.h"
 #include "store.h"
+#include "versioning.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -255,7 +262,21 @@ static void gw_s3_acl_bucket_get_found(struct gw_req *r)
 
 static void gw_s3_acl_missing(struct gw_req *r)
 {
-    gw_req_error(r, gw_bucket_owner_missing_key(r), NULL);
+    enum gw_s3_err err = gw_bucket_owner_missing_key(r);   /* 403 to who may not list */
+    if (err == GW_S3_NO_SUCH_KEY && gw_s3_versions_not_found(r))
+        return;   /* NoSuchVersion, or NoSuchKey under a delete marker */
+    gw_req_error(r, err, NULL);
+}
+
+/* The version-specific part of a record read for ?acl: 1 when r was
+ * answered (a delete marker named by id: 405; not the null version asked
+ * for: NoSuchVersion). S3's ACL answers carry no version id header. */
+static int gw_s3_acl_version_check(struct gw_req *r, const struct msg *m)
+{
+    if (gw_s3_versions_on_record(r, m))
+        return 1;
+    r->version_id[0] = '\0';
+    return 0;
 }
 
 /* The object's record (HEAD) of GET ?acl came back. */
@@ -278,6 +299,8 @@ static void gw_s3_acl_object_on_head(struct gw_store_result *res, void *arg)
             gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return;
     }
+    if (gw_s3_acl_version_check(r, m))
+        return;
     struct gw_objmeta om;
     const struct gw_objmeta_header *h = NULL;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK)
@@ -288,16 +311,26 @@ static void gw_s3_acl_object_on_head(struct gw_store_result *res, void *arg)
     cn_free(acl);
 }
 
+/* Reads the record at key for GET ?acl: the object's, or a version's. */
+static void gw_s3_acl_object_head_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    gw_req_hold(r);
+    gw_store_head(r->s3->store, key, key_len, gw_s3_acl_object_on_head, r);
+}
+
 void gw_s3_subres_acl_get(struct gw_req *r)
 {
     if (r->key == NULL) {
         gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_ACL, gw_s3_acl_bucket_get_found);
         return;
     }
+    if (gw_req_param(r, "versionId") != NULL) {
+        gw_s3_versions_get(r, gw_s3_acl_object_head_from);
+        return;
+    }
     char skey[GW_KEYS_MAX];
     size_t n = gw_keys_object(skey, r->bucket, r->bucket_len, r->key, r->key_len);
-    gw_req_hold(r);
-    gw_store_head(r->s3->store, skey, n, gw_s3_acl_object_on_head, r);
+    gw_s3_acl_object_head_from(r, skey, n);
 }
 
 /* ---- PUT ?acl ------------------------------------------------------------ */
@@ -308,6 +341,10 @@ struct gw_s3_acl_put {
     struct gw_acl acl;
     char skey[GW_KEYS_MAX];
     size_t skey_len;
+    char rkey[GW_VERSIONING_KEY_MAX];  /* the record rewritten: skey or a version's */
+    size_t rkey_len;
+    int twin;                          /* versioned: now the other copy of the version */
+    char vid[GW_VERSIONING_ID_MAX];    /* the version rewritten first ("": none) */
     char *text;
     size_t text_len;
     char *etag;
@@ -350,6 +387,27 @@ static void gw_s3_acl_put_done(struct gw_req *r)
     gw_req_reply_empty(r, 200);
 }
 
+static void gw_s3_acl_object_read_from(struct gw_req *r, const char *key, size_t key_len);
+
+/* The other copy of the version just rewritten: the version record when
+ * "o/" was rewritten, "o/" when the version's record was (the same key:
+ * a null version kept only as "o/", none). */
+static void gw_s3_acl_twin_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_s3_acl_put *a = r->h;
+    if (key_len == a->rkey_len && memcmp(key, a->rkey, key_len) == 0) {
+        gw_req_reply_empty(r, 200);
+        return;
+    }
+    a->twin = 1;
+    cn_free(a->etag);
+    cn_free(a->meta);
+    gw_blob_unref(a->blob);
+    a->etag = a->meta = NULL;
+    a->blob = NULL;
+    gw_s3_acl_object_read_from(r, key, key_len);
+}
+
 static void gw_s3_acl_object_on_written(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -359,7 +417,29 @@ static void gw_s3_acl_object_on_written(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    gw_req_reply_empty(r, 200);
+    struct gw_s3_acl_put *a = r->h;
+    if (a->twin || a->vid[0] == '\0' || r->versioning == GW_VERSIONING_OFF) {
+        gw_req_reply_empty(r, 200);
+        return;
+    }
+    if (a->rkey_len == a->skey_len && memcmp(a->rkey, a->skey, a->skey_len) == 0)
+        gw_s3_versions_get_id(r, a->vid, gw_s3_acl_twin_from);
+    else
+        gw_s3_acl_twin_from(r, a->skey, a->skey_len);
+}
+
+/* The version id a record's meta carries into id ("" when none). */
+static void gw_s3_acl_vid(const struct msg *m, char id[GW_VERSIONING_ID_MAX])
+{
+    struct gw_objmeta om;
+    const struct gw_objmeta_header *h;
+    id[0] = '\0';
+    if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK &&
+        (h = gw_objmeta_find(&om, GW_VERSIONING_META)) != NULL &&
+        h->value_len < GW_VERSIONING_ID_MAX && gw_versioning_id_check(h->value, h->value_len)) {
+        memcpy(id, h->value, h->value_len);
+        id[h->value_len] = '\0';
+    }
 }
 
 /* The object's record came back whole: write it again with the new ACL,
@@ -370,19 +450,33 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     struct gw_s3_acl_put *a = r->h;
-    if (res->rc == CN_NOTFOUND) {
-        gw_req_error(r, gw_bucket_owner_missing_key(r), NULL);
-        return;
-    }
-    if (res->rc != CN_OK) {
-        gw_s3_reply_store_error(r, res->rc, res->err);
-        return;
+    if (a->twin) {   /* the other copy: gone or another version: done */
+        char id[GW_VERSIONING_ID_MAX];
+        if (res->rc == CN_OK)
+            gw_s3_acl_vid(&res->reply->m, id);
+        if (res->rc != CN_OK || strcmp(id, a->vid) != 0) {
+            gw_req_reply_empty(r, 200);
+            return;
+        }
+        a->acl.owner[0] = '\0';   /* the twin's owner is the version's */
+    } else {
+        if (res->rc == CN_NOTFOUND) {
+            gw_s3_acl_missing(r);   /* r->versioning is known (gw_s3_bucket_require) */
+            return;
+        }
+        if (res->rc != CN_OK) {
+            gw_s3_reply_store_error(r, res->rc, res->err);
+            return;
+        }
+        if (!gw_access_object_allows(r, res->reply->m.meta.ptr, res->reply->m.meta.len)) {
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
+            return;
+        }
+        if (gw_s3_acl_version_check(r, &res->reply->m))
+            return;
+        gw_s3_acl_vid(&res->reply->m, a->vid);
     }
     const struct msg *m = &res->reply->m;
-    if (!gw_access_object_allows(r, m->meta.ptr, m->meta.len)) {
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
-        return;
-    }
     struct gw_objmeta om;
     const struct gw_objmeta_header *h = NULL;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK)
@@ -396,6 +490,7 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
         gw_req_error(r, GW_S3_ACCESS_DENIED, "The owner in the ACL is not the object's owner.");
         return;
     }
+    cn_free(a->text);
     gw_acl_encode(&a->acl, &a->text, &a->text_len);
     if (gw_objmeta_replace(m->meta.ptr, m->meta.len, GW_OBJMETA_ACL, a->text, a->text_len,
                            &a->meta, &a->meta_len) != CN_OK) {
@@ -404,7 +499,7 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
     }
     a->etag = cn_memdup(m->etag.ptr, m->etag.len > 0 ? m->etag.len : 1);
     struct gw_store_record rec = {
-        .key = a->skey, .key_len = a->skey_len,
+        .key = a->rkey, .key_len = a->rkey_len,
         .etag = a->etag, .etag_len = m->etag.len,
         .meta = a->meta, .meta_len = a->meta_len,
         .ver = r->id, .ts = m->ts + 1,   /* as a tagging write (s3_tagging.c) */
@@ -418,6 +513,17 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
 
 static void gw_s3_acl_bucket_write(struct gw_req *r);
 
+/* Reads the record at key whole for PUT ?acl: the object's, a version's,
+ * or the other copy of the version rewritten. */
+static void gw_s3_acl_object_read_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_s3_acl_put *a = r->h;
+    memcpy(a->rkey, key, key_len);
+    a->rkey_len = key_len;
+    gw_req_hold(r);
+    gw_store_get(r->s3->store, a->rkey, a->rkey_len, 1, 0, 0, gw_s3_acl_object_on_record, r);
+}
+
 /* The new ACL is in a->acl (owner as given, or empty): check and store it. */
 static void gw_s3_acl_put_apply(struct gw_req *r, int canned_given, const char *canned,
                                 size_t clen)
@@ -429,8 +535,10 @@ static void gw_s3_acl_put_apply(struct gw_req *r, int canned_given, const char *
         return;
     }
     if (r->key != NULL) {
-        gw_req_hold(r);
-        gw_store_get(r->s3->store, a->skey, a->skey_len, 1, 0, 0, gw_s3_acl_object_on_record, r);
+        if (gw_req_param(r, "versionId") != NULL)
+            gw_s3_versions_get(r, gw_s3_acl_object_read_from);
+        else
+            gw_s3_acl_object_read_from(r, a->skey, a->skey_len);
         return;
     }
     const char *owner = r->access_cfg->owner;
