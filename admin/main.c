@@ -7,6 +7,7 @@
  *               [--curve-server-key-file F]
  *               [--gateway URL]... [--access-key K --secret-key S] [--json]
  *               status|stats|scrub|compact|ping|repair|lifecycle status
+ *               | collector status
  *   cairn-admin [--json] keygen OUT_PREFIX
  *   cairn-admin [node options] [--json] [--master-key-file F]
  *               key create NAME [--account A] | key list | key delete AKID
@@ -114,6 +115,7 @@ static void adm_usage(FILE *out)
                  "                   [--gateway URL]... [--access-key K] [--secret-key S]\n"
                  "                   [--region R] [--json]\n"
                  "                   status|stats|scrub|compact|ping|repair|lifecycle status\n"
+                 "                   |collector status\n"
                  "       cairn-admin [--json] keygen OUT_PREFIX   (writes OUT_PREFIX.key, "
                  "OUT_PREFIX.pub)\n"
                  "       cairn-admin [node options] [--json] [--master-key-file F]\n"
@@ -385,8 +387,9 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->node_args[o->n_node_args++] = argv[i];
         else if (o->cmd != NULL && strcmp(o->cmd, "keygen") == 0 && o->arg == NULL)
             o->arg = argv[i];
-        else if (o->cmd != NULL && strcmp(o->cmd, "lifecycle") == 0 && o->sub == NULL &&
-                 argv[i][0] != '-')
+        else if (o->cmd != NULL &&
+                 (strcmp(o->cmd, "lifecycle") == 0 || strcmp(o->cmd, "collector") == 0) &&
+                 o->sub == NULL && argv[i][0] != '-')
             o->sub = argv[i];
         else if (o->cmd != NULL && adm_is_managed(o->cmd) && o->sub == NULL &&
                  argv[i][0] != '-')
@@ -407,11 +410,13 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
     if (o->cluster_file == NULL && o->nodes == NULL)
         o->nodes = getenv("CAIRN_STORAGE_NODES");
     static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair",
-                                       "lifecycle", "key", "account", "bucket", "node"};
+                                       "lifecycle", "key", "account", "bucket", "collector",
+                                       "node"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
-    if (known && strcmp(o->cmd, "lifecycle") == 0 && (o->sub == NULL || strcmp(o->sub, "status")))
+    if (known && (strcmp(o->cmd, "lifecycle") == 0 || strcmp(o->cmd, "collector") == 0) &&
+        (o->sub == NULL || strcmp(o->sub, "status")))
         known = 0;
     if (known && adm_is_managed(o->cmd)) {
         if (!adm_managed_ok(o->cmd, o->sub, o->arg))
@@ -697,6 +702,9 @@ int main(int argc, char **argv)
         bad = adm_node_run(&no, o.node_args, o.n_node_args);
     } else if (strcmp(o.cmd, "lifecycle") == 0) {
         bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve, o.json);
+    } else if (strcmp(o.cmd, "collector") == 0) {
+        bad = adm_system_record_status(cl, o.timeout_ms, &o.curve, o.json, "s/collector",
+                                       "collector");
     } else {
         bad = adm_nodes(cl, &o);
     }

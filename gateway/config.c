@@ -195,6 +195,17 @@ const struct cn_config_desc gw_config_table[] = {
     {"lifecycle.max_deletes_per_sec", CN_CONF_INT, GW_OFF(lifecycle_max_deletes_per_sec), "100",
      1, 1000000, NULL, "the most object, part and upload deletes the lifecycle worker starts "
      "per second (one at a time), so foreground requests keep the nodes"},
+    {"collector.interval", CN_CONF_MSEC, GW_OFF(collector_interval_ms), "1h", 0, 86400000,
+     NULL, "a chunk collector scan (orphaned chunks of failed or replaced large writes) starts "
+     "this long after the last one began; 0: no collector on this gateway (docs/large-objects.md)"},
+    {"collector.grace", CN_CONF_MSEC, GW_OFF(collector_grace_ms), "1h", 1000, 315360000000, NULL,
+     "a chunk no parent names is deleted only once its write (and any change of its object) is "
+     "this old: longer than any large PUT's pause between chunks and than large_object.reclaim_delay"},
+    {"collector.lease_time", CN_CONF_MSEC, GW_OFF(collector_lease_time_ms), "60s", 300, 3600000,
+     NULL, "how long the collector lease holds without renewal (renewed every third of it); a "
+     "stopped holder's lease is taken over after it, and its scan resumes at the cursor"},
+    {"collector.max_rate", CN_CONF_INT, GW_OFF(collector_max_rate), "200", 1, 1000000, NULL,
+     "the most chunk deletes the collector starts per second (one at a time)"},
     {"metrics.listen", CN_CONF_STRING, GW_OFF(metrics_listen), "127.0.0.1", 0, 0, NULL,
      "address the metrics endpoint (GET /metrics, Prometheus text) binds; its own listener, "
      "never the S3 port"},
@@ -255,6 +266,20 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
         snprintf(err, CN_ERR_LEN, "lifecycle.lease_time (%lld ms) must be above "
                  "storage.request_timeout + 500 ms: a claim of the lease is read back after that",
                  (long long)cfg->lifecycle_lease_time_ms);
+        return CN_INVAL;
+    }
+    if (cfg->collector_interval_ms > 0 &&
+        cfg->collector_lease_time_ms <= cfg->storage_request_timeout_ms + 500) {
+        snprintf(err, CN_ERR_LEN, "collector.lease_time (%lld ms) must be above "
+                 "storage.request_timeout + 500 ms: a claim of the lease is read back after that",
+                 (long long)cfg->collector_lease_time_ms);
+        return CN_INVAL;
+    }
+    if (cfg->collector_interval_ms > 0 && cfg->collector_grace_ms < cfg->lo_reclaim_delay_ms) {
+        snprintf(err, CN_ERR_LEN, "collector.grace (%lld ms) must be at least "
+                 "large_object.reclaim_delay (%lld ms): the collector must leave a replaced "
+                 "object's chunks to its readers as long as the reclaim does",
+                 (long long)cfg->collector_grace_ms, (long long)cfg->lo_reclaim_delay_ms);
         return CN_INVAL;
     }
     if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {

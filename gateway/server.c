@@ -24,6 +24,7 @@
 #include "cluster_metrics.h"
 #include "http_tls.h"
 #include "key_sync.h"
+#include "collector.h"
 #include "map_sync.h"
 #include "lifecycle_run.h"
 #include "request.h"
@@ -77,6 +78,7 @@ struct gw_server {
     struct cn_metrics_http *metrics_http;
     int port;
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
+    struct gw_collector *collector;     /* on worker 0; NULL: collector.interval 0 */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
     uint64_t id_prefix;   /* request ids' random top bits (http_loop.c) */
@@ -259,6 +261,36 @@ static void gw_server_lifecycle_init(struct gw_server *s)
     struct gw_worker *w = &s->workers[0];
     s->lifecycle = gw_lc_run_new(w->base, w->s3.store, w->s3.reclaim, &o,
                                  s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL);
+}
+
+/* The chunk collector runs on worker 0's loop with its store, named in
+ * its lease as the lifecycle worker is. An object record is looked up on
+ * N - W + 1 replicas at least, so one of them holds any acknowledged
+ * write. */
+static void gw_server_collector_init(struct gw_server *s)
+{
+    const struct gw_config *cfg = s->cfg;
+    char host[64] = "gateway";
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "gateway");
+    host[sizeof(host) - 1] = '\0';
+    char holder[128];
+    snprintf(holder, sizeof(holder), "%s:%d pid %d", host, s->port, (int)getpid());
+    uint32_t n, w, r, d;
+    gw_cluster_quorum_values(s->cluster, &n, &w, &r, &d);
+    struct gw_collector_opts o = {
+        .interval_us = (uint64_t)cfg->collector_interval_ms * 1000,
+        .grace_us = (uint64_t)cfg->collector_grace_ms * 1000,
+        .lease_us = (uint64_t)cfg->collector_lease_time_ms * 1000,
+        .settle_us = (uint64_t)cfg->storage_request_timeout_ms * 1000 + 500000,
+        .max_rate = (uint32_t)cfg->collector_max_rate,
+        .min_answers = n - CN_MIN(w, n) + 1,
+        .holder = holder,
+    };
+    struct gw_worker *wk = &s->workers[0];
+    s->collector = gw_collector_new(wk->base, wk->s3.store, &o,
+                                    s->metrics != NULL ? gw_s3_metrics_registry(s->metrics)
+                                                       : NULL);
 }
 
 /* On worker i's thread: takes the pending table into its verifiers. */
@@ -507,6 +539,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
             goto fail;
     if (cfg->lifecycle_enabled)
         gw_server_lifecycle_init(s);
+    if (cfg->collector_interval_ms > 0)
+        gw_server_collector_init(s);
     if (gw_server_keys_init(s, err) != CN_OK)
         goto fail;
     gw_server_map_init(s);
@@ -658,6 +692,7 @@ void gw_server_free(struct gw_server *s)
         gw_http_loop_fini(&w->http);
         if (i == 0) {
             gw_lc_run_close(s->lifecycle);
+            gw_collector_close(s->collector);
             gw_key_sync_close(s->key_sync);
             gw_map_sync_close(s->map_sync);
         }
@@ -665,6 +700,7 @@ void gw_server_free(struct gw_server *s)
         gw_storage_client_free(w->client);
         if (i == 0) {
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
+            gw_collector_free(s->collector);
             gw_key_sync_free(s->key_sync);
             gw_map_sync_free(s->map_sync);
         }

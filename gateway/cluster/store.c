@@ -381,6 +381,9 @@ static int gw_store_reply_rc(struct gw_store_op *op, const struct gw_storage_rep
     case MSG_ST_IO_ERROR:
         snprintf(op->err, sizeof(op->err), "node %u: %s", r->node, msg_status_str(r->m.st));
         return CN_IO;
+    case MSG_ST_LOCKED:   /* a PUT under a lease that expired or was lost meanwhile */
+        snprintf(op->err, sizeof(op->err), "node %u: the write's lease is gone", r->node);
+        return CN_CONFLICT;
     default:
         snprintf(op->err, sizeof(op->err), "node %u: %s: %.*s", r->node,
                  msg_status_str(r->m.st), (int)r->m.err.len, (const char *)r->m.err.ptr);
@@ -647,8 +650,21 @@ void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct 
         memcpy(op->tok_nodes, rec->tok_nodes, op->n_tok_nodes * sizeof(uint32_t));
     int send[GW_STORE_MAX_REPLICAS];
     op->outstanding = gw_store_write_targets(op, send);
+    /* A conditional write goes only to the replicas that granted its lease:
+     * another would store the record even when the granting ones then
+     * refuse it (their lease gone), and a conditional write answered 409
+     * must leave nothing a read can see. The others get a hint and catch up
+     * as after being down (or by read repair). */
     for (uint32_t i = 0; i < op->n_replicas; i++)
         op->tok_pending += (uint32_t)(send[i] && gw_store_rec_tok(rec, op->replicas[i]));
+    for (uint32_t i = 0; i < op->n_replicas && op->tok_pending > 0; i++) {
+        if (send[i] && !gw_store_rec_tok(rec, op->replicas[i])) {
+            send[i] = 0;
+            op->outstanding--;
+            if (op->n_hint_for < GW_STORE_MAX_REPLICAS)   /* hinted once the write is in */
+                op->hint_for[op->n_hint_for++] = op->replicas[i];
+        }
+    }
     for (uint32_t i = 0; i < op->n_replicas; i++) {
         if (!send[i])
             continue;

@@ -147,7 +147,8 @@ struct gw_store_record {
 /* Writes rec with data (NULL: empty) to the key's replicas; cb runs once, when
  * W replicas acked (CN_OK) or when W can no longer be reached. Replicas the
  * gateway holds down are not sent to (while W up replicas remain) and get a
- * hint instead, as do replicas that fail or time out. rec's bytes are
+ * hint instead, as do replicas that fail or time out; so do, for a write
+ * under a lease (n_tok_nodes), the replicas that did not grant it. rec's bytes are
  * encoded before this returns; data is referenced until every send is
  * done. */
 void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct gw_blob *data,

@@ -34,7 +34,9 @@
 #include "objmeta.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
+#include "post_form.h"
 #include "s3_ops.h"
+#include "s3_post.h"
 #include "s3_reply.h"
 #include "s3_versions.h"
 #include "store.h"
@@ -59,6 +61,20 @@ static const char *gw_s3_acl_writer(const struct gw_req *r)
     return p != NULL ? p : gw_access_anonymous.owner_id;
 }
 
+/* An ACL header of r; for POST object the form's field instead (only
+ * `acl`: S3's forms carry no grant fields). */
+static const char *gw_s3_acl_header(const struct gw_req *r, const char *name, size_t *len)
+{
+    if (r->post == NULL)
+        return gw_req_header(r, name, len);
+    const struct gw_post_form_field *f =
+        strcmp(name, "x-amz-acl") == 0 ? gw_post_form_field(gw_s3_post_form(r->post), "acl")
+                                       : NULL;
+    if (f != NULL && len != NULL)
+        *len = f->value_len;
+    return f != NULL ? f->value : NULL;
+}
+
 /* The ACL of r's headers into acl, owner writer. *given: some header was
  * there. *canned: x-amz-acl's value, or NULL. */
 static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char *writer,
@@ -66,10 +82,10 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
                                              int *given, const char **canned, size_t *clen,
                                              const char **why)
 {
-    *canned = gw_req_header(r, "x-amz-acl", clen);
+    *canned = gw_s3_acl_header(r, "x-amz-acl", clen);
     int grants = 0;
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++)
-        grants |= gw_req_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL;
+        grants |= gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL;
     *given = *canned != NULL || grants;
     gw_acl_canned(acl, "private", 7, writer, bucket_owner);
     if (*canned != NULL && grants) {
@@ -86,7 +102,7 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
     acl->n = 0;   /* header grants are the whole ACL */
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++) {
         size_t len;
-        const char *v = gw_req_header(r, gw_s3_acl_grant_headers[i], &len);
+        const char *v = gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], &len);
         if (v == NULL)
             continue;
         enum gw_s3_err err = gw_acl_add_grant_header(acl, gw_s3_acl_grant_perms[i], v, len);
@@ -94,6 +110,31 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
             return err;
     }
     return GW_S3_OK;
+}
+
+/* Does every account acl grants to exist, as the owner id of some key the
+ * gateway knows (the credentials file and the cluster's keys)? S3 refuses a
+ * grant to a canonical id it does not know with 400 InvalidArgument (s3-tests
+ * test_bucket_acl_grant_nonexist_user). known, the ACL's and the bucket's
+ * owners, always pass (a deleted account's object keeps its own owner).
+ * Cost: grants x keys string compares, at most GW_ACL_MAX_GRANTS per key. */
+static int gw_s3_acl_ids_known(const struct gw_req *r, const struct gw_acl *acl,
+                               const char *known)
+{
+    const struct gw_credentials *c = r->s3->creds;
+    size_t n = c != NULL ? gw_credentials_count(c) : 0;
+    for (size_t i = 0; i < acl->n; i++) {
+        const char *id = acl->g[i].id;
+        if (acl->g[i].grantee != GW_ACL_USER || strcmp(id, known) == 0 ||
+            strcmp(id, acl->owner) == 0 || strcmp(id, gw_s3_acl_writer(r)) == 0)
+            continue;
+        size_t k = 0;
+        while (k < n && strcmp(gw_credentials_at(c, k)->owner_id, id) != 0)
+            k++;
+        if (k == n)
+            return 0;
+    }
+    return 1;
 }
 
 /* Does acl give nobody but the bucket owner anything (the only ACL that
@@ -123,10 +164,10 @@ static int gw_s3_acl_create_ownership(const struct gw_req *r)
 
 int gw_s3_acl_wanted(const struct gw_req *r)
 {
-    if (gw_req_header(r, "x-amz-acl", NULL) != NULL)
+    if (gw_s3_acl_header(r, "x-amz-acl", NULL) != NULL)
         return 1;
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++)
-        if (gw_req_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL)
+        if (gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL)
             return 1;
     return r->access_cfg != NULL && strcmp(gw_s3_acl_writer(r), r->access_cfg->owner) != 0;
 }
@@ -136,7 +177,7 @@ enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why)
     enum gw_s3_op_id id = r->op->id;
     int create = id == GW_S3_OP_CREATE_BUCKET;
     if (!create && id != GW_S3_OP_PUT_OBJECT && id != GW_S3_OP_COPY_OBJECT &&
-        id != GW_S3_OP_CREATE_MULTIPART_UPLOAD)
+        id != GW_S3_OP_CREATE_MULTIPART_UPLOAD && id != GW_S3_OP_POST_OBJECT)
         return GW_S3_OK;   /* S3 ignores ACL headers on the other writes */
     const struct gw_access_config *cfg = r->access_cfg;
     const char *writer = gw_s3_acl_writer(r);
@@ -158,6 +199,10 @@ enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why)
     size_t clen;
     enum gw_s3_err err =
         gw_s3_acl_from_headers(r, writer, bucket_owner, acl, &given, &canned, &clen, why);
+    if (err == GW_S3_OK && !gw_s3_acl_ids_known(r, acl, bucket_owner)) {
+        *why = "Invalid id";
+        err = GW_S3_INVALID_ARGUMENT;
+    }
     if (err != GW_S3_OK)
         goto out;
     if (ownership == GW_OWNERSHIP_BUCKET_OWNER_ENFORCED) {
@@ -370,6 +415,8 @@ static enum gw_s3_err gw_s3_acl_put_check(struct gw_req *r, struct gw_acl *acl, 
     const struct gw_access_config *cfg = r->access_cfg;
     if (cfg == NULL)
         return GW_S3_ACCESS_DENIED;
+    if (!gw_s3_acl_ids_known(r, acl, cfg->owner))
+        return GW_S3_INVALID_ARGUMENT;
     if (cfg->ownership == GW_OWNERSHIP_BUCKET_OWNER_ENFORCED) {
         int ok = given_canned ? (gw_s3_acl_is(canned, clen, "private") ||
                                  gw_s3_acl_is(canned, clen, "bucket-owner-full-control"))
