@@ -669,9 +669,10 @@ static void gw_lc_vrun_open_group(struct gw_lc_run *run, const struct gw_lc_item
 
 /* The key's newest version is its current one only if "o/" holds it: a
  * version record whose "o/" write never happened (a gateway stopped
- * between the two) is noncurrent, since its own version time, and is
- * removed as noncurrent versions are (gw_lc_vrun_remove() checks "o/"
- * again). A failed read leaves it. */
+ * between the two) is noncurrent, since its own version time (or since
+ * the "o/" written over it, when later: a conditional write whose version
+ * record was not written), and is removed as noncurrent versions are
+ * (gw_lc_vrun_remove() checks "o/" again). A failed read leaves it. */
 static void gw_lc_vrun_on_first_latest(struct gw_store_result *res, void *arg)
 {
     struct gw_lc_run *run = arg;
@@ -684,7 +685,20 @@ static void gw_lc_vrun_on_first_latest(struct gw_store_result *res, void *arg)
         gw_lc_vrun_next(run);
         return;
     }
-    CN_LOG(CN_LOG_INFO, "lifecycle: %.*s: the newest version %s was never the latest",
+    /* noncurrent since its own time, or since "o/" was written over it
+     * when that was later (a conditional write: "o/" first) */
+    const char *key;
+    size_t klen;
+    uint64_t ts;
+    if (gw_versioning_key_split(run->cur->key, run->cur->key_len, 3 + run->bucket_len, &key,
+                                &klen, id, &ts) != 0 ||
+        gw_lc_vrun_nc_due(run, run->cur, key, klen,
+                          res->rc == CN_OK && res->reply->m.ts > ts ? res->reply->m.ts : ts, 1,
+                          NULL, 0) != 1) {
+        gw_lc_vrun_next(run);
+        return;
+    }
+    CN_LOG(CN_LOG_INFO, "lifecycle: %.*s: the newest version %s is not the latest",
            (int)run->v.okey_len, run->v.okey, run->v.id);
     gw_lc_run_delete_slot(run, gw_lc_vrun_remove);
 }

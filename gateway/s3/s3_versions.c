@@ -1024,6 +1024,9 @@ int gw_s3_versions_not_found(struct gw_req *r)
  * a newer "o/": it is listed as noncurrent. A key without "o/" (a
  * tombstone) has its newest delete marker as the latest, and no latest if
  * it has none (an interrupted first write of the key: GET says NoSuchKey).
+ * The version found must have the etag of "o/" (a copy of it): else "o/"
+ * holds a version that has no record (a conditional write writes "o/"
+ * first; a version removal stopped before its promotion) and none is.
  * docs/gateway.md "Versioning", "Which version is current". */
 struct gw_s3_versions_ent {
     char *key;                   /* the storage key */
@@ -1066,6 +1069,7 @@ struct gw_s3_versions_list {
     char o_key[1025];                      /* the last "o/" entry that had versions */
     size_t o_key_len;
     uint64_t o_ts;                         /* its ts */
+    char o_etag[129];                      /* its etag field */
     int have_o;
     int cur_has_o, cur_found;              /* last_key: has "o/"; its latest was listed */
     char last_key[1025];                   /* the key of the last version seen */
@@ -1255,8 +1259,9 @@ static int gw_s3_versions_list_add(struct gw_s3_versions_list *l, const char *ke
  * latest of its key? Versions come newest first, after their key's "o/"
  * entry if it has one (the rule: the comment above the structures). */
 static int gw_s3_versions_is_latest(struct gw_s3_versions_list *l, const char *key,
-                                    size_t key_len, uint64_t ts, int marker)
+                                    size_t key_len, uint64_t ts, const char *etag)
 {
+    int marker = etag[0] == '\0';
     if (!(l->have_last && l->last_key_len == key_len &&
           memcmp(l->last_key, key, key_len) == 0)) {   /* the key's first */
         memcpy(l->last_key, key, key_len);
@@ -1279,8 +1284,8 @@ static int gw_s3_versions_is_latest(struct gw_s3_versions_list *l, const char *k
     if (l->cur_found)
         return 0;
     if (l->cur_has_o ? ts <= l->o_ts : marker) {
-        l->cur_found = 1;
-        return 1;
+        l->cur_found = 1;   /* settled: the latest, or (another etag) none is */
+        return !l->cur_has_o || strcmp(etag, l->o_etag) == 0;
     }
     return 0;
 }
@@ -1384,13 +1389,14 @@ static void gw_s3_versions_list_drive(struct gw_req *r)
             l->o_key_len = CN_MIN((size_t)(oe->key_len - l->o.base_len), sizeof(l->o_key));
             memcpy(l->o_key, oe->key + l->o.base_len, l->o_key_len);
             l->o_ts = oe->ts;
+            memcpy(l->o_etag, oe->etag, sizeof(l->o_etag));
             l->have_o = 1;
             l->o.idx++;
             continue;
         }
         if (cmp < 0) {           /* a version record */
             l->v.idx++;
-            int latest = gw_s3_versions_is_latest(l, vk, vk_len, ts, ve->etag[0] == '\0');
+            int latest = gw_s3_versions_is_latest(l, vk, vk_len, ts, ve->etag);
             if (l->skip_to_null) {   /* version-id-marker null: resume after it */
                 const struct gw_req_param *km = l->key_marker;
                 if (vk_len == km->value_len && memcmp(vk, km->value, vk_len) == 0) {
