@@ -1491,8 +1491,9 @@ static void gw_s3_versions_list_markers(struct gw_s3_versions_list *l, int has_v
     /* the marker key's "o/" is read again (it says which of the key's
      * versions is the latest), not listed: "o/" starts just before the
      * marker key, the last byte one less and 0xFF after it (no key holds
-     * 0xFF, not UTF-8, nor NUL, so nothing lies between) */
-    if (km->value_len > 0) {
+     * 0xFF, not UTF-8, nor NUL, so nothing lies between); a marker that
+     * ends in NUL is no key: its "o/" is not looked for */
+    if (km->value_len > 0 && km->value[km->value_len - 1] != '\0') {
         o->after[o->after_len - 1] = (char)((unsigned char)o->after[o->after_len - 1] - 1);
         o->after[o->after_len++] = (char)0xff;
         l->o_marker = 1;
