@@ -17,6 +17,10 @@
  *             | account delete ID|NAME [--force]
  *   cairn-admin [node options] [--json] bucket list | bucket info B
  *             | bucket create B --account A [--region R] | bucket delete B
+ *   cairn-admin --cluster FILE [node options] [--json]
+ *               node add ID ADDR [zone=Z] [weight=W] | node decommission ID [--wait]
+ *               | node remove ID [--force] | node replace OLD NEW ADDR [--wait]
+ *               | node status
  *
  * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
  * else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
@@ -36,7 +40,8 @@
  * (accounts.h), without it the key is its own account named NAME. allow and
  * deny change a key's restrictions (keys.h) and need the master key too.
  * account and bucket are the operator's accounts and buckets (accounts.h,
- * buckets.h).
+ * buckets.h). node changes the cluster map kept on the nodes (node.h,
+ * docs/cluster.md).
  * status also asks each gateway given with --gateway (or $CAIRN_GATEWAYS,
  * comma-separated) for GET /_cairn/status, signed with an admin key
  * (--access-key/--secret-key, else $CAIRN_ADMIN_ACCESS_KEY/_SECRET_KEY, else
@@ -57,6 +62,7 @@
 #include "keygen.h"
 #include "keys.h"
 #include "lifecycle.h"
+#include "node.h"
 #include "repair.h"
 
 #include "cn/alloc.h"
@@ -87,8 +93,11 @@ struct adm_opts {
     const char *bucket;              /* key allow|deny --bucket */
     unsigned rights;                 /* key allow|deny --read --write --owner */
     int create_bucket;               /* key allow|deny --create-bucket */
-    int force;                       /* account delete --force */
+    int force;                       /* account delete --force, node remove --force */
     int region_set;                  /* --region given (bucket create) */
+    char *node_args[8];              /* node: SUB and its words */
+    uint32_t n_node_args;
+    int wait;                        /* node decommission/replace --wait */
     const char *gateways[16];
     uint32_t n_gateways;
     struct adm_gateway_key key;
@@ -117,6 +126,11 @@ static void adm_usage(FILE *out)
                  "                 | account delete ID|NAME [--force]\n"
                  "       cairn-admin [node options] [--json] bucket list | bucket info B\n"
                  "                 | bucket create B --account A [--region R] | bucket delete B\n"
+                 "       cairn-admin --cluster FILE [node options] [--json]\n"
+                 "                   node add ID ADDR [zone=Z] [weight=W] | node decommission ID "
+                 "[--wait]\n"
+                 "                   | node remove ID [--force] | node replace OLD NEW ADDR "
+                 "[--wait] | node status\n"
                  "  status asks the gateways (--gateway, or $CAIRN_GATEWAYS) for their "
                  "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
                  "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
@@ -358,6 +372,8 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->verbose = 1;
         else if (strcmp(argv[i], "--full") == 0)
             o->full = 1;
+        else if (strcmp(argv[i], "--wait") == 0)
+            o->wait = 1;
         else if (strcmp(argv[i], "--fanout") == 0 && i + 1 < argc)
             o->fanout = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--leaf-keys") == 0 && i + 1 < argc)
@@ -366,6 +382,9 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             return 1;
         else if (o->cmd == NULL && argv[i][0] != '-')
             o->cmd = argv[i];
+        else if (o->cmd != NULL && strcmp(o->cmd, "node") == 0 && argv[i][0] != '-' &&
+                 o->n_node_args < CN_ARRAY_LEN(o->node_args))
+            o->node_args[o->n_node_args++] = argv[i];
         else if (o->cmd != NULL && strcmp(o->cmd, "keygen") == 0 && o->arg == NULL)
             o->arg = argv[i];
         else if (o->cmd != NULL &&
@@ -391,7 +410,8 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
     if (o->cluster_file == NULL && o->nodes == NULL)
         o->nodes = getenv("CAIRN_STORAGE_NODES");
     static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair",
-                                       "lifecycle", "key", "account", "bucket", "collector"};
+                                       "lifecycle", "key", "account", "bucket", "collector",
+                                       "node"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
@@ -404,6 +424,8 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         if (o->master_key_file == NULL)
             o->master_key_file = getenv("CAIRN_MASTER_KEY_FILE");
     }
+    if (known && strcmp(o->cmd, "node") == 0 && (o->n_node_args == 0 || o->cluster_file == NULL))
+        known = 0;   /* the map's bootstrap is a cluster file: ids name its nodes */
     int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
     if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
         o->vnodes == 0 || o->fanout > 256)
@@ -671,6 +693,13 @@ int main(int argc, char **argv)
             .replicas = o.replicas > 0 ? CN_MIN(o.replicas, nodes) : CN_MIN(3u, nodes),
         };
         bad = adm_managed(&o, &ko);
+    } else if (strcmp(o.cmd, "node") == 0) {
+        struct adm_node_opts no = {
+            .file = cl, .replicas = o.replicas, .vnodes = o.vnodes, .timeout_ms = o.timeout_ms,
+            .curve = &o.curve, .json = o.json, .verbose = o.verbose, .wait = o.wait,
+            .force = o.force,
+        };
+        bad = adm_node_run(&no, o.node_args, o.n_node_args);
     } else if (strcmp(o.cmd, "lifecycle") == 0) {
         bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve, o.json);
     } else if (strcmp(o.cmd, "collector") == 0) {

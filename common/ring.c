@@ -70,6 +70,19 @@ static uint32_t *cn_ring_zone_numbers(const char *const *zones, uint32_t n_nodes
     return z;
 }
 
+/* Points of node i: vnodes per weight 100, at least 1 when the weight is
+ * not 0; weight 0 (a node leaving the cluster) places no point, so the node
+ * keeps its index but owns nothing. */
+static uint32_t cn_ring_points_of(const uint32_t *weights, uint32_t i, uint32_t vnodes)
+{
+    if (weights == NULL)
+        return vnodes;
+    if (weights[i] == 0)
+        return 0;
+    uint64_t pts = (uint64_t)vnodes * weights[i] / 100;
+    return pts > 0 ? (uint32_t)CN_MIN(pts, (uint64_t)1 << 27) : 1;
+}
+
 /* Checks names and weights; returns the total point count or 0 with err. */
 static uint32_t cn_ring_check_nodes(const char *const *names, const uint32_t *weights,
                                     uint32_t n_nodes, uint32_t vnodes, char err[CN_ERR_LEN])
@@ -85,12 +98,11 @@ static uint32_t cn_ring_check_nodes(const char *const *names, const uint32_t *we
                 snprintf(err, CN_ERR_LEN, "node '%s' is listed twice", names[i]);
                 return 0;
             }
-        if (weights != NULL && weights[i] == 0) {
-            snprintf(err, CN_ERR_LEN, "node '%s' has weight 0", names[i]);
-            return 0;
-        }
-        uint64_t pts = weights != NULL ? (uint64_t)vnodes * weights[i] / 100 : vnodes;
-        total += pts > 0 ? pts : 1;
+        total += cn_ring_points_of(weights, i, vnodes);
+    }
+    if (total == 0) {
+        snprintf(err, CN_ERR_LEN, "every node has weight 0");
+        return 0;
     }
     if (total > (1u << 26)) {
         snprintf(err, CN_ERR_LEN, "ring too large (%llu points)", (unsigned long long)total);
@@ -115,8 +127,7 @@ struct cn_ring *cn_ring_new_weighted(const char *const *names, const uint32_t *w
     char buf[1024];
     uint32_t at = 0;
     for (uint32_t i = 0; i < n_nodes; i++) {
-        uint64_t pts = weights != NULL ? (uint64_t)vnodes * weights[i] / 100 : vnodes;
-        r->node_points[i] = pts > 0 ? (uint32_t)pts : 1;
+        r->node_points[i] = cn_ring_points_of(weights, i, vnodes);
         for (uint32_t v = 0; v < r->node_points[i]; v++) {
             int n = snprintf(buf, sizeof(buf), "%s#%u", names[i], v);
             size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1;

@@ -80,6 +80,9 @@ const struct cn_config_desc gw_config_table[] = {
     {"cluster.file", CN_CONF_STRING, GW_OFF(cluster_file), "", 0, 0, NULL,
      "cluster description (`node ID ADDRESS [weight=N] [zone=Z]` lines, docs/cluster.md); "
      "empty = storage.nodes"},
+    {"cluster.map_refresh", CN_CONF_MSEC, GW_OFF(cluster_map_refresh_ms), "2s", 0, 3600000, NULL,
+     "how often the cluster map kept on the nodes (s/cluster, docs/cluster.md) is read; 0 = "
+     "never: the file or storage.nodes stays the ring"},
     {"storage.probe_interval", CN_CONF_MSEC, GW_OFF(storage_probe_interval_ms), "1s", 10,
      600000, NULL, "a node marked down (no reply within storage.request_timeout) is pinged "
      "this often until it answers"},

@@ -38,6 +38,7 @@ struct gw_config {
     int64_t consistency_read;
     int64_t consistency_delete;
     char *cluster_file;
+    int64_t cluster_map_refresh_ms;
     int64_t storage_probe_interval_ms;
     int64_t handoff_max_hints;
     int64_t handoff_replay_interval_ms;

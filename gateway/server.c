@@ -25,6 +25,7 @@
 #include "http_tls.h"
 #include "key_sync.h"
 #include "collector.h"
+#include "map_sync.h"
 #include "lifecycle_run.h"
 #include "request.h"
 #include "s3_status.h"
@@ -51,11 +52,20 @@ struct gw_server_keys {
     struct gw_credentials *cur;     /* held: what the worker's verifiers use */
 };
 
+/* A worker's cluster map (map_sync.h): the follower puts the view it adopted
+ * in `pending` and wakes the worker, which applies it on its own thread. */
+struct gw_server_map {
+    struct event *swap;
+    _Atomic(const struct gw_cluster_view *) pending;
+};
+
 struct gw_server {
     const struct gw_config *cfg;
     struct gw_credentials *creds;
     struct gw_server_keys *keys;        /* one per worker */
     struct gw_key_sync *key_sync;       /* on worker 0; NULL: s3.master_key_file empty */
+    struct gw_server_map *maps;         /* one per worker */
+    struct gw_map_sync *map_sync;       /* on worker 0; NULL: cluster.map_refresh 0 */
     struct gw_cluster *cluster; /* nodes, ring, quorums, node states, hints */
     void *zmq;
     struct gw_worker *workers;
@@ -346,6 +356,52 @@ static int gw_server_keys_init(struct gw_server *s, char err[CN_ERR_LEN])
     return CN_OK;
 }
 
+/* On worker i's thread: applies the pending cluster view to its client and
+ * store (views live as long as the cluster: nothing to free). */
+static void gw_server_on_map_swap(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct gw_worker *w = arg;
+    const struct gw_cluster_view *v = atomic_exchange(&w->server->maps[w->index].pending, NULL);
+    char err[CN_ERR_LEN];
+    if (v != NULL && gw_cluster_apply(w->server->cluster, v, w->client, w->s3.store, err) != CN_OK)
+        cn_error("worker %u keeps its ring: cluster map version %llu: %s", w->index,
+                 (unsigned long long)gw_cluster_view_version(v), err);
+}
+
+/* The map follower's publish (map_sync.h): every worker applies v at its
+ * next turn (a newer view replaces one not applied yet). */
+static void gw_server_map_publish(const struct gw_cluster_view *v, void *arg)
+{
+    struct gw_server *s = arg;
+    for (uint32_t i = 0; i < s->n_workers; i++) {
+        atomic_store(&s->maps[i].pending, v);
+        event_active(s->maps[i].swap, EV_READ, 0);   /* thread-safe: evthread is on */
+    }
+}
+
+/* Follows the cluster map kept on the nodes unless cluster.map_refresh is 0. */
+static void gw_server_map_init(struct gw_server *s)
+{
+    s->maps = cn_calloc(s->n_workers, sizeof(*s->maps));
+    for (uint32_t i = 0; i < s->n_workers; i++) {
+        atomic_init(&s->maps[i].pending, NULL);
+        s->maps[i].swap = event_new(s->workers[i].base, -1, 0, gw_server_on_map_swap,
+                                    &s->workers[i]);
+    }
+    if (s->cfg->cluster_map_refresh_ms <= 0) {
+        cn_info("cluster.map_refresh is 0: the cluster map kept on the nodes is not followed");
+        return;
+    }
+    struct gw_worker *w = &s->workers[0];
+    s->map_sync = gw_map_sync_new(w->base, s->cluster, w->client, s->cfg->cluster_map_refresh_ms,
+                                  s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL,
+                                  gw_server_map_publish, s);
+    cn_info("the cluster map kept on the nodes is followed every %lld ms",
+            (long long)s->cfg->cluster_map_refresh_ms);
+}
+
 /* libevent's own messages (its default writes them to stderr unformatted
  * and unlimited) go through our log, so they are rate limited too. */
 static void gw_server_on_libevent_log(int severity, const char *msg)
@@ -487,6 +543,7 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
         gw_server_collector_init(s);
     if (gw_server_keys_init(s, err) != CN_OK)
         goto fail;
+    gw_server_map_init(s);
     if (s->metrics != NULL &&
         cn_metrics_http_new(cfg->metrics_listen, (uint16_t)cfg->metrics_port,
                             gw_s3_metrics_registry(s->metrics), &s->metrics_http,
@@ -637,6 +694,7 @@ void gw_server_free(struct gw_server *s)
             gw_lc_run_close(s->lifecycle);
             gw_collector_close(s->collector);
             gw_key_sync_close(s->key_sync);
+            gw_map_sync_close(s->map_sync);
         }
         gw_lo_reclaim_close(w->s3.reclaim);
         gw_storage_client_free(w->client);
@@ -644,7 +702,10 @@ void gw_server_free(struct gw_server *s)
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
             gw_collector_free(s->collector);
             gw_key_sync_free(s->key_sync);
+            gw_map_sync_free(s->map_sync);
         }
+        if (s->maps != NULL && s->maps[i].swap != NULL)
+            event_free(s->maps[i].swap);
         if (s->keys != NULL) {
             if (s->keys[i].swap != NULL)
                 event_free(s->keys[i].swap);
@@ -674,6 +735,7 @@ void gw_server_free(struct gw_server *s)
     }
     cn_free(s->loops);
     cn_free(s->keys);
+    cn_free(s->maps);
     if (s->zmq != NULL)
         zmq_ctx_term(s->zmq);
     gw_cluster_free(s->cluster);

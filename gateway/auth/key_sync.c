@@ -1,6 +1,8 @@
 /* The gateway's follower of the keys kept in the cluster (key_sync.h). One
  * round: LIST pages of "s/keys/" into `next`, then one GET at a time for the
  * entries whose (ts, ver) the cache lacks, then publish when the set moved.
+ * The timer, one round at a time and the close protocol are the system
+ * record follower's (cluster/sysrec.h), shared with the cluster map's.
  * Memory: the cache and the round's list, at most max_keys entries each
  * (docs/operations.md gives the per-key bytes). */
 #include "key_sync.h"
@@ -11,6 +13,7 @@
 #include <openssl/crypto.h>
 
 #include "store.h"
+#include "sysrec.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -45,8 +48,7 @@ struct gw_key_sync_read {
 struct gw_key_sync {
     struct event_base *base;
     struct gw_store *store;
-    struct event *timer;
-    int64_t interval_ms;
+    struct gw_sysrec *w;            /* the timer and the requests in flight */
     uint32_t max_keys;
     unsigned char mk[GW_KEY_MASTER_LEN];
     struct gw_credentials *file;
@@ -63,13 +65,11 @@ struct gw_key_sync {
     int in_fetch, fetch_again;
     int changed;
     int capped_logged;
-    int inflight;
-    int closed;
     struct cn_metrics *reg;
     uint32_t m_in_use, m_left_out, m_list_failures, m_last_round;
 };
 
-static void gw_key_sync_round_start(struct gw_key_sync *ks);
+static void gw_key_sync_round_start(void *arg);
 
 static void gw_key_sync_wipe(struct gw_key_sync_ent *v, uint32_t n)
 {
@@ -110,14 +110,6 @@ static const struct gw_key_sync_ent *gw_key_sync_cached(const struct gw_key_sync
             lo = mid + 1;
     }
     return NULL;
-}
-
-static void gw_key_sync_schedule(struct gw_key_sync *ks, int64_t ms)
-{
-    if (ks->closed)
-        return;
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-    evtimer_add(ks->timer, &tv);
 }
 
 /* The round is over: the listing becomes the cache and, when the set
@@ -166,7 +158,7 @@ static void gw_key_sync_round_end(struct gw_key_sync *ks)
     ks->changed = 0;
     if (ks->reg != NULL)
         cn_metrics_set(ks->reg, ks->m_last_round, (int64_t)(cn_time_now_us() / 1000000));
-    gw_key_sync_schedule(ks, ks->interval_ms);
+    gw_sysrec_round_end(ks->w);
 }
 
 static void gw_key_sync_fetch_next(struct gw_key_sync *ks);
@@ -177,9 +169,8 @@ static void gw_key_sync_on_record(struct gw_store_result *res, void *arg)
     struct gw_key_sync_read *rd = arg;
     struct gw_key_sync *ks = rd->ks;
     rd->busy = 0;
-    ks->inflight--;
     ks->reads--;
-    if (ks->closed)
+    if (gw_sysrec_op_done(ks->w))
         return;
     struct gw_key_sync_ent *e = &ks->next[rd->idx];
     ks->changed = 1;
@@ -246,14 +237,14 @@ static void gw_key_sync_fetch_next(struct gw_key_sync *ks)
             char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX];
             memcpy(key, GW_KEY_PREFIX, GW_KEY_PREFIX_LEN);
             memcpy(key + GW_KEY_PREFIX_LEN, e->akid, e->akid_len);
-            ks->inflight++;
+            gw_sysrec_op_start(ks->w);
             ks->reads++;
             gw_store_get(ks->store, key, GW_KEY_PREFIX_LEN + e->akid_len, 1, 0, 0,
                          gw_key_sync_on_record, rd);
         }
-    } while (ks->fetch_again && !ks->closed);
+    } while (ks->fetch_again && !gw_sysrec_closed(ks->w));
     ks->in_fetch = 0;
-    if (!ks->closed && ks->fetch_i == ks->n_next && ks->reads == 0)
+    if (!gw_sysrec_closed(ks->w) && ks->fetch_i == ks->n_next && ks->reads == 0)
         gw_key_sync_round_end(ks);
 }
 
@@ -263,8 +254,7 @@ static void gw_key_sync_list(struct gw_key_sync *ks, const char *after, size_t a
 static void gw_key_sync_on_list(struct gw_store_list_result *res, void *arg)
 {
     struct gw_key_sync *ks = arg;
-    ks->inflight--;
-    if (ks->closed)
+    if (gw_sysrec_op_done(ks->w))
         return;
     if (res->rc != CN_OK) {
         CN_LOG(CN_LOG_WARN, "keys: cannot list %s (%s): the last set stays in use",
@@ -275,7 +265,7 @@ static void gw_key_sync_on_list(struct gw_store_list_result *res, void *arg)
         cn_free(ks->next);
         ks->next = NULL;
         ks->n_next = ks->cap_next = 0;
-        gw_key_sync_schedule(ks, ks->interval_ms);
+        gw_sysrec_round_end(ks->w);
         return;
     }
     int capped = 0;
@@ -316,30 +306,18 @@ static void gw_key_sync_on_list(struct gw_store_list_result *res, void *arg)
 
 static void gw_key_sync_list(struct gw_key_sync *ks, const char *after, size_t after_len)
 {
-    ks->inflight++;
+    gw_sysrec_op_start(ks->w);
     gw_store_list(ks->store, GW_KEY_PREFIX, GW_KEY_PREFIX_LEN, after, after_len,
                   GW_KEY_SYNC_PAGE, gw_key_sync_on_list, ks);
 }
 
-static void gw_key_sync_round_start(struct gw_key_sync *ks)
+/* The follower's round (sysrec.h): lists, then reads, then publishes. */
+static void gw_key_sync_round_start(void *arg)
 {
+    struct gw_key_sync *ks = arg;
     ks->n_next = 0;
     ks->changed = 0;
     gw_key_sync_list(ks, NULL, 0);
-}
-
-static void gw_key_sync_on_timer(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    struct gw_key_sync *ks = arg;
-    if (ks->closed)
-        return;
-    if (ks->inflight != 0) {   /* a round still running (it reschedules); never two */
-        gw_key_sync_schedule(ks, ks->interval_ms);
-        return;
-    }
-    gw_key_sync_round_start(ks);
 }
 
 struct gw_key_sync *gw_key_sync_new(struct event_base *base, struct gw_store *store,
@@ -349,13 +327,11 @@ struct gw_key_sync *gw_key_sync_new(struct event_base *base, struct gw_store *st
     struct gw_key_sync *ks = cn_calloc(1, sizeof(*ks));
     ks->base = base;
     ks->store = store;
-    ks->interval_ms = o->interval_ms;
     ks->max_keys = o->max_keys;
     memcpy(ks->mk, o->master_key, sizeof(ks->mk));
     ks->file = gw_credentials_hold(o->file);
     ks->publish = publish;
     ks->arg = arg;
-    ks->timer = evtimer_new(base, gw_key_sync_on_timer, ks);
     ks->reg = o->reg;
     if (ks->reg != NULL) {
         ks->m_in_use = cn_metrics_gauge(ks->reg, "cairn_gateway_keys_in_use",
@@ -371,7 +347,7 @@ struct gw_key_sync *gw_key_sync_new(struct event_base *base, struct gw_store *st
                                             "Unix time the last complete key refresh ended", 0,
                                             NULL);
     }
-    gw_key_sync_schedule(ks, 0);
+    ks->w = gw_sysrec_new(base, 0, o->interval_ms, gw_key_sync_round_start, ks);
     return ks;
 }
 
@@ -379,20 +355,15 @@ void gw_key_sync_close(struct gw_key_sync *ks)
 {
     if (ks == NULL)
         return;
-    ks->closed = 1;
-    evtimer_del(ks->timer);
+    gw_sysrec_close(ks->w);
 }
 
 void gw_key_sync_free(struct gw_key_sync *ks)
 {
     if (ks == NULL)
         return;
-    if (ks->inflight != 0) {   /* a callback still to come would find it freed */
-        CN_LOG(CN_LOG_WARN, "keys: %d store operations never answered: sync not freed",
-               ks->inflight);
+    if (!gw_sysrec_free(ks->w, "keys"))   /* a callback still to come would find it freed */
         return;
-    }
-    event_free(ks->timer);
     gw_key_sync_wipe(ks->cache, ks->n_cache);
     gw_key_sync_wipe(ks->next, ks->n_next);
     cn_free(ks->cache);

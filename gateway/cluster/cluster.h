@@ -1,8 +1,10 @@
 /* The gateway's process-wide view of the cluster: the node list (a cluster
  * file or storage.nodes), the ring, the resolved quorums N/W/R/D, the node
- * states every worker shares (node_health.h) and the hint queues
- * (handoff.h). Built once at start; each worker attaches its storage client
- * and store to it. */
+ * states every worker shares (node_health.h) and the hint counters
+ * (handoff.h). Built at start; each worker attaches its storage client and
+ * store to it. A newer cluster map (map_sync.h) becomes a view that every
+ * worker applies to its client and store (gw_cluster_apply). N, W, R and D
+ * stay as resolved at start. */
 #ifndef GW_CLUSTER_H
 #define GW_CLUSTER_H
 
@@ -25,11 +27,40 @@ struct gw_cluster;
 struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_LEN]);
 void gw_cluster_free(struct gw_cluster *c);
 
+/* The bootstrap description (slot i is its node i: node states, hint
+ * counters and per-node metrics are indexed so). */
 const struct cn_cluster *gw_cluster_nodes(const struct gw_cluster *c);
+/* The ring of the map in use (ring node i = slot i). Any thread. */
 const struct cn_ring *gw_cluster_ring(const struct gw_cluster *c);
 
+/* A cluster map as the gateway uses it: the map, its ring over the slots
+ * (every node any map named, first seen first) and what a store needs
+ * (gw_store_view: the ring, the previous map's ring for reads that miss,
+ * the nodes a listing asks). Kept until gw_cluster_free(), so a pointer to
+ * one stays valid. */
+struct gw_cluster_view;
+
+/* The view in use. Any thread. */
+const struct gw_cluster_view *gw_cluster_view(const struct gw_cluster *c);
+/* Makes map (copied; its version above the one in use) the view in use and
+ * returns it; NULL with err (nothing changed) when its ring cannot be built
+ * or the gateway would hold more than 256 nodes. One thread only (the map
+ * follower's). Workers switch when they gw_cluster_apply() it. */
+const struct gw_cluster_view *gw_cluster_adopt(struct gw_cluster *c, const struct cn_cluster *map,
+                                               char err[CN_ERR_LEN]);
+uint64_t gw_cluster_view_version(const struct gw_cluster_view *v);
+const struct cn_cluster *gw_cluster_view_map(const struct gw_cluster_view *v);
+/* The slot (client node index) of the map's node i. */
+uint32_t gw_cluster_view_slot(const struct gw_cluster_view *v, uint32_t i);
+/* On a worker's thread: connects client to the view's new nodes and
+ * switches store to it. CN_ERR with err when a node cannot be connected
+ * (the store keeps its ring; the next map tries again). */
+int gw_cluster_apply(const struct gw_cluster *c, const struct gw_cluster_view *v,
+                     struct gw_storage_client *client, struct gw_store *store,
+                     char err[CN_ERR_LEN]);
+
 /* Creates one worker's storage client (with the shared node states) and
- * its store (with the quorums and hint queues). NULL with err on failure.
+ * its store (with the quorums and hint counters). NULL with err on failure.
  * The first client made also watches idle up nodes (storage_client.h), so
  * that a stopped node is marked down without traffic. */
 struct gw_storage_client *gw_cluster_client_new(struct gw_cluster *c, struct event_base *base,

@@ -43,8 +43,10 @@ struct gw_sc_node {
 
 struct gw_storage_client {
     struct event_base *base;
-    struct gw_sc_node *nodes;
+    struct gw_sc_node *nodes;       /* GW_STORAGE_CLIENT_MAX_NODES: never moved (events point in) */
     uint32_t n_nodes;
+    void *zmq_ctx;                           /* for nodes added later */
+    const struct msg_curve_client *curve;    /* the caller's; NULL: plain */
     struct timeval timeout;
     uint64_t next_id;
     struct gw_sc_pending *buckets[GW_SC_BUCKETS];
@@ -249,8 +251,11 @@ struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *z
 {
     struct gw_storage_client *c = cn_calloc(1, sizeof(*c));
     c->base = base;
+    CN_ASSERT(n_nodes <= GW_STORAGE_CLIENT_MAX_NODES);
     c->n_nodes = n_nodes;
-    c->nodes = cn_calloc(n_nodes, sizeof(*c->nodes));
+    c->nodes = cn_calloc(GW_STORAGE_CLIENT_MAX_NODES, sizeof(*c->nodes));
+    c->zmq_ctx = zmq_ctx;
+    c->curve = curve;
     c->timeout.tv_sec = timeout_ms / 1000;
     c->timeout.tv_usec = (timeout_ms % 1000) * 1000;
     c->next_id = 1;
@@ -296,6 +301,31 @@ void gw_storage_client_free(struct gw_storage_client *c)
     }
     cn_free(c->nodes);
     cn_free(c);
+}
+
+static void gw_storage_client_probe_fire(evutil_socket_t fd, short what, void *arg);
+
+int gw_storage_client_add_node(struct gw_storage_client *c, const char *endpoint,
+                               char err[CN_ERR_LEN])
+{
+    if (c->n_nodes == GW_STORAGE_CLIENT_MAX_NODES) {
+        snprintf(err, CN_ERR_LEN, "more than %d nodes", GW_STORAGE_CLIENT_MAX_NODES);
+        return CN_ERR;
+    }
+    uint32_t i = c->n_nodes;
+    if (gw_storage_client_node_open(c, c->zmq_ctx, i, endpoint, c->curve, err) != CN_OK) {
+        struct gw_sc_node *n = &c->nodes[i];
+        if (n->ev != NULL)
+            event_free(n->ev);
+        if (n->sock != NULL)
+            zmq_close(n->sock);
+        memset(n, 0, sizeof(*n));
+        return CN_ERR;
+    }
+    if (c->health != NULL)
+        c->nodes[i].probe = evtimer_new(c->base, gw_storage_client_probe_fire, &c->nodes[i]);
+    c->n_nodes++;
+    return CN_OK;
 }
 
 uint32_t gw_storage_client_nodes(const struct gw_storage_client *c)
@@ -521,7 +551,7 @@ static void gw_storage_client_node_failed(struct gw_storage_client *c, uint32_t 
 void gw_storage_client_set_health(struct gw_storage_client *c, struct gw_node_health *health,
                                   int64_t probe_interval_ms, int64_t probe_timeout_ms)
 {
-    CN_ASSERT(gw_node_health_nodes(health) == c->n_nodes);
+    CN_ASSERT(gw_node_health_nodes(health) >= GW_STORAGE_CLIENT_MAX_NODES);
     c->health = health;
     c->probe_interval_ms = probe_interval_ms;
     c->probe_timeout_ms = probe_timeout_ms;

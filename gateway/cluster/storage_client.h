@@ -46,8 +46,12 @@ struct gw_storage_payload {
     void *hint;
 };
 
+/* The most nodes a client holds (cn/cluster.h's CN_CLUSTER_MAX_NODES). */
+#define GW_STORAGE_CLIENT_MAX_NODES 256
+
 /* Creates the client: connects a DEALER to each endpoint, a CURVE client of
- * curve when it is enabled (NULL: plain; curve is copied by ZeroMQ). Returns
+ * curve when it is enabled (NULL: plain; curve must outlive the client:
+ * nodes added later use it). Returns
  * NULL with err on failure. timeout_ms bounds every request. A node that
  * refuses the keys looks down: sends to it fail as to a dead node. */
 struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *zmq_ctx,
@@ -60,6 +64,11 @@ struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *z
 void gw_storage_client_free(struct gw_storage_client *c);
 
 uint32_t gw_storage_client_nodes(const struct gw_storage_client *c);
+/* Connects one more node (a cluster map named it): it gets the next index.
+ * On the client's thread. CN_ERR with err (the client unchanged) when it
+ * cannot be connected or the client is full. */
+int gw_storage_client_add_node(struct gw_storage_client *c, const char *endpoint,
+                               char err[CN_ERR_LEN]);
 
 /* Sends req (v and id are set here; req->payload is ignored) to node, with
  * the payload frame when payload is not NULL (a zmq_msg references the bytes;
@@ -83,7 +92,8 @@ struct gw_node_health;
  * that gets no reply in time, or cannot be sent (no connection), marks its
  * node down, and one client probes a down node with PING (timeout
  * probe_timeout_ms) every probe_interval_ms until it answers and is marked
- * up. health must outlive the client and have as many nodes. */
+ * up. health must outlive the client and hold GW_STORAGE_CLIENT_MAX_NODES
+ * nodes (nodes added later are watched too). */
 void gw_storage_client_set_health(struct gw_storage_client *c, struct gw_node_health *health,
                                   int64_t probe_interval_ms, int64_t probe_timeout_ms);
 

@@ -43,6 +43,9 @@ struct gw_blob {
 
 struct gw_store {
     const struct cn_ring *ring;
+    const struct cn_ring *fallback;  /* gw_store_view.fallback */
+    const uint32_t *members;         /* NULL: every ring node */
+    uint32_t n_members;
     struct gw_storage_client *client;
     uint32_t n;
     uint32_t w;
@@ -81,6 +84,7 @@ struct gw_store_op {
     uint32_t granted[GW_STORE_MAX_REPLICAS], n_granted, precondition, locked, precondition_absent;
     uint32_t acks, fails, not_found, corrupt;
     int last_rc;
+    int tombstone;        /* a replica answered with a tombstone */
     /* writes: hinted handoff */
     uint64_t w_ts, w_ver;  /* the version written */
     uint32_t acked[GW_STORE_MAX_REPLICAS], n_acked;   /* replicas that stored it */
@@ -233,6 +237,25 @@ struct gw_storage_client *gw_store_client(const struct gw_store *s)
     return s->client;
 }
 
+void gw_store_set_view(struct gw_store *s, const struct gw_store_view *v)
+{
+    s->ring = v->ring;
+    s->fallback = v->fallback;
+    s->members = v->members;
+    s->n_members = v->members != NULL ? v->n_members : 0;
+}
+
+/* The nodes a listing asks: node k of them. */
+static uint32_t gw_store_member_count(const struct gw_store *s)
+{
+    return s->members != NULL ? s->n_members : cn_ring_nodes(s->ring);
+}
+
+static uint32_t gw_store_member(const struct gw_store *s, uint32_t k)
+{
+    return s->members != NULL ? s->members[k] : k;
+}
+
 uint32_t gw_store_replicas(const struct gw_store *s, const void *key, size_t key_len,
                            uint32_t *out, uint32_t max)
 {
@@ -275,8 +298,10 @@ static void gw_store_order_for_read(const struct gw_store *s, uint32_t *nodes, u
     memcpy(nodes, out, n * sizeof(*nodes));
 }
 
-static struct gw_store_op *gw_store_op_new(struct gw_store *s, enum gw_store_kind kind,
-                                           const void *key, size_t key_len)
+/* A new operation on key's replicas in ring (key NULL: none). */
+static struct gw_store_op *gw_store_op_new_on(struct gw_store *s, enum gw_store_kind kind,
+                                              const void *key, size_t key_len,
+                                              const struct cn_ring *ring)
 {
     struct gw_store_op *op = cn_calloc(1, sizeof(*op));
     op->s = s;
@@ -284,11 +309,17 @@ static struct gw_store_op *gw_store_op_new(struct gw_store *s, enum gw_store_kin
     op->last_rc = CN_NOTFOUND;
     s->live_ops++;
     if (key != NULL) {
-        op->n_replicas = cn_ring_lookup(s->ring, key, key_len, s->n, op->replicas);
+        op->n_replicas = cn_ring_lookup(ring, key, key_len, s->n, op->replicas);
         op->key = cn_memdup(key, key_len);
         op->key_len = key_len;
     }
     return op;
+}
+
+static struct gw_store_op *gw_store_op_new(struct gw_store *s, enum gw_store_kind kind,
+                                           const void *key, size_t key_len)
+{
+    return gw_store_op_new_on(s, kind, key, key_len, s->ring);
 }
 
 static void gw_store_entries_free(struct gw_store_entry *e, uint32_t n)
@@ -325,6 +356,7 @@ static void gw_store_op_finish(struct gw_store_op *op, int rc, struct gw_storage
     res.rc = rc;
     res.reply = r;
     res.acks = op->acks;
+    res.tombstone = rc == CN_NOTFOUND && (op->tombstone || op->best_state == 2);
     snprintf(res.err, sizeof(res.err), "%s", op->err);
     op->cb(&res, op->arg);
 }
@@ -851,6 +883,7 @@ static void gw_store_on_read_reply(struct gw_storage_reply *r, void *arg)
         return;
     }
     if (rc == CN_NOTFOUND && (r->m.flags & MSG_FLAG_TOMBSTONE)) {
+        op->tombstone = 1;
         gw_store_op_finish(op, CN_NOTFOUND, NULL); /* deleted: authoritative */
         gw_store_op_free(op);
         return;
@@ -1154,38 +1187,118 @@ static void gw_store_read_start(struct gw_store_op *op, uint32_t want_r)
         gw_store_quorum_end(op);
 }
 
+/* ---- reads across a ring change --------------------------------------- */
+
+/* A read's arguments, kept while its first round (on the current ring)
+ * runs, for a second round on the previous map's ring. */
+struct gw_store_read_args {
+    struct gw_store *s;
+    enum gw_store_kind kind;
+    int whole, immutable;
+    uint64_t off, len;
+    const void *key;
+    size_t key_len;
+    char *owned;                  /* the kept copy of key */
+    const struct cn_ring *ring;   /* the ring a second round asks */
+    gw_store_cb cb;
+    void *arg;
+};
+
+static void gw_store_read_begin(const struct gw_store_read_args *a, const struct cn_ring *ring,
+                                gw_store_cb cb, void *arg);
+
+/* Whether key's replicas in the fallback ring are the ones already asked. */
+static int gw_store_same_replicas(const struct gw_store *s, const void *key, size_t key_len)
+{
+    uint32_t a[GW_STORE_MAX_REPLICAS], b[GW_STORE_MAX_REPLICAS];
+    uint32_t na = cn_ring_lookup(s->ring, key, key_len, s->n, a);
+    uint32_t nb = cn_ring_lookup(s->fallback, key, key_len, s->n, b);
+    for (uint32_t i = 0; i < nb; i++) {
+        int found = 0;
+        for (uint32_t k = 0; k < na && !found; k++)
+            found = a[k] == b[i];
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+/* The first round's answer: a plain miss (no record, no tombstone) asks
+ * the previous map's replicas, where the record may still be while the
+ * data moves; anything else goes to the caller. */
+static void gw_store_on_first_round(struct gw_store_result *res, void *arg)
+{
+    struct gw_store_read_args *a = arg;
+    struct gw_store *s = a->s;
+    if (res->rc == CN_NOTFOUND && !res->tombstone && !s->closing) {
+        s->stats.read_prev_ring++;
+        gw_store_read_begin(a, a->ring, a->cb, a->arg);
+    } else {
+        a->cb(res, a->arg);
+    }
+    cn_free(a->owned);
+    cn_free(a);
+}
+
+/* Starts a read of ring's replicas calling cb(arg). */
+static void gw_store_read_begin(const struct gw_store_read_args *a, const struct cn_ring *ring,
+                                gw_store_cb cb, void *arg)
+{
+    struct gw_store_op *op = gw_store_op_new_on(a->s, a->kind, a->key, a->key_len, ring);
+    op->cb = cb;
+    op->arg = arg;
+    op->whole = a->whole;
+    op->immutable = a->immutable;
+    op->off = a->off;
+    op->len = a->len;
+    gw_store_read_start(op, a->immutable ? 1 : a->s->r);
+}
+
+/* A read on the current ring, with a second round on the previous map's
+ * ring (gw_store_view.fallback) when the first finds nothing there. */
+static void gw_store_read(struct gw_store_read_args *a)
+{
+    struct gw_store *s = a->s;
+    if (s->fallback == NULL || gw_store_same_replicas(s, a->key, a->key_len)) {
+        gw_store_read_begin(a, s->ring, a->cb, a->arg);
+        return;
+    }
+    struct gw_store_read_args *keep = cn_malloc(sizeof(*keep));
+    *keep = *a;
+    keep->owned = cn_memdup(a->key, a->key_len);
+    keep->key = keep->owned;
+    keep->ring = s->fallback;   /* what the second round asks */
+    gw_store_read_begin(keep, s->ring, gw_store_on_first_round, keep);
+}
+
 void gw_store_get(struct gw_store *s, const void *key, size_t key_len, int whole, uint64_t off,
                   uint64_t len, gw_store_cb cb, void *arg)
 {
-    struct gw_store_op *op = gw_store_op_new(s, GW_STORE_GET, key, key_len);
-    op->cb = cb;
-    op->arg = arg;
-    op->whole = whole;
-    op->off = off;
-    op->len = len;
-    gw_store_read_start(op, s->r);
+    struct gw_store_read_args a = {
+        .s = s, .kind = GW_STORE_GET, .whole = whole, .off = off, .len = len,
+        .key = key, .key_len = key_len, .cb = cb, .arg = arg,
+    };
+    gw_store_read(&a);
 }
 
 void gw_store_get_immutable(struct gw_store *s, const void *key, size_t key_len, uint64_t off,
                             uint64_t len, gw_store_cb cb, void *arg)
 {
-    struct gw_store_op *op = gw_store_op_new(s, GW_STORE_GET, key, key_len);
-    op->cb = cb;
-    op->arg = arg;
-    op->whole = 0;
-    op->immutable = 1;
-    op->off = off;
-    op->len = len;
-    gw_store_read_start(op, 1);
+    struct gw_store_read_args a = {
+        .s = s, .kind = GW_STORE_GET, .immutable = 1, .off = off, .len = len,
+        .key = key, .key_len = key_len, .cb = cb, .arg = arg,
+    };
+    gw_store_read(&a);
 }
 
 void gw_store_head(struct gw_store *s, const void *key, size_t key_len, gw_store_cb cb,
                    void *arg)
 {
-    struct gw_store_op *op = gw_store_op_new(s, GW_STORE_HEAD, key, key_len);
-    op->cb = cb;
-    op->arg = arg;
-    gw_store_read_start(op, s->r);
+    struct gw_store_read_args a = {
+        .s = s, .kind = GW_STORE_HEAD, .key = key, .key_len = key_len,
+        .cb = cb, .arg = arg,
+    };
+    gw_store_read(&a);
 }
 
 /* ---- listings -------------------------------------------------------- */
@@ -1329,15 +1442,16 @@ static void gw_store_on_list_reply(struct gw_storage_reply *r, void *arg)
 static void gw_store_list_round(struct gw_store_op *op, const void *after, size_t after_len)
 {
     struct gw_store *s = op->s;
-    uint32_t nodes = cn_ring_nodes(s->ring), up = 0;
-    for (uint32_t i = 0; i < nodes; i++)
-        up += !gw_store_node_down(s, i);
+    uint32_t nodes = gw_store_member_count(s), up = 0;
+    for (uint32_t k = 0; k < nodes; k++)
+        up += !gw_store_node_down(s, gw_store_member(s, k));
     op->fails = 0;
     op->outstanding = 0;
     /* a page per node big enough that tombstones rarely need a second round */
     uint32_t node_limit = CN_MAX(op->limit, 100u);
     node_limit = CN_MIN(node_limit, 1000u);
-    for (uint32_t i = 0; i < nodes; i++) {
+    for (uint32_t k = 0; k < nodes; k++) {
+        uint32_t i = gw_store_member(s, k);
         if (up > 0 && gw_store_node_down(s, i)) {
             op->fails++;
             op->last_rc = CN_IO;
@@ -1347,7 +1461,8 @@ static void gw_store_list_round(struct gw_store_op *op, const void *after, size_
         op->outstanding++;
     }
     uint32_t to_send = op->outstanding;
-    for (uint32_t i = 0; i < nodes && to_send > 0; i++) {
+    for (uint32_t k = 0; k < nodes && to_send > 0; k++) {
+        uint32_t i = gw_store_member(s, k);
         if (up > 0 && gw_store_node_down(s, i))
             continue;
         struct msg m;

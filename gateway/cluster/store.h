@@ -43,6 +43,22 @@ void gw_blob_unref(struct gw_blob *b);
  * write_quorum are already resolved (1 <= w <= n <= nodes). */
 struct gw_store *gw_store_new(const struct cn_ring *ring, struct gw_storage_client *client,
                               uint32_t n_replicas, uint32_t write_quorum);
+/* What a store places keys by (cluster.c makes one per cluster map): ring
+ * node i is client node i. */
+struct gw_store_view {
+    const struct cn_ring *ring;      /* replicas of every operation */
+    const struct cn_ring *fallback;  /* NULL, or the ring of the map before: a GET or
+                                        HEAD that finds no record (and no tombstone) on
+                                        ring's replicas asks its replicas there too */
+    const uint32_t *members;         /* the nodes a listing asks (those of the map,
+                                        leaving ones too); NULL: every ring node */
+    uint32_t n_members;
+};
+/* Switches the store to v (copied; the rings and members must outlive the
+ * store or the next switch). Operations already started keep their
+ * replicas. On the store's thread. */
+void gw_store_set_view(struct gw_store *s, const struct gw_store_view *v);
+
 /* Frees the store; operations still waiting for node replies finish first
  * (the store's memory goes with the last of them, when the client fails
  * them at its own free). */
@@ -85,6 +101,7 @@ struct gw_store_stats {
     uint64_t skipped_down;    /* replica sends skipped because the node was down */
     uint64_t read_fallbacks;  /* R > 1 reads whose data was read in a second round trip */
     uint64_t read_widened;    /* R > 1 reads that asked more than R replicas: late answers */
+    uint64_t read_prev_ring;  /* reads that missed and asked the previous map's replicas */
 };
 void gw_store_stats(const struct gw_store *s, struct gw_store_stats *st);
 
@@ -104,6 +121,7 @@ struct gw_store_result {
     uint32_t granted[GW_STORE_MAX_REPLICAS];
     uint32_t n_granted, precondition, locked;
     uint32_t precondition_absent; /* of those PRECONDITION: the key had no live record */
+    int tombstone;  /* reads with CN_NOTFOUND: a replica holds a tombstone (deleted) */
 };
 
 typedef void (*gw_store_cb)(struct gw_store_result *res, void *arg);

@@ -112,9 +112,10 @@ void gw_s3_status_reply(struct gw_req *r)
     const struct cn_cluster *cl = gw_cluster_nodes(c);
     evbuffer_add_printf(b, ",\n  \"ring\": {\"digest\": \"%s\", \"vnodes\": %u, \"nodes\": %u, "
                         "\"zones\": %s, \"replicas\": %u, \"write\": %u, \"read\": %u, "
-                        "\"delete\": %u},\n", info->ring_digest, info->vnodes,
-                        cn_cluster_nodes(cl), cn_cluster_has_zones(cl) ? "true" : "false", n, w,
-                        rq, d);
+                        "\"delete\": %u, \"map_version\": %llu},\n", info->ring_digest,
+                        info->vnodes, cn_cluster_nodes(cl),
+                        cn_cluster_has_zones(cl) ? "true" : "false", n, w, rq, d,
+                        (unsigned long long)gw_cluster_view_version(gw_cluster_view(c)));
     gw_s3_status_nodes(b, c, info);
     evbuffer_add_printf(b, "  \"settings\": %s\n}\n", info->settings_json);
     gw_req_reply_start(r, 200);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cn/alloc.h"
 #include "cn/cluster.h"
 #include "cn/ring.h"
 #include "cn/test.h"
@@ -60,6 +61,18 @@ static void test_cn_cluster_errors(void)
         "node s0 tcp://a:1\nnode s0 tcp://b:1\n",
         "node s0 tcp://a:1\nnode s1 tcp://a:1\n",
         "node s0 tcp://a:1 zone=a weight=1 x y z\n",
+        "version 1\nversion 2\nnode s0 tcp://a:1\n",
+        "version\nnode s0 tcp://a:1\n",
+        "version -1\nnode s0 tcp://a:1\n",
+        "version +1\nnode s0 tcp://a:1\n",
+        "version 9223372036854775808\nnode s0 tcp://a:1\n",
+        "version 99999999999999999999999\nnode s0 tcp://a:1\n",
+        "version 1x\nnode s0 tcp://a:1\n",
+        "version 1 2\nnode s0 tcp://a:1\n",
+        "version 3\n",
+        "node s0 tcp://a:1 state=gone\n",
+        "node s0 tcp://a:1 state=\n",
+        "node s0 tcp://a:1 state=leaving\n",
     };
     for (size_t i = 0; i < CN_ARRAY_LEN(bad); i++) {
         struct cn_cluster *c = (struct cn_cluster *)1;
@@ -209,6 +222,102 @@ static void test_cn_cluster_join_moves_its_share(void)
     cn_cluster_free(c4);
 }
 
+/* The map: version and states parse, the writer's text parses back to the
+ * same map, and the editors keep ids unique. */
+static void test_cn_cluster_map_roundtrip(void)
+{
+    struct cn_cluster *c = test_cluster_parse(
+        "version 41\n"
+        "node s0 tcp://h:1 zone=a\n"
+        "node s1 tcp://h:2 weight=200 state=leaving\n"
+        "node s2 tcp://h:3 state=active\n");
+    CN_CHECK(c != NULL);
+    if (c == NULL)
+        return;
+    CN_CHECK_EQ_INT(cn_cluster_version(c), 41);
+    CN_CHECK_EQ_INT(cn_cluster_active_nodes(c), 2);
+    CN_CHECK(cn_cluster_node(c, 1)->leaving);
+    CN_CHECK(!cn_cluster_node(c, 2)->leaving);
+    struct cn_cluster *e = cn_cluster_map_copy(c);
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(cn_cluster_map_add(e, "s3", "tcp://h:4", 100, "b", err), CN_OK);
+    CN_CHECK_EQ_INT(cn_cluster_map_add(e, "s3", "tcp://h:5", 100, "", err), CN_INVAL);
+    CN_CHECK_EQ_INT(cn_cluster_map_add(e, "s4", "tcp://h:1", 100, "", err), CN_INVAL);
+    CN_CHECK_EQ_INT(cn_cluster_map_add(e, "s 4", "tcp://h:6", 100, "", err), CN_INVAL);
+    CN_CHECK_EQ_INT(cn_cluster_map_add(e, "s4", "tcp://h:6", 0, "", err), CN_INVAL);
+    CN_CHECK_EQ_INT(cn_cluster_map_add(e, "s4", "tcp://h#6", 100, "", err), CN_INVAL);
+    cn_cluster_map_remove(e, 0);
+    cn_cluster_map_set_leaving(e, 0, 0);
+    cn_cluster_map_set_version(e, 42);
+    CN_CHECK_EQ_INT(cn_cluster_nodes(e), 3);
+    CN_CHECK_EQ_STR(cn_cluster_addresses(e)[0], "tcp://h:2");
+    size_t len = 0;
+    char *text = cn_cluster_format(e, &len);
+    CN_CHECK_EQ_INT(strlen(text), len);
+    struct cn_cluster *back = NULL;
+    CN_CHECK_EQ_INT(cn_cluster_parse(text, len, &back, err), CN_OK);
+    if (back != NULL) {
+        CN_CHECK_EQ_INT(cn_cluster_version(back), 42);
+        CN_CHECK_EQ_INT(cn_cluster_nodes(back), 3);
+        CN_CHECK_EQ_INT(cn_cluster_active_nodes(back), 3);
+        CN_CHECK_EQ_STR(cn_cluster_node(back, 0)->id, "s1");
+        CN_CHECK_EQ_INT(cn_cluster_node(back, 0)->weight, 200);
+        CN_CHECK_EQ_STR(cn_cluster_node(back, 2)->zone, "b");
+        CN_CHECK(cn_cluster_has_zones(back));
+        size_t len2 = 0;
+        char *text2 = cn_cluster_format(back, &len2);
+        CN_CHECK(len2 == len && memcmp(text, text2, len) == 0);
+        cn_free(text2);
+    }
+    /* a file without a version line is version 0 */
+    struct cn_cluster *plain = test_cluster_parse("node s0 tcp://h:1\n");
+    CN_CHECK(plain != NULL && cn_cluster_version(plain) == 0);
+    cn_cluster_free(plain);
+    cn_cluster_free(back);
+    cn_free(text);
+    cn_cluster_free(e);
+    cn_cluster_free(c);
+}
+
+/* A leaving node keeps its index but is never a replica; every other key
+ * keeps its replicas in order except where the leaving node was. */
+static void test_cn_cluster_leaving_owns_nothing(void)
+{
+    struct cn_cluster *all = test_cluster_parse(
+        "node s0 tcp://h:1\nnode s1 tcp://h:2\nnode s2 tcp://h:3\nnode s3 tcp://h:4\n");
+    struct cn_cluster *lv = test_cluster_parse(
+        "node s0 tcp://h:1\nnode s1 tcp://h:2 state=leaving\nnode s2 tcp://h:3\n"
+        "node s3 tcp://h:4\n");
+    char err[CN_ERR_LEN];
+    struct cn_ring *ra = cn_cluster_ring(all, 168, err), *rl = cn_cluster_ring(lv, 168, err);
+    CN_CHECK(ra != NULL && rl != NULL);
+    if (ra == NULL || rl == NULL)
+        goto out;
+    CN_CHECK_EQ_INT(cn_ring_validate(rl), CN_OK);
+    CN_CHECK_EQ_INT(cn_ring_node_points(rl, 1), 0);
+    int kept = 0;
+    for (int i = 0; i < 2000; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "o/b/%d", i);
+        uint32_t a[3], l[3];
+        CN_CHECK_EQ_INT(cn_ring_lookup(rl, key, (size_t)n, 3, l), 3);
+        cn_ring_lookup(ra, key, (size_t)n, 3, a);
+        int had = 0;
+        for (int k = 0; k < 3; k++) {
+            CN_CHECK(l[k] != 1);
+            had |= a[k] == 1;
+        }
+        kept += !had && memcmp(a, l, sizeof(a)) == 0;
+        CN_CHECK(had || memcmp(a, l, sizeof(a)) == 0);
+    }
+    CN_CHECK(kept > 0);
+out:
+    cn_ring_free(ra);
+    cn_ring_free(rl);
+    cn_cluster_free(all);
+    cn_cluster_free(lv);
+}
+
 static const struct cn_test_case cases[] = {
     {"file", test_cn_cluster_file},
     {"errors", test_cn_cluster_errors},
@@ -216,6 +325,8 @@ static const struct cn_test_case cases[] = {
     {"zones", test_cn_cluster_zones},
     {"weights", test_cn_cluster_weights},
     {"join_moves_its_share", test_cn_cluster_join_moves_its_share},
+    {"map_roundtrip", test_cn_cluster_map_roundtrip},
+    {"leaving_owns_nothing", test_cn_cluster_leaving_owns_nothing},
     {NULL, NULL},
 };
 

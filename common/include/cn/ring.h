@@ -23,11 +23,13 @@ void cn_ring_free(struct cn_ring *r);
 
 /* Like cn_ring_new with per-node weights and zones. weights[i] scales node
  * i's points: vnodes * weight / 100 (at least 1), so 100 is the normal
- * weight and 200 takes twice the share; weights NULL means 100 each. zones[i]
+ * weight and 200 takes twice the share; weights NULL means 100 each. Weight
+ * 0 places no point: the node keeps its index but is never a replica (a
+ * node leaving the cluster); at least one node must weigh more. zones[i]
  * names node i's failure domain (NULL or "" = none); when zones is not NULL,
  * cn_ring_lookup() picks replicas in distinct zones first and only then
- * fills up with further distinct nodes. Errors as cn_ring_new, plus a weight
- * of 0. */
+ * fills up with further distinct nodes. Errors as cn_ring_new, plus every
+ * weight 0. */
 struct cn_ring *cn_ring_new_weighted(const char *const *names, const uint32_t *weights,
                                      const char *const *zones, uint32_t n_nodes,
                                      uint32_t vnodes, char err[CN_ERR_LEN]);

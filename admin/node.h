@@ -1,0 +1,37 @@
+/* cairn-admin node add|decommission|remove|replace|status: membership
+ * changes through the cluster map (docs/cluster.md). The map is the record
+ * "s/cluster" (cn/cluster.h's text with a version line) kept on every node
+ * of the map, not only on its ring replicas, so that a gateway finds it
+ * whatever the ring became; the newest record (ts, then ver) wins and a
+ * gateway takes a map whose version is above its own. The cluster file is
+ * the bootstrap: the current map is the newest record found on the file's
+ * nodes (and on the nodes that map names), or the file itself when its
+ * version is higher or no node holds a map. Each change writes version + 1
+ * to every node of the old and the new map. */
+#ifndef ADM_NODE_H
+#define ADM_NODE_H
+
+#include <stdint.h>
+
+#include "cn/cluster.h"
+#include "msg/curve.h"
+
+#define ADM_NODE_MAP_KEY "s/cluster"
+
+struct adm_node_opts {
+    const struct cn_cluster *file;   /* the bootstrap (--cluster) */
+    uint32_t replicas;               /* N; 0: min(3, active nodes) */
+    uint32_t vnodes;
+    int timeout_ms;
+    const struct msg_curve_client *curve;
+    int json;
+    int verbose;
+    int wait;      /* decommission/replace: repair until every key has N copies */
+    int force;     /* remove: also a node that is not leaving */
+};
+
+/* Runs `node SUB ARGS...` (args[0] is SUB). Returns the exit status: 0
+ * done, 1 failed (said on stderr), 2 bad usage. */
+int adm_node_run(const struct adm_node_opts *o, char *const *args, uint32_t n_args);
+
+#endif

@@ -1,0 +1,437 @@
+"""The cluster map kept on the nodes (docs/cluster.md), with real daemons on
+loopback: three nodes named by a cluster file, two gateways following the
+map every cluster.map_refresh, and a fourth node.
+
+- `cairn-admin node add` writes map version 1 to every node; both gateways
+  take it within the documented delay (polled, not slept); every object
+  written before reads back through both; new writes land on the new
+  ring's replicas (the new node among them).
+- A malformed map record newer than the good one is left out with a
+  warning by both gateways, which keep the last good map.
+- `cairn-admin node decommission --wait` copies each key onto its replicas
+  in the ring without the node, then writes the map without it; the
+  gateways take it; the node is stopped; every object reads back through
+  both gateways and every key has its N copies on the nodes left.
+- With N = 1 (no replica in common between the old and the new owner) the
+  objects whose owner moved to the new node are still read, from the
+  previous map's owner (the dual-ring read), while the new node lacks them;
+  a delete after the change is not undone by the old copy.
+- `node replace s1 s1 NEW-ADDRESS --wait` moves a node to a new host under
+  the same id (placement unchanged) and refills it; the old host is
+  stopped and everything reads back; `node remove` refuses an active node
+  and an unknown one.
+- Hinted handoff for a node a map added (its gateway index is past the
+  startup description's nodes): after `node add s3`, s3 is stopped and
+  keys it replicates are written through both gateways; the replicas that
+  took them keep hints naming s3 (read back with HINT_TAKE), both gateways
+  stay up (no assertion), and once s3 is started again the hints are
+  replayed: s3 holds every key at the version its peers hold and no hint
+  is left.
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_util import cluster, ring_replicas, storage_key  # noqa: E402
+from s3util import ACCESS_KEY, SECRET_KEY, check  # noqa: E402
+from snclient import admin_env, free_port  # noqa: E402
+
+BIN = os.environ.get("CAIRN_BIN", "build/bin")
+REFRESH_S = 0.3
+REQUEST_TIMEOUT_S = 1
+BOUND_S = REFRESH_S + REQUEST_TIMEOUT_S   # docs/cluster.md: the documented delay
+WAIT_S = 4 * BOUND_S + 10   # the bound, with room for a loaded 2-vCPU CI
+
+
+class OtherGateway:
+    """A second cairn-gateway on the same nodes and settings, own port."""
+
+    def __init__(self, c, name, **changes):
+        self.tmp = os.path.join(c.tmp, name)
+        os.makedirs(self.tmp, exist_ok=True)
+        self.port = free_port()
+        settings = dict(c.settings, **{"http.port": self.port})
+        settings.update(changes)
+        cfg = os.path.join(self.tmp, "gateway.conf")
+        with open(cfg, "w") as f:
+            for k, v in settings.items():
+                f.write("%s = %s\n" % (k, v))
+        self.log_path = os.path.join(self.tmp, "gateway.log")
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([c.bin, "--config", cfg], stdout=self.log,
+                                     stderr=self.log)
+        self.url = "http://127.0.0.1:%d" % self.port
+        deadline = time.monotonic() + 30
+        while not self._healthy():
+            check(self.proc.poll() is None, "gateway %s exited: %s" % (name, self.log_text()))
+            check(time.monotonic() < deadline, "gateway %s did not come up" % name)
+            time.sleep(0.1)
+
+    def _healthy(self):
+        import urllib.request
+        try:
+            with urllib.request.urlopen(self.url + "/_cairn/health", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def boto(self):
+        import boto3
+        from botocore.config import Config
+        return boto3.client("s3", endpoint_url=self.url, aws_access_key_id=ACCESS_KEY,
+                            aws_secret_access_key=SECRET_KEY, region_name="us-east-1",
+                            config=Config(s3={"addressing_style": "path"},
+                                          retries={"max_attempts": 1}))
+
+    def close(self):
+        rc = self.proc.poll()
+        if rc is None:
+            self.proc.terminate()
+            rc = self.proc.wait(30)
+        self.log.close()
+        # under the sanitizers a leak or an error at exit shows only here
+        check(rc == 0, "gateway exited %r:\n%s" % (rc, self.log_text()[-4000:]))
+
+
+def admin(cf, *args, timeout=300):
+    p = subprocess.run([os.path.join(BIN, "cairn-admin"), "--cluster", cf] + list(args),
+                       capture_output=True, timeout=timeout, env=admin_env())
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def wait_for(what, fn, timeout=WAIT_S):
+    """Polls fn until true; returns the seconds it took."""
+    t0 = time.monotonic()
+    while not fn():
+        check(time.monotonic() - t0 < timeout, "%s: not within %.0fs" % (what, timeout))
+        time.sleep(0.05)
+    return time.monotonic() - t0
+
+
+def gauge(port, name):
+    """A series of the gateway's /metrics (None when absent)."""
+    import re
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    m = re.search(r"^%s (\d+)" % name, text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def holds(node, skey):
+    c = node.client(timeout_ms=5000)
+    try:
+        return c.head(skey).st == 0
+    finally:
+        c.close()
+
+
+def start(nodes, in_file, settings=None):
+    """A cluster of `nodes` nodes whose file names the first in_file as
+    s0..; both gateways follow the map; returns (cluster, file, gateway B)."""
+    base = {"cluster.map_refresh": "%dms" % int(REFRESH_S * 1000),
+            "storage.request_timeout": "%ds" % REQUEST_TIMEOUT_S}
+    base.update(settings or {})
+    cl = cluster(nodes=nodes, settings=base)
+    cf = os.path.join(cl.tmp, "cluster.conf")
+    with open(cf, "w") as f:
+        for i, n in enumerate(cl.nodes[:in_file]):
+            f.write("node s%d %s\n" % (i, n.endpoint))
+    cl.proc.terminate()
+    cl.proc.wait()
+    cl.settings["cluster.file"] = cf
+    cl.start()
+    mp = free_port()
+    gb = OtherGateway(cl, "gw-b", **{"metrics.port": mp, "metrics.listen": "127.0.0.1"})
+    gb.metrics_port = mp
+    return cl, cf, gb
+
+
+def stop(cl):
+    cl.close()
+    check(cl.stop_rc in (0, None), "gateway exited %r on SIGTERM:\n%s"
+          % (cl.stop_rc, cl.last_log[-4000:]))
+
+
+def node_stats(n):
+    c = n.client(timeout_ms=5000)
+    try:
+        return c.stats()
+    finally:
+        c.close()
+
+
+def head_version(n, skey):
+    c = n.client(timeout_ms=5000)
+    try:
+        r = c.head(skey)
+        return (r["ts"], r["ver"]) if r.st == 0 else None
+    finally:
+        c.close()
+
+
+def hinted_keys(nodes, target):
+    """The keys the nodes hold hints of for target (HINT_TAKE listings)."""
+    out = set()
+    for n in nodes:
+        c = n.client(timeout_ms=5000)
+        try:
+            r = c.hint_take(target, limit=1000)
+            check(r.st == 0 and not r["more"], "HINT_TAKE failed: %r" % r)
+            out |= {bytes(e["key"]) for e in r["ents"]}
+        finally:
+            c.close()
+    return out
+
+
+def read_all(clients, expect):
+    for name, s3 in clients:
+        for k, v in expect.items():
+            got = s3.get_object(Bucket="map", Key=k)["Body"].read()
+            check(got == v, "%s read %s wrong (%d bytes, want %d)" % (name, k, len(got), len(v)))
+
+
+def test_add_malformed_decommission():
+    cl, cf, gb = start(4, 3)
+    try:
+        a, b = cl.boto(), gb.boto()
+        rnd = random.Random(17)
+        a.create_bucket(Bucket="map")
+        expect = {}
+        for i in range(60):
+            expect["old%03d" % i] = rnd.randbytes(rnd.randint(0, 20000))
+            a.put_object(Bucket="map", Key="old%03d" % i, Body=expect["old%03d" % i])
+        expect["big"] = rnd.randbytes(6 << 20 | 4321)   # chunked: slices read by chunk key
+        a.put_object(Bucket="map", Key="big", Body=expect["big"])
+
+        rc, out, err = admin(cf, "node", "add", "s3", cl.nodes[3].endpoint)
+        check(rc == 0, "node add failed %d: %s %s" % (rc, out, err))
+        for name, g in (("a", cl), ("b", gb)):
+            took = wait_for("gateway %s takes map version 1" % name,
+                            lambda g=g: "cluster map version 1 in use" in g.log_text())
+            print("  gateway %s took map version 1 within %.2fs (bound %.1fs)"
+                  % (name, took, BOUND_S))
+        check(gauge(gb.metrics_port, "cairn_gateway_cluster_map_version") == 1,
+              "the map version gauge is not 1")
+        rc, out, err = admin(cf, "--json", "node", "status")
+        st = json.loads(out)
+        check(rc == 0 and st["version"] == 1 and len(st["nodes"]) == 4 and
+              all(n["up"] and n["map_version"] == 1 and n["state"] == "active"
+                  for n in st["nodes"]), "node status after add: %s %s" % (out, err))
+        read_all((("a", a), ("b", b)), expect)
+
+        # new writes land on the new ring's replicas
+        names4 = ["s0", "s1", "s2", "s3"]
+        on_new = 0
+        for i in range(40):
+            k = "new%03d" % i
+            expect[k] = rnd.randbytes(rnd.randint(1, 5000))
+            b.put_object(Bucket="map", Key=k, Body=expect[k])
+            owners = ring_replicas(names4, storage_key("map", k), 3)
+            on_new += 3 in owners
+            for o in owners:   # W acks answer the PUT: the last copy may still be on its way
+                wait_for("%s on its new replica s%d" % (k, o),
+                         lambda o=o, k=k: holds(cl.nodes[o], storage_key("map", k)), timeout=10)
+        check(on_new > 0, "no new key placed on the new node")
+        print("  40 new writes on their new replicas (%d with the new node)" % on_new)
+
+        # a malformed map record newer than the good one on two nodes: left
+        # out (with a warning), the last good map kept; cairn-admin takes
+        # the good record the other nodes hold
+        c0 = cl.nodes[0].client(timeout_ms=5000)
+        good = c0.head(b"s/cluster")
+        c0.close()
+        check(good.st == 0, "no map record on s0")
+        bad = b"version 99\nnode s0 tcp://127.0.0.1:1 colour=red\n"
+        for n in cl.nodes[:2]:
+            c = n.client(timeout_ms=5000)
+            r = c.put(b"s/cluster", bad, ts=good["ts"] + 1, ver=good["ver"] + 1)
+            c.close()
+            check(r.st == 0, "malformed record not stored: %r" % r)
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s warns about the malformed map" % name,
+                     lambda g=g: "cluster map record on node" in g.log_text())
+            check("version 99" not in g.log_text(), "gateway %s took the malformed map" % name)
+        check(gauge(gb.metrics_port, "cairn_gateway_cluster_map_rejected_total") >= 1 and
+              gauge(gb.metrics_port, "cairn_gateway_cluster_map_version") == 1,
+              "the map gauges after a malformed record")
+        read_all((("a", a), ("b", b)), {k: expect[k] for k in list(expect)[:10]})
+
+        # decommission s1: copies move, the map drops it, the node stops
+        rc, out, err = admin(cf, "node", "decommission", "s1", "--wait", timeout=600)
+        check(rc == 0, "decommission failed %d: %s %s" % (rc, out, err))
+        check("map record left out" in err, "cairn-admin did not warn of the bad record: " + err)
+        check("cluster map version 3" in out, "decommission did not end at version 3: " + out)
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 3" % name,
+                     lambda g=g: "cluster map version 3 in use" in g.log_text())
+        cl.nodes[1].stop()
+        read_all((("a", a), ("b", b)), expect)
+        left = [0, 2, 3]
+        for k in expect:
+            for o in left:   # 3 nodes left, N = 3: every key on each of them
+                check(holds(cl.nodes[o], storage_key("map", k)),
+                      "%s lacks a copy on s%d after the decommission" % (k, o))
+        rc, out, err = admin(cf, "--json", "node", "status")
+        st = json.loads(out)
+        check(st["version"] == 3 and sorted(n["id"] for n in st["nodes"]) == ["s0", "s2", "s3"],
+              "node status after decommission: " + out)
+        print("  decommissioned s1: %d objects read through both gateways, N copies each"
+              % len(expect))
+    finally:
+        try:
+            gb.close()
+        finally:
+            stop(cl)
+
+
+def test_dual_ring_read():
+    # N = 1: a key whose owner moves to the new node has no copy there, so
+    # only the read of the previous map's owner finds it
+    cl, cf, gb = start(3, 2, {"consistency.num_of_replicas": 1})
+    try:
+        a = cl.boto()
+        a.create_bucket(Bucket="map")
+        expect = {"k%03d" % i: os.urandom(100 + i) for i in range(60)}
+        for k, v in expect.items():
+            a.put_object(Bucket="map", Key=k, Body=v)
+        rc, out, err = admin(cf, "--replicas", "1", "node", "add", "s2", cl.nodes[2].endpoint)
+        check(rc == 0, "node add failed %d: %s %s" % (rc, out, err))
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 1" % name,
+                     lambda g=g: "cluster map version 1 in use" in g.log_text())
+        moved = [k for k in expect
+                 if ring_replicas(["s0", "s1", "s2"], storage_key("map", k), 1) == [2]]
+        check(len(moved) > 5, "too few keys moved to the new node: %d" % len(moved))
+        for k in moved:
+            check(not holds(cl.nodes[2], storage_key("map", k)), "%s already on s2" % k)
+        read_all((("a", a), ("b", gb.boto())), expect)
+        # a delete after the change is a tombstone on the new owner: the
+        # old copy must not come back through the dual-ring read
+        a.delete_object(Bucket="map", Key=moved[0])
+        try:
+            a.get_object(Bucket="map", Key=moved[0])
+            check(False, "a deleted object came back from the previous map's owner")
+        except a.exceptions.NoSuchKey:
+            pass
+        print("  %d of %d keys moved to the new node and read from their old owner"
+              % (len(moved), len(expect)))
+    finally:
+        try:
+            gb.close()
+        finally:
+            stop(cl)
+
+
+def test_replace_and_remove():
+    # N = 2 on two nodes; s1 moves to the third node under the same id (a
+    # failed host): placement stays, --wait refills the new address
+    cl, cf, gb = start(3, 2)
+    try:
+        a = cl.boto()
+        a.create_bucket(Bucket="map")
+        expect = {"r%03d" % i: os.urandom(200 + i) for i in range(40)}
+        for k, v in expect.items():
+            a.put_object(Bucket="map", Key=k, Body=v)
+        rc, out, err = admin(cf, "node", "replace", "s1", "s1", cl.nodes[2].endpoint, "--wait")
+        check(rc == 0, "node replace failed %d: %s %s" % (rc, out, err))
+        for k in expect:
+            check(holds(cl.nodes[2], storage_key("map", k)), "%s not copied to the new s1" % k)
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 1" % name,
+                     lambda g=g: "cluster map version 1 in use" in g.log_text())
+        cl.nodes[1].stop()
+        read_all((("a", a), ("b", gb.boto())), expect)
+        # an active node is not removed without --force
+        rc, out, err = admin(cf, "node", "remove", "s0")
+        check(rc == 2 and "decommission it first" in err, "remove of an active node: %d %s"
+              % (rc, err))
+        rc, out, err = admin(cf, "node", "remove", "s9")
+        check(rc == 2 and "no node 's9'" in err, "remove of an unknown node: %d %s" % (rc, err))
+        rc, out, err = admin(cf, "--json", "node", "status")
+        st = json.loads(out)
+        check(rc == 0 and st["version"] == 1 and
+              [(n["id"], n["address"]) for n in st["nodes"]] ==
+              [("s0", cl.nodes[0].endpoint), ("s1", cl.nodes[2].endpoint)],
+              "node status after replace: " + out)
+        print("  replaced s1's host under the same id: %d objects read through both gateways"
+              % len(expect))
+    finally:
+        try:
+            gb.close()
+        finally:
+            stop(cl)
+
+
+def test_hint_for_added_node():
+    # s3 joins by the map: in both gateways its index (3) is past the three
+    # nodes of the file they started from, so its hints must be counted,
+    # named and replayed by that index
+    cl, cf, gb = start(4, 3)
+    try:
+        a, b = cl.boto(), gb.boto()
+        a.create_bucket(Bucket="map")
+        rc, out, err = admin(cf, "node", "add", "s3", cl.nodes[3].endpoint)
+        check(rc == 0, "node add failed %d: %s %s" % (rc, out, err))
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 1" % name,
+                     lambda g=g: "cluster map version 1 in use" in g.log_text())
+        old = cl.nodes[:3]
+        # a node a fresh gateway could not reach yet may have got hints
+        wait_for("no hints before the test",
+                 lambda: sum(node_stats(n)["hints"] for n in cl.nodes) == 0)
+        names4 = ["s0", "s1", "s2", "s3"]
+        keys = [k for k in ("h%03d" % i for i in range(200))
+                if 3 in ring_replicas(names4, storage_key("map", k), 3)][:24]
+        check(len(keys) == 24, "too few keys on s3: %d" % len(keys))
+        cl.nodes[3].stop()
+        expect = {}
+        for i, k in enumerate(keys):   # half through each gateway
+            expect[k] = os.urandom(300 + i)
+            (a if i % 2 == 0 else b).put_object(Bucket="map", Key=k, Body=expect[k])
+        want = {storage_key("map", k): k for k in keys}
+        # a replica that missed the write after the answer is hinted then:
+        # poll until every key has its hint
+        wait_for("a hint naming s3 for every key",
+                 lambda: set(want) <= hinted_keys(old, "s3"))
+        check(cl.proc.poll() is None and gb.proc.poll() is None,
+              "a gateway died on the hint for the added node")
+        check(sum(node_stats(n)["hints_refused"] for n in old) == 0, "hints refused")
+        cl.nodes[3].start()
+        versions = {}
+        for skey in want:
+            v = [head_version(n, skey) for n in old]
+            v = max(x for x in v if x is not None)
+            versions[skey] = v
+        took = wait_for("s3 to hold every key written while it was down",
+                        lambda: all(head_version(cl.nodes[3], s) == v
+                                    for s, v in versions.items()), timeout=60)
+        wait_for("the hints for s3 to be dropped",
+                 lambda: sum(node_stats(n)["hints"] for n in old) == 0, timeout=30)
+        check(not hinted_keys(old, "s3"), "hints for s3 left after the replay")
+        check(cl.proc.poll() is None and gb.proc.poll() is None,
+              "a gateway died replaying the hints of the added node")
+        read_all((("a", a), ("b", b)), expect)
+        print("  %d writes missed the added node s3: hinted, and replayed within %.1fs "
+              "of its start" % (len(keys), took))
+    finally:
+        try:
+            gb.close()
+        finally:
+            stop(cl)
+
+
+if __name__ == "__main__":
+    for t in (test_hint_for_added_node, test_dual_ring_read, test_replace_and_remove,
+              test_add_malformed_decommission):
+        print(t.__name__)
+        t()
+    print("ok")
