@@ -266,6 +266,24 @@ uint32_t gw_store_replicas(const struct gw_store *s, const void *key, size_t key
     return n;
 }
 
+uint32_t gw_store_replicas_any(const struct gw_store *s, const void *key, size_t key_len,
+                               uint32_t *out, uint32_t max)
+{
+    uint32_t n = gw_store_replicas(s, key, key_len, out, max);
+    if (s->fallback == NULL)
+        return n;
+    uint32_t old[GW_STORE_MAX_REPLICAS];
+    uint32_t no = cn_ring_lookup(s->fallback, key, key_len, s->n, old);
+    for (uint32_t i = 0; i < no && n < max; i++) {
+        int seen = 0;
+        for (uint32_t k = 0; k < n && !seen; k++)
+            seen = out[k] == old[i];
+        if (!seen)
+            out[n++] = old[i];
+    }
+    return n;
+}
+
 void gw_store_stats(const struct gw_store *s, struct gw_store_stats *st)
 {
     *st = s->stats;

@@ -93,6 +93,13 @@ struct gw_storage_client *gw_store_client(const struct gw_store *s);
 uint32_t gw_store_replicas(const struct gw_store *s, const void *key, size_t key_len,
                            uint32_t *out, uint32_t max);
 
+/* The replicas of key in ring order and, while a map change is in progress
+ * (a previous map's ring is kept for reads that miss), then its replicas in
+ * that ring that are not among them: every node that may hold the key. At
+ * most max. */
+uint32_t gw_store_replicas_any(const struct gw_store *s, const void *key, size_t key_len,
+                               uint32_t *out, uint32_t max);
+
 /* Counters of one store (this thread). */
 struct gw_store_stats {
     uint64_t read_repairs;    /* key repairs started because a read saw a stale replica */

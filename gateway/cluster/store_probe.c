@@ -55,7 +55,10 @@ void gw_store_probe(struct gw_store *s, const void *key, size_t key_len, gw_stor
     struct gw_store_probe *p = cn_calloc(1, sizeof(*p));
     p->cb = cb;
     p->arg = arg;
-    p->r.asked = gw_store_replicas(s, key, key_len, nodes, GW_STORE_MAX_REPLICAS);
+    /* during a map change the record may still be only on its previous
+     * replicas: ask them too, or a collector would take a live parent for
+     * a missing one */
+    p->r.asked = gw_store_replicas_any(s, key, key_len, nodes, GW_STORE_MAX_REPLICAS);
     if (p->r.asked == 0) {
         cb(&p->r, arg);
         cn_free(p);

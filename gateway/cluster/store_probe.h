@@ -23,7 +23,8 @@ struct gw_store_probe_result {
 /* r is valid during the call only. */
 typedef void (*gw_store_probe_cb)(const struct gw_store_probe_result *r, void *arg);
 
-/* HEADs key on each of its replicas; cb runs once, from the loop, when
+/* HEADs key on each of its replicas (and, while a map change is in
+ * progress, on its previous map's replicas too); cb runs once, from the loop, when
  * every one answered or failed (a failure only leaves it out of
  * `answered`); with no replica (an empty ring) at once, before this
  * returns. The key is encoded into the requests before this returns. */
