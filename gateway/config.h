@@ -77,6 +77,13 @@ struct gw_config {
     int64_t lifecycle_interval_ms;
     int64_t lifecycle_lease_time_ms;
     int64_t lifecycle_max_deletes_per_sec;
+    /* the rebalance worker (cluster/rebalance.h) */
+    int rebalance_enabled;
+    int64_t rebalance_interval_ms;
+    int64_t rebalance_lease_time_ms;
+    int64_t rebalance_inflight;
+    int64_t rebalance_throttle;
+    int rebalance_purge;
     /* logging */
     int log_level;
     char *log_access_file;

@@ -25,6 +25,7 @@
 #include "http_tls.h"
 #include "key_sync.h"
 #include "map_sync.h"
+#include "rebalance.h"
 #include "lifecycle_run.h"
 #include "request.h"
 #include "s3_status.h"
@@ -76,6 +77,7 @@ struct gw_server {
     struct cn_metrics_http *metrics_http;
     int port;
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
+    struct gw_rebalance *rebalance;     /* on worker 0; NULL: rebalance.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
     uint64_t id_prefix;   /* request ids' random top bits (http_loop.c) */
@@ -255,6 +257,33 @@ static void gw_server_lifecycle_init(struct gw_server *s)
     struct gw_worker *w = &s->workers[0];
     s->lifecycle = gw_lc_run_new(w->base, w->s3.store, w->s3.reclaim, &o,
                                  s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL);
+}
+
+/* The rebalance worker runs on worker 0's loop with its store, named in its
+ * lease as the lifecycle worker is. */
+static void gw_server_rebalance_init(struct gw_server *s)
+{
+    const struct gw_config *cfg = s->cfg;
+    char host[64] = "gateway";
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "gateway");
+    host[sizeof(host) - 1] = '\0';
+    char holder[128];
+    snprintf(holder, sizeof(holder), "%s:%d pid %d", host, s->port, (int)getpid());
+    struct gw_rebalance_opts o = {
+        .interval_us = (uint64_t)cfg->rebalance_interval_ms * 1000,
+        .lease_us = (uint64_t)cfg->rebalance_lease_time_ms * 1000,
+        .settle_us = (uint64_t)cfg->storage_request_timeout_ms * 1000 + 500000,
+        .inflight = (uint32_t)cfg->rebalance_inflight,
+        .page = 100,
+        .default_bps = (uint64_t)cfg->rebalance_throttle,
+        .purge = cfg->rebalance_purge,
+        .holder = holder,
+    };
+    struct gw_worker *w = &s->workers[0];
+    s->rebalance = gw_rebalance_new(w->base, w->s3.store, s->cluster, &o,
+                                    s->metrics != NULL ? gw_s3_metrics_registry(s->metrics)
+                                                       : NULL);
 }
 
 /* On worker i's thread: takes the pending table into its verifiers. */
@@ -503,6 +532,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
             goto fail;
     if (cfg->lifecycle_enabled)
         gw_server_lifecycle_init(s);
+    if (cfg->rebalance_enabled)
+        gw_server_rebalance_init(s);
     if (gw_server_keys_init(s, err) != CN_OK)
         goto fail;
     gw_server_map_init(s);
@@ -654,6 +685,7 @@ void gw_server_free(struct gw_server *s)
         gw_http_loop_fini(&w->http);
         if (i == 0) {
             gw_lc_run_close(s->lifecycle);
+            gw_rebalance_close(s->rebalance);
             gw_key_sync_close(s->key_sync);
             gw_map_sync_close(s->map_sync);
         }
@@ -661,6 +693,7 @@ void gw_server_free(struct gw_server *s)
         gw_storage_client_free(w->client);
         if (i == 0) {
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
+            gw_rebalance_free(s->rebalance);
             gw_key_sync_free(s->key_sync);
             gw_map_sync_free(s->map_sync);
         }

@@ -40,7 +40,8 @@ enum msg_op {
     MSG_OP_LOCK = 10,       /* version 2: conditional-write lease */
     MSG_OP_UNLOCK = 11,     /* version 2 */
     MSG_OP_DIGEST = 12,     /* range digests (msg/digest.h); version 1 */
-    MSG_OP_MAX_ = 13
+    MSG_OP_PURGE = 15,      /* version 2: drop a copy of exactly (ts, ver), no tombstone */
+    MSG_OP_MAX_ = 16
 };
 
 /* Reply status (field "st"). */
