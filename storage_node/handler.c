@@ -331,7 +331,7 @@ static void sn_handler_stats(struct sn_job *j)
     static const char *const op_names[MSG_OP_MAX_] = {
         NULL, "ops_ping", "ops_stats", "ops_put", "ops_get", "ops_head",
         "ops_delete", "ops_list", "ops_scrub", "ops_compact", "ops_lock", "ops_unlock",
-        "ops_digest"};
+        "ops_digest", "ops_hint_add", "ops_hint_take", "ops_purge"};
     for (int i = 1; i < MSG_OP_MAX_; i++)
         sn_handler_stat(&st, op_names[i], f.ops[i]);
     sn_handler_stat(&st, "puts_stored", s.puts);

@@ -69,6 +69,7 @@ struct gw_rebalance {
     int more;
     uint64_t round_start;
     uint64_t next_ok;          /* throttle: the earliest next start */
+    uint64_t walked_ver;       /* the map version this gateway last walked for (0: none) */
     /* metrics */
     struct cn_metrics *reg;
     uint32_t m_keys, m_copied, m_bytes, m_purged, m_running, m_held;
@@ -329,6 +330,11 @@ static void gw_rb_again(struct gw_rebalance *rb)
 
 /* ---- the walk ---------------------------------------------------------- */
 
+static int gw_rb_is_system(const char *key, uint32_t len)
+{
+    return len >= 2 && memcmp(key, "s/", 2) == 0;
+}
+
 static uint64_t gw_rb_bps(const struct gw_rebalance *rb)
 {
     return rb->st.has_throttle ? rb->st.throttle_bps : rb->o.default_bps;
@@ -363,6 +369,7 @@ static void gw_rb_on_reread(struct gw_store_result *res, void *arg)
         return;
     }
     if (strcmp(s.holder, rb->holder) != 0) {   /* taken over: its cursor wins */
+        rb->walked_ver = 0;
         gw_rb_set_held(rb, 0);
         gw_rb_set_running(rb, 0);
         gw_rb_again(rb);
@@ -487,9 +494,7 @@ static void gw_rb_on_repaired(const struct gw_repair_result *res, void *arg)
         uint64_t now = cn_time_now_us();
         rb->next_ok = CN_MAX(rb->next_ok, now) + res->bytes * 1000000u / bps;
     }
-    /* system records ("s/...") are never purged: some live on every node */
-    int system = rb->items[op->idx].key_len >= 2 && memcmp(rb->items[op->idx].key, "s/", 2) == 0;
-    if (res->rc == CN_OK && !system) {
+    if (res->rc == CN_OK) {
         gw_rb_purge(op, res);
         return;
     }
@@ -498,6 +503,8 @@ static void gw_rb_on_repaired(const struct gw_repair_result *res, void *arg)
 
 static void gw_rb_start_key(struct gw_rebalance *rb, uint32_t idx)
 {
+    if (rb->items[idx].done)   /* a system record: skipped */
+        return;
     const struct gw_rb_item *it = &rb->items[idx];
     uint32_t owners[GW_STORE_MAX_REPLICAS], members[CN_CLUSTER_MAX_NODES * 2];
     uint32_t extra[CN_CLUSTER_MAX_NODES * 2];
@@ -545,12 +552,16 @@ static void gw_rb_on_page(struct gw_store_list_result *res, void *arg)
     }
     rb->n = rb->next = rb->busy = 0;
     for (uint32_t i = 0; i < res->n_ents && i < rb->o.page; i++) {
-        if (res->ents[i].key_len > GW_RB_KEY_MAX)
+        const struct gw_store_entry *e = &res->ents[i];
+        if (e->key_len > GW_RB_KEY_MAX)
             continue;
         struct gw_rb_item *it = &rb->items[rb->n++];
-        memcpy(it->key, res->ents[i].key, res->ents[i].key_len);
-        it->key_len = res->ents[i].key_len;
-        it->done = 0;
+        memcpy(it->key, e->key, e->key_len);
+        it->key_len = e->key_len;
+        /* system records ("s/...") are not moved: the cluster map and the
+         * keys live on every node (written there by cairn-admin), the
+         * workers' records are rewritten by their holder each round */
+        it->done = gw_rb_is_system(it->key, it->key_len);
     }
     rb->more = res->more;
     rb->round_start = cn_time_now_us();
@@ -587,8 +598,13 @@ static void gw_rb_held_now(struct gw_rebalance *rb)
         rb->st.finished = 0;
         gw_rb_set_running(rb, 1);
     } else {
+        if (rb->walked_ver != v && v > rb->st.done_version && rb->st.cursor_len > 0)
+            CN_LOG(CN_LOG_INFO, "rebalance: walk of map version %llu resumes after key '%.*s' "
+                   "(%llu keys scanned) (%s)", (unsigned long long)v, (int)rb->st.cursor_len,
+                   rb->st.cursor, (unsigned long long)rb->st.scanned, rb->holder);
         gw_rb_set_running(rb, v > rb->st.done_version);
     }
+    rb->walked_ver = v;
     if (rb->st.running) {
         gw_rb_walk(rb);
         return;
