@@ -278,6 +278,8 @@ static void gw_server_rebalance_init(struct gw_server *s)
         .page = 100,
         .default_bps = (uint64_t)cfg->rebalance_throttle,
         .purge = cfg->rebalance_purge,
+        .map_delay_us = 2 * (uint64_t)(cfg->cluster_map_refresh_ms +
+                                       cfg->storage_request_timeout_ms) * 1000,
         .holder = holder,
     };
     struct gw_worker *w = &s->workers[0];

@@ -70,6 +70,7 @@ struct gw_rebalance {
     uint64_t round_start;
     uint64_t next_ok;          /* throttle: the earliest next start */
     uint64_t walked_ver;       /* the map version this gateway last walked for (0: none) */
+    uint64_t seen_ver, seen_at; /* the map version in use and when this worker first saw it */
     /* metrics */
     struct cn_metrics *reg;
     uint32_t m_keys, m_copied, m_bytes, m_purged, m_running, m_held;
@@ -578,6 +579,16 @@ static void gw_rb_walk(struct gw_rebalance *rb)
 
 /* ---- the lease --------------------------------------------------------- */
 
+/* Notes when this worker first saw map version v in use (every tick, held
+ * or not, so a gateway taking the lease over does not wait again). */
+static void gw_rb_note_map(struct gw_rebalance *rb, uint64_t v, uint64_t now)
+{
+    if (v != rb->seen_ver) {
+        rb->seen_ver = v;
+        rb->seen_at = now;
+    }
+}
+
 /* The lease is ours (st as read): start a walk when the map moved on,
  * continue one, or renew. */
 static void gw_rb_held_now(struct gw_rebalance *rb)
@@ -586,6 +597,13 @@ static void gw_rb_held_now(struct gw_rebalance *rb)
     uint64_t v = gw_cluster_view_version(gw_cluster_view(rb->cluster));
     gw_rb_set_held(rb, 1);
     rb->st.lease_until = now + rb->o.lease_us;
+    gw_rb_note_map(rb, v, now);
+    if (v > rb->st.done_version && now - rb->seen_at < rb->o.map_delay_us) {
+        /* gateways still on the older map may write by its ring: wait */
+        gw_rb_set_running(rb, 0);
+        gw_rb_write(rb, gw_rb_on_saved);
+        return;
+    }
     if (v > rb->st.done_version && v != rb->st.to_version) {
         /* a new walk (a map newer than the one a walk was under restarts it) */
         CN_LOG(CN_LOG_INFO, "rebalance: map version %llu -> %llu: walk starts (%s)",
@@ -655,6 +673,7 @@ static void gw_rb_on_lease_read(struct gw_store_result *res, void *arg)
         return;
     }
     uint64_t now = cn_time_now_us();
+    gw_rb_note_map(rb, gw_cluster_view_version(gw_cluster_view(rb->cluster)), now);
     int mine = strcmp(s.holder, rb->holder) == 0;
     rb->st = s;
     if (s.lease_until > now && mine) {

@@ -35,6 +35,8 @@ struct gw_rebalance_opts {
     uint32_t page;         /* keys per listing page */
     uint64_t default_bps;  /* rebalance.throttle: bytes/s when the record sets none; 0 = no limit */
     int purge;             /* rebalance.purge: remove the copies non-owners hold */
+    uint64_t map_delay_us; /* a walk starts this long after this gateway took the map, so
+                              every gateway writes by it (2 x the map follower's delay) */
     const char *holder;    /* this gateway's name in the lease (copied) */
 };
 
