@@ -1,116 +1,31 @@
-/* cairn-admin key create|list|delete (keys.h). create seals a new secret
- * under the master key and PUTs the record to the key's replicas; delete
- * writes a newer tombstone there; list merges every node's LIST of
- * "s/keys/" (newest version of each key wins, tombstones hide it) and reads
- * each live record's plain fields (never its secret). A write counts as
- * done when a majority of the key's replicas acked it. */
+/* cairn-admin key create|list|delete|allow|deny (keys.h). create seals a
+ * new secret under the master key and PUTs the record to the key's replicas
+ * (records.h); delete writes a newer tombstone there; list merges every
+ * node's LIST of "s/keys/" (newest version of each key wins, tombstones hide
+ * it) and reads each live record's plain fields (never its secret); allow
+ * and deny open the record, change its list and seal it again as a newer
+ * version. A write counts as done when a majority of the key's replicas
+ * acked it. */
 #include "keys.h"
 
+#include "accounts.h"
 #include "json.h"
 #include "key_record.h"
+#include "records.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include <openssl/crypto.h>
-#include <zmq.h>
 
 #include "cn/alloc.h"
-#include "cn/crc.h"
 #include "cn/hlc.h"
 #include "cn/rc.h"
 #include "msg/msg.h"
 
 #define ADM_KEYS_PAGE 1000
 #define ADM_KEYS_LIST_MAX 3000000   /* entries of all nodes: s3.keys_max's bound x 3 */
-
-/* Connections to the nodes, made when first needed and reused (a CURVE
- * handshake per record read would dominate a long `key list`). */
-struct adm_keys_conn {
-    void *zctx;
-    struct msg_client **c;
-    uint32_t n;
-};
-
-static void adm_keys_conn_init(struct adm_keys_conn *cx, const struct adm_keys_opts *o)
-{
-    cx->zctx = zmq_ctx_new();
-    cx->n = cn_cluster_nodes(o->cl);
-    cx->c = cn_calloc(cx->n > 0 ? cx->n : 1, sizeof(*cx->c));
-}
-
-static void adm_keys_conn_fini(struct adm_keys_conn *cx)
-{
-    for (uint32_t i = 0; i < cx->n; i++)
-        msg_client_free(cx->c[i]);
-    cn_free(cx->c);
-    zmq_ctx_term(cx->zctx);
-}
-
-/* One request to node i; *rep is valid on CN_OK (release it). A failed
- * call drops the node's connection (a late reply must not answer the next). */
-static int adm_keys_call(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
-                         struct msg *req, struct msg_reply *rep, char err[CN_ERR_LEN])
-{
-    if (cx->c[node] == NULL) {
-        const char *ep = cn_cluster_node(o->cl, node)->address;
-        cx->c[node] = msg_client_new_curve(cx->zctx, ep, o->curve, err);
-        if (cx->c[node] == NULL)
-            return CN_IO;
-    }
-    int rc = msg_client_call(cx->c[node], req, rep, o->timeout_ms, err);
-    if (rc != CN_OK) {
-        msg_client_free(cx->c[node]);
-        cx->c[node] = NULL;
-    }
-    return rc;
-}
-
-/* Sends a PUT (payload) or a DELETE (payload NULL) of key to its replicas;
- * returns how many acked. */
-static uint32_t adm_keys_write(const struct adm_keys_opts *o, const char *key, size_t key_len,
-                               const void *payload, size_t len, uint64_t ts, uint32_t *n_rep)
-{
-    uint32_t nodes[16];
-    uint32_t n = cn_ring_lookup(o->ring, key, key_len, o->replicas, nodes);
-    *n_rep = n;
-    struct adm_keys_conn cx;
-    adm_keys_conn_init(&cx, o);
-    uint32_t acks = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        struct msg req;
-        struct msg_reply rep;
-        char err[CN_ERR_LEN];
-        msg_init_request(&req, payload != NULL ? MSG_OP_PUT : MSG_OP_DELETE, 0);
-        req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)key_len};
-        req.ts = ts;
-        req.ver = ts;
-        MSG_SET(&req, MSG_F_KEY);
-        MSG_SET(&req, MSG_F_TS);
-        MSG_SET(&req, MSG_F_VER);
-        if (payload != NULL) {
-            req.crc = cn_crc32c(0, payload, len);
-            MSG_SET(&req, MSG_F_CRC);
-            req.etag = (struct msg_bytes){(const uint8_t *)"", 0};
-            MSG_SET(&req, MSG_F_ETAG);
-            req.payload = (struct msg_bytes){payload, (uint32_t)len};
-        }
-        if (adm_keys_call(o, &cx, nodes[i], &req, &rep, err) != CN_OK) {
-            fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, nodes[i])->address,
-                    err);
-            continue;
-        }
-        if (rep.m.st == MSG_ST_OK)
-            acks++;
-        else
-            fprintf(stderr, "cairn-admin: %s: %s\n", cn_cluster_node(o->cl, nodes[i])->address,
-                    msg_status_str(rep.m.st));
-        msg_reply_release(&rep);
-    }
-    adm_keys_conn_fini(&cx);
-    return acks;
-}
 
 int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char *account)
 {
@@ -120,10 +35,21 @@ int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char 
                 "(or $CAIRN_MASTER_KEY_FILE)\n");
         return 2;
     }
-    if (!gw_key_owner_ok(account, strlen(account)) || !gw_key_name_ok(name, strlen(name))) {
+    const char *owner = account != NULL ? account : name;
+    if (!gw_key_owner_ok(owner, strlen(owner)) || !gw_key_name_ok(name, strlen(name))) {
         fprintf(stderr, "cairn-admin: the account is 1..64 of [A-Za-z0-9._-] and the name "
                 "1..64 printable characters\n");
         return 2;
+    }
+    struct gw_account_record acct;
+    if (account != NULL) {   /* bound to an account of the cluster: its id owns the key */
+        struct adm_rec_conn rcx;
+        adm_rec_conn_init(&rcx, o);
+        int found = adm_accounts_resolve(o, &rcx, account, &acct);
+        adm_rec_conn_fini(&rcx);
+        if (found != CN_OK)
+            return 1;
+        owner = acct.id;
     }
     unsigned char mk[GW_KEY_MASTER_LEN];
     if (gw_key_master_load(o->master_key_file, mk, err) != CN_OK) {
@@ -137,7 +63,7 @@ int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char 
     memcpy(k.akid, akid, sizeof(akid));
     k.akid_len = GW_KEY_AKID_LEN;
     k.secret_len = GW_KEY_SECRET_LEN;
-    snprintf(k.owner, sizeof(k.owner), "%s", account);
+    snprintf(k.owner, sizeof(k.owner), "%s", owner);
     snprintf(k.name, sizeof(k.name), "%s", name);
     k.created_us = (uint64_t)time(NULL) * 1000000u;
     char *data = NULL;
@@ -153,8 +79,9 @@ int adm_keys_create(const struct adm_keys_opts *o, const char *name, const char 
     char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_LEN + 1];
     snprintf(key, sizeof(key), "%s%s", GW_KEY_PREFIX, akid);
     uint32_t n_rep = 0;
-    uint32_t acks = adm_keys_write(o, key, strlen(key), data, len,
-                                   cn_hlc_now(cn_hlc_default()), &n_rep);
+    struct adm_rec_write w = {.key = key, .key_len = strlen(key), .payload = data, .len = len,
+                              .ts = cn_hlc_now(cn_hlc_default())};
+    uint32_t acks = adm_rec_put(o, &w, &n_rep);
     cn_free(data);
     int ok = acks >= n_rep / 2 + 1;
     if (!ok) {
@@ -233,7 +160,7 @@ static void adm_keys_merge(struct adm_keys_set *s)
 }
 
 /* Lists node's "s/keys/" into s. CN_OK or CN_IO with err. */
-static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_conn *cx, uint32_t node,
+static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_rec_conn *cx, uint32_t node,
                               struct adm_keys_set *s, char err[CN_ERR_LEN])
 {
     char after[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
@@ -252,7 +179,7 @@ static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_con
         MSG_SET(&req, MSG_F_LIMIT);
         req.flags = MSG_LIST_TOMBSTONES;
         MSG_SET(&req, MSG_F_FLAGS);
-        if (adm_keys_call(o, cx, node, &req, &rep, err) != CN_OK)
+        if (adm_rec_call(o, cx, node, &req, &rep, err) != CN_OK)
             return CN_IO;
         if (rep.m.st != MSG_ST_OK) {
             snprintf(err, CN_ERR_LEN, "LIST: %s", msg_status_str(rep.m.st));
@@ -280,7 +207,7 @@ static int adm_keys_list_node(const struct adm_keys_opts *o, struct adm_keys_con
 
 /* The plain fields of a listed key's record (read from the node that had
  * the newest version). CN_OK, or an error with err. */
-static int adm_keys_read(const struct adm_keys_opts *o, struct adm_keys_conn *cx,
+static int adm_keys_read(const struct adm_keys_opts *o, struct adm_rec_conn *cx,
                          const struct adm_keys_ent *x, struct gw_key_record *k,
                          char err[CN_ERR_LEN])
 {
@@ -291,7 +218,7 @@ static int adm_keys_read(const struct adm_keys_opts *o, struct adm_keys_conn *cx
     msg_init_request(&req, MSG_OP_GET, 0);
     req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)strlen(key)};
     MSG_SET(&req, MSG_F_KEY);
-    if (adm_keys_call(o, cx, x->node, &req, &rep, err) != CN_OK)
+    if (adm_rec_call(o, cx, x->node, &req, &rep, err) != CN_OK)
         return CN_IO;
     int rc = CN_CORRUPT;
     if (rep.m.st != MSG_ST_OK)
@@ -312,6 +239,21 @@ static const char *adm_keys_opens(struct gw_key_record *k, const unsigned char *
     return ok ? "yes" : "NO";
 }
 
+/* A restricted key's list as JSON members: "create_bucket", "allow". */
+static void adm_keys_json_limits(const struct gw_key_limits *l)
+{
+    printf(", \"create_bucket\": %s, \"allow\": [", l->create_bucket ? "true" : "false");
+    for (uint32_t i = 0; i < l->n; i++) {
+        printf("%s{\"bucket\": ", i > 0 ? ", " : "");
+        adm_json_cstr(l->v[i].bucket);
+        printf(", \"read\": %s, \"write\": %s, \"owner\": %s}",
+               l->v[i].rights & GW_KEY_RIGHT_READ ? "true" : "false",
+               l->v[i].rights & GW_KEY_RIGHT_WRITE ? "true" : "false",
+               l->v[i].rights & GW_KEY_RIGHT_OWNER ? "true" : "false");
+    }
+    putchar(']');
+}
+
 int adm_keys_list(const struct adm_keys_opts *o)
 {
     unsigned char mk[GW_KEY_MASTER_LEN];
@@ -325,8 +267,8 @@ int adm_keys_list(const struct adm_keys_opts *o)
         have_mk = 1;
     }
     struct adm_keys_set s = {0};
-    struct adm_keys_conn cx;
-    adm_keys_conn_init(&cx, o);
+    struct adm_rec_conn cx;
+    adm_rec_conn_init(&cx, o);
     uint32_t answered = 0;
     for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
         char err[CN_ERR_LEN];
@@ -354,7 +296,10 @@ int adm_keys_list(const struct adm_keys_opts *o)
                 adm_json_cstr(k.owner);
                 printf(", \"name\": ");
                 adm_json_cstr(k.name);
-                printf(", \"created_us\": %llu", (unsigned long long)k.created_us);
+                printf(", \"created_us\": %llu, \"restricted\": %s",
+                       (unsigned long long)k.created_us, k.restricted ? "true" : "false");
+                if (k.restricted)
+                    adm_keys_json_limits(&k.limits);
                 if (have_mk)
                     printf(", \"opens\": %s",
                            adm_keys_opens(&k, mk)[0] == 'y' ? "true" : "false");
@@ -370,7 +315,8 @@ int adm_keys_list(const struct adm_keys_opts *o)
             char when[32];
             gmtime_r(&t, &tm);
             strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-            printf("%-22s %-20s %s  %s%s%s\n", x->akid, k.owner, when, k.name,
+            printf("%-22s %-20s %s  %s%s%s%s\n", x->akid, k.owner, when, k.name,
+                   k.restricted ? "  (restricted: `key allow`)" : "",
                    have_mk ? "  opens: " : "", have_mk ? adm_keys_opens(&k, mk) : "");
         } else {
             printf("%-22s (unreadable: %s)\n", x->akid, err);
@@ -380,7 +326,7 @@ int adm_keys_list(const struct adm_keys_opts *o)
     }
     if (o->json)
         printf("%s]}\n", first ? "" : "\n");
-    adm_keys_conn_fini(&cx);
+    adm_rec_conn_fini(&cx);
     cn_free(s.v);
     OPENSSL_cleanse(mk, sizeof(mk));
     return answered > 0 ? 0 : 1;
@@ -398,8 +344,8 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
      * the creation's time on this machine; a key made on a machine whose
      * clock runs ahead is covered by the newest listed version below */
     struct adm_keys_set s = {0};
-    struct adm_keys_conn cx;
-    adm_keys_conn_init(&cx, o);
+    struct adm_rec_conn cx;
+    adm_rec_conn_init(&cx, o);
     uint64_t newest = 0;
     int found = 0;
     for (uint32_t i = 0; i < cn_cluster_nodes(o->cl); i++) {
@@ -413,7 +359,7 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
                 found |= !(s.v[j].flags & MSG_FLAG_TOMBSTONE);
             }
     }
-    adm_keys_conn_fini(&cx);
+    adm_rec_conn_fini(&cx);
     cn_free(s.v);
     if (!found) {
         fprintf(stderr, "cairn-admin: no key %s in the cluster\n", akid);
@@ -421,7 +367,8 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
     }
     uint64_t ts = CN_MAX(cn_hlc_now(cn_hlc_default()), newest + 1);
     uint32_t n_rep = 0;
-    uint32_t acks = adm_keys_write(o, key, strlen(key), NULL, 0, ts, &n_rep);
+    struct adm_rec_write w = {.key = key, .key_len = strlen(key), .del = 1, .ts = ts};
+    uint32_t acks = adm_rec_put(o, &w, &n_rep);
     int ok = acks >= n_rep / 2 + 1;
     if (o->json) {
         printf("{\"command\": \"key delete\", \"access_key_id\": ");
@@ -434,4 +381,137 @@ int adm_keys_delete(const struct adm_keys_opts *o, const char *akid)
                 acks, n_rep);
     }
     return ok ? 0 : 1;
+}
+
+/* ---- allow / deny ------------------------------------------------------------ */
+
+/* Prints k's restrictions (text or JSON). */
+static void adm_keys_print_limits(const struct adm_keys_opts *o, const struct gw_key_record *k,
+                                  uint32_t acks)
+{
+    const struct gw_key_limits *l = &k->limits;
+    if (o->json) {
+        printf("{\"command\": \"key limits\", \"access_key_id\": ");
+        adm_json_cstr(k->akid);
+        printf(", \"account\": ");
+        adm_json_cstr(k->owner);
+        printf(", \"restricted\": true, \"replicas_acked\": %u", acks);
+        adm_keys_json_limits(l);
+        printf("}\n");
+        return;
+    }
+    printf("key %s (account %s) is restricted%s:\n", k->akid, k->owner,
+           l->create_bucket ? ", may create buckets" : "");
+    if (l->n == 0)
+        printf("  (no bucket)\n");
+    for (uint32_t i = 0; i < l->n; i++)
+        printf("  %-63s %s%s%s\n", l->v[i].bucket,
+               l->v[i].rights & GW_KEY_RIGHT_READ ? " read" : "",
+               l->v[i].rights & GW_KEY_RIGHT_WRITE ? " write" : "",
+               l->v[i].rights & GW_KEY_RIGHT_OWNER ? " owner" : "");
+}
+
+/* Applies ch to k's limits. CN_OK or 2 (usage, printed). */
+static int adm_keys_apply(struct gw_key_record *k, const struct adm_keys_limit_change *ch)
+{
+    k->restricted = 1;
+    if (ch->create_bucket)
+        k->limits.create_bucket = ch->allow;
+    if (ch->bucket == NULL)
+        return CN_OK;
+    size_t bl = strlen(ch->bucket);
+    const struct gw_key_allow *a = gw_key_limits_find(&k->limits, ch->bucket, bl);
+    unsigned now = a != NULL ? a->rights : 0;
+    unsigned want = ch->allow ? now | ch->rights : (ch->rights == 0 ? 0 : now & ~ch->rights);
+    int rc = gw_key_limits_set(&k->limits, ch->bucket, bl, want);
+    if (rc == CN_TOOBIG)
+        fprintf(stderr, "cairn-admin: a key lists at most %d buckets\n", GW_KEY_ALLOW_MAX);
+    return rc == CN_OK ? CN_OK : 2;
+}
+
+int adm_keys_limit(const struct adm_keys_opts *o, const char *akid,
+                   const struct adm_keys_limit_change *ch)
+{
+    char err[CN_ERR_LEN];
+    if (!gw_key_akid_ok(akid, strlen(akid))) {
+        fprintf(stderr, "cairn-admin: %s is not an access key id\n", akid);
+        return 2;
+    }
+    if (ch->bucket != NULL && !gw_key_bucket_ok(ch->bucket, strlen(ch->bucket))) {
+        fprintf(stderr, "cairn-admin: %s is not a bucket name (3..63 of [a-z0-9.-])\n",
+                ch->bucket);
+        return 2;
+    }
+    if ((ch->bucket == NULL && !ch->create_bucket) ||
+        (ch->allow && ch->bucket != NULL && ch->rights == 0)) {
+        fprintf(stderr, "cairn-admin: key %s needs --bucket B with --read, --write or --owner "
+                "(deny: none of them takes the whole bucket away), or --create-bucket\n",
+                ch->allow ? "allow" : "deny");
+        return 2;
+    }
+    if (o->master_key_file == NULL) {
+        fprintf(stderr, "cairn-admin: key %s needs the master key (the restrictions are "
+                "sealed with the secret): --master-key-file F (or $CAIRN_MASTER_KEY_FILE)\n",
+                ch->allow ? "allow" : "deny");
+        return 2;
+    }
+    unsigned char mk[GW_KEY_MASTER_LEN];
+    if (gw_key_master_load(o->master_key_file, mk, err) != CN_OK) {
+        fprintf(stderr, "cairn-admin: %s\n", err);
+        return 2;
+    }
+    char key[GW_KEY_PREFIX_LEN + GW_KEY_AKID_MAX + 1];
+    snprintf(key, sizeof(key), "%s%s", GW_KEY_PREFIX, akid);
+    size_t key_len = strlen(key);
+    struct adm_rec_conn cx;
+    adm_rec_conn_init(&cx, o);
+    struct adm_rec_set s;
+    int status = 1;
+    const struct adm_rec_ent *x = NULL;
+    struct gw_key_record k;
+    memset(&k, 0, sizeof(k));
+    char *data = NULL;
+    size_t len = 0;
+    if (adm_rec_list(o, &cx, key, key_len, 0, 1000, &s) == CN_OK)
+        for (size_t i = 0; i < s.n; i++)
+            if (s.v[i].key_len == key_len && memcmp(s.v[i].key, key, key_len) == 0)
+                x = &s.v[i];
+    struct msg_reply rep;
+    if (x == NULL) {
+        fprintf(stderr, "cairn-admin: no key %s in the cluster\n", akid);
+    } else if (adm_rec_get(o, &cx, x->node, key, key_len, &rep, err) != CN_OK) {
+        fprintf(stderr, "cairn-admin: %s: %s\n", key, err);
+    } else {
+        int rc = gw_key_record_decode(&k, rep.m.payload.ptr, rep.m.payload.len, akid,
+                                      strlen(akid), err);
+        msg_reply_release(&rep);
+        if (rc == CN_OK)
+            rc = gw_key_record_open(&k, mk, err);
+        if (rc != CN_OK)
+            fprintf(stderr, "cairn-admin: %s\n", err);
+        else if ((status = adm_keys_apply(&k, ch)) == CN_OK &&
+                 gw_key_record_seal(&k, mk, &data, &len, err) != CN_OK) {
+            fprintf(stderr, "cairn-admin: %s\n", err);
+            status = 1;
+        }
+    }
+    adm_rec_conn_fini(&cx);
+    OPENSSL_cleanse(mk, sizeof(mk));
+    if (data != NULL) {
+        struct adm_rec_write w = {.key = key, .key_len = key_len, .payload = data, .len = len,
+                                  .ts = adm_rec_next_ts(x->ts)};
+        uint32_t n_rep = 0, acks = adm_rec_put(o, &w, &n_rep);
+        if (acks >= n_rep / 2 + 1) {
+            adm_keys_print_limits(o, &k, acks);
+            status = 0;
+        } else {
+            fprintf(stderr, "cairn-admin: key %s: %u of %u replicas stored the change; run it "
+                    "again\n", akid, acks, n_rep);
+            status = 1;
+        }
+        cn_free(data);
+    }
+    gw_key_record_wipe(&k);
+    cn_free(s.v);
+    return status;
 }

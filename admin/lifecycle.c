@@ -70,7 +70,7 @@ static void adm_lc_json(const void *data, size_t len)
     msgpack_unpacked_destroy(&up);
 }
 
-static void adm_lc_print(const void *data, size_t len)
+static void adm_lc_print(const char *name_of, const void *data, size_t len)
 {
     msgpack_unpacked up;
     msgpack_unpacked_init(&up);
@@ -78,12 +78,12 @@ static void adm_lc_print(const void *data, size_t len)
     if (len > 4096 || msg_msgpack_bounded(data, len) != CN_OK ||
         msgpack_unpack_next(&up, data, len, &off) != MSGPACK_UNPACK_SUCCESS ||
         up.data.type != MSGPACK_OBJECT_MAP) {
-        printf("lifecycle: the record does not parse (%zu bytes)\n", len);
+        printf("%s: the record does not parse (%zu bytes)\n", name_of, len);
         msgpack_unpacked_destroy(&up);
         return;
     }
     uint64_t now = cn_time_now_us();
-    printf("lifecycle:\n");
+    printf("%s:\n", name_of);
     for (uint32_t i = 0; i < up.data.via.map.size; i++) {
         const msgpack_object *k = &up.data.via.map.ptr[i].key, *v = &up.data.via.map.ptr[i].val;
         if (k->type != MSGPACK_OBJECT_STR || k->via.str.size > 64)
@@ -121,10 +121,17 @@ static void adm_lc_down(const char *ep, const char *err, int json, int *n_down)
 int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
                          const struct msg_curve_client *curve, int json)
 {
+    return adm_system_record_status(cl, timeout_ms, curve, json, ADM_LC_KEY, "lifecycle");
+}
+
+int adm_system_record_status(const struct cn_cluster *cl, int timeout_ms,
+                             const struct msg_curve_client *curve, int json, const char *key,
+                             const char *name)
+{
     void *zctx = zmq_ctx_new();
     int n_down = 0;
     if (json)
-        printf("{\"command\": \"lifecycle status\", \"down\": [");
+        printf("{\"command\": \"%s status\", \"down\": [", name);
     int answered = 0;
     uint64_t best_ts = 0, best_ver = 0;
     char *best = NULL;
@@ -140,7 +147,7 @@ int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
         struct msg req;
         struct msg_reply rep;
         msg_init_request(&req, MSG_OP_GET, cn_time_mono_us());
-        req.key = (struct msg_bytes){(const uint8_t *)ADM_LC_KEY, strlen(ADM_LC_KEY)};
+        req.key = (struct msg_bytes){(const uint8_t *)key, (uint32_t)strlen(key)};
         MSG_SET(&req, MSG_F_KEY);
         if (msg_client_call(c, &req, &rep, timeout_ms, err) != CN_OK) {
             adm_lc_down(ep, err, json, &n_down);
@@ -172,14 +179,13 @@ int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
         return answered == 0 ? 1 : 0;
     }
     if (answered == 0) {
-        printf("lifecycle: no node answered\n");
+        printf("%s: no node answered\n", name);
         return 1;
     }
     if (best == NULL)
-        printf("lifecycle: no scan has run yet (no %s record on %d nodes)\n", ADM_LC_KEY,
-               answered);
+        printf("%s: no scan has run yet (no %s record on %d nodes)\n", name, key, answered);
     else
-        adm_lc_print(best, best_len);
+        adm_lc_print(name, best, best_len);
     cn_free(best);
     return 0;
 }

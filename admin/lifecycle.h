@@ -15,4 +15,11 @@
 int adm_lifecycle_status(const struct cn_cluster *cl, int timeout_ms,
                          const struct msg_curve_client *curve, int json);
 
+/* The same for any worker's leased system record (key, e.g. "s/collector",
+ * written by gateway/s3/collector.c), printed under name ("collector"):
+ * `cairn-admin collector status`. */
+int adm_system_record_status(const struct cn_cluster *cl, int timeout_ms,
+                             const struct msg_curve_client *curve, int json, const char *key,
+                             const char *name);
+
 #endif

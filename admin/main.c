@@ -7,9 +7,16 @@
  *               [--curve-server-key-file F]
  *               [--gateway URL]... [--access-key K --secret-key S] [--json]
  *               status|stats|scrub|compact|ping|repair|lifecycle status
+ *               | collector status
  *   cairn-admin [--json] keygen OUT_PREFIX
  *   cairn-admin [node options] [--json] [--master-key-file F]
  *               key create NAME [--account A] | key list | key delete AKID
+ *             | key allow AKID [--bucket B [--read] [--write] [--owner]] [--create-bucket]
+ *             | key deny AKID [--bucket B [--read] [--write] [--owner]] [--create-bucket]
+ *   cairn-admin [node options] [--json] account create NAME | account list
+ *             | account delete ID|NAME [--force]
+ *   cairn-admin [node options] [--json] bucket list | bucket info B
+ *             | bucket create B --account A [--region R] | bucket delete B
  *   cairn-admin --cluster FILE [node options] [--json]
  *               node add ID ADDR [zone=Z] [weight=W] | node decommission ID [--wait]
  *               | node remove ID [--force] | node replace OLD NEW ADDR [--wait]
@@ -31,8 +38,13 @@
  * and $CAIRN_STORAGE_CURVE_SERVER_KEY_FILE (the gateway's storage.* names).
  * keygen writes a new key pair (keygen.h). key manages the access keys kept
  * in the cluster (keys.h); create needs the master key (--master-key-file,
- * else $CAIRN_MASTER_KEY_FILE) and --account defaults to NAME. node changes
- * the cluster map kept on the nodes (node.h, docs/cluster.md).
+ * else $CAIRN_MASTER_KEY_FILE); --account names an account of the cluster
+ * (accounts.h), without it the key is its own account named NAME. allow and
+ * deny change a key's restrictions (keys.h) and need the master key too.
+ * account and bucket are the operator's accounts and buckets (accounts.h,
+ * buckets.h). node changes the cluster map kept on the nodes (node.h,
+ * docs/cluster.md); rebalance shows and throttles the data moving after a
+ * change (rebalance.h).
  * status also asks each gateway given with --gateway (or $CAIRN_GATEWAYS,
  * comma-separated) for GET /_cairn/status, signed with an admin key
  * (--access-key/--secret-key, else $CAIRN_ADMIN_ACCESS_KEY/_SECRET_KEY, else
@@ -45,8 +57,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "accounts.h"
+#include "buckets.h"
 #include "gateway.h"
 #include "json.h"
+#include "key_record.h"
 #include "keygen.h"
 #include "keys.h"
 #include "lifecycle.h"
@@ -78,10 +93,15 @@ struct adm_opts {
     int json;
     const char *arg;                 /* keygen's OUT_PREFIX, key's NAME or AKID */
     const char *account;             /* key create --account */
-    const char *master_key_file;     /* key create */
-    char *node_args[8];              /* node: SUB and its words */
+    const char *master_key_file;     /* key create, allow, deny */
+    const char *bucket;              /* key allow|deny --bucket */
+    unsigned rights;                 /* key allow|deny --read --write --owner */
+    int create_bucket;               /* key allow|deny --create-bucket */
+    char *node_args[8];              /* node and rebalance: SUB and its words */
     uint32_t n_node_args;
-    int wait, force;                 /* node decommission/replace --wait, remove --force */
+    int wait;                        /* node decommission/replace --wait */
+    int force;                       /* account delete --force, node remove --force */
+    int region_set;                  /* --region given (bucket create) */
     const char *gateways[16];
     uint32_t n_gateways;
     struct adm_gateway_key key;
@@ -99,10 +119,17 @@ static void adm_usage(FILE *out)
                  "                   [--gateway URL]... [--access-key K] [--secret-key S]\n"
                  "                   [--region R] [--json]\n"
                  "                   status|stats|scrub|compact|ping|repair|lifecycle status\n"
+                 "                   |collector status\n"
                  "       cairn-admin [--json] keygen OUT_PREFIX   (writes OUT_PREFIX.key, "
                  "OUT_PREFIX.pub)\n"
                  "       cairn-admin [node options] [--json] [--master-key-file F]\n"
                  "                   key create NAME [--account A] | key list | key delete AKID\n"
+                 "                 | key allow|deny AKID [--bucket B [--read] [--write] [--owner]]"
+                 " [--create-bucket]\n"
+                 "       cairn-admin [node options] [--json] account create NAME | account list\n"
+                 "                 | account delete ID|NAME [--force]\n"
+                 "       cairn-admin [node options] [--json] bucket list | bucket info B\n"
+                 "                 | bucket create B --account A [--region R] | bucket delete B\n"
                  "       cairn-admin --cluster FILE [node options] [--json]\n"
                  "                   node add ID ADDR [zone=Z] [weight=W] | node decommission ID "
                  "[--wait]\n"
@@ -272,6 +299,30 @@ static void adm_parse_gateways(struct adm_opts *o)
         o->key.region = "us-east-1";
 }
 
+/* The commands over records kept in the cluster: CMD SUB [ARG]. */
+static int adm_is_managed(const char *cmd)
+{
+    return strcmp(cmd, "key") == 0 || strcmp(cmd, "account") == 0 || strcmp(cmd, "bucket") == 0;
+}
+
+/* Whether sub (with or without an argument) is one of cmd's subcommands. */
+static int adm_managed_ok(const char *cmd, const char *sub, const char *arg)
+{
+    static const struct {
+        const char *cmd, *sub;
+        int arg;
+    } rows[] = {
+        {"key", "create", 1},    {"key", "list", 0},      {"key", "delete", 1},
+        {"key", "allow", 1},     {"key", "deny", 1},      {"account", "create", 1},
+        {"account", "list", 0},  {"account", "delete", 1}, {"bucket", "list", 0},
+        {"bucket", "info", 1},   {"bucket", "create", 1}, {"bucket", "delete", 1},
+    };
+    for (size_t i = 0; sub != NULL && i < CN_ARRAY_LEN(rows); i++)
+        if (strcmp(cmd, rows[i].cmd) == 0 && strcmp(sub, rows[i].sub) == 0)
+            return rows[i].arg == (arg != NULL);
+    return 0;
+}
+
 static int adm_parse(int argc, char **argv, struct adm_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -301,8 +352,21 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->key.access_key = argv[++i];
         else if (strcmp(argv[i], "--secret-key") == 0 && i + 1 < argc)
             o->key.secret_key = argv[++i];
-        else if (strcmp(argv[i], "--region") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--region") == 0 && i + 1 < argc) {
             o->key.region = argv[++i];
+            o->region_set = 1;
+        } else if (strcmp(argv[i], "--bucket") == 0 && i + 1 < argc)
+            o->bucket = argv[++i];
+        else if (strcmp(argv[i], "--read") == 0)
+            o->rights |= GW_KEY_RIGHT_READ;
+        else if (strcmp(argv[i], "--write") == 0)
+            o->rights |= GW_KEY_RIGHT_WRITE;
+        else if (strcmp(argv[i], "--owner") == 0)
+            o->rights |= GW_KEY_RIGHT_OWNER;
+        else if (strcmp(argv[i], "--create-bucket") == 0)
+            o->create_bucket = 1;
+        else if (strcmp(argv[i], "--force") == 0)
+            o->force = 1;
         else if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
         else if (strcmp(argv[i], "--account") == 0 && i + 1 < argc)
@@ -334,13 +398,14 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->node_args[o->n_node_args++] = argv[i];
         else if (o->cmd != NULL && strcmp(o->cmd, "keygen") == 0 && o->arg == NULL)
             o->arg = argv[i];
-        else if (o->cmd != NULL && strcmp(o->cmd, "lifecycle") == 0 && o->sub == NULL &&
+        else if (o->cmd != NULL &&
+                 (strcmp(o->cmd, "lifecycle") == 0 || strcmp(o->cmd, "collector") == 0) &&
+                 o->sub == NULL && argv[i][0] != '-')
+            o->sub = argv[i];
+        else if (o->cmd != NULL && adm_is_managed(o->cmd) && o->sub == NULL &&
                  argv[i][0] != '-')
             o->sub = argv[i];
-        else if (o->cmd != NULL && strcmp(o->cmd, "key") == 0 && o->sub == NULL &&
-                 argv[i][0] != '-')
-            o->sub = argv[i];
-        else if (o->cmd != NULL && strcmp(o->cmd, "key") == 0 && o->arg == NULL &&
+        else if (o->cmd != NULL && adm_is_managed(o->cmd) && o->arg == NULL &&
                  argv[i][0] != '-')
             o->arg = argv[i];
         else
@@ -356,17 +421,16 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
     if (o->cluster_file == NULL && o->nodes == NULL)
         o->nodes = getenv("CAIRN_STORAGE_NODES");
     static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair",
-                                       "lifecycle", "key", "node", "rebalance"};
+                                       "lifecycle", "key", "account", "bucket", "collector",
+                                       "node", "rebalance"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
-    if (known && strcmp(o->cmd, "lifecycle") == 0 && (o->sub == NULL || strcmp(o->sub, "status")))
+    if (known && (strcmp(o->cmd, "lifecycle") == 0 || strcmp(o->cmd, "collector") == 0) &&
+        (o->sub == NULL || strcmp(o->sub, "status")))
         known = 0;
-    if (known && strcmp(o->cmd, "key") == 0) {
-        int list = o->sub != NULL && strcmp(o->sub, "list") == 0;
-        int with_arg = o->sub != NULL &&
-                       (strcmp(o->sub, "create") == 0 || strcmp(o->sub, "delete") == 0);
-        if (!(list && o->arg == NULL) && !(with_arg && o->arg != NULL))
+    if (known && adm_is_managed(o->cmd)) {
+        if (!adm_managed_ok(o->cmd, o->sub, o->arg))
             known = 0;
         if (o->master_key_file == NULL)
             o->master_key_file = getenv("CAIRN_MASTER_KEY_FILE");
@@ -589,6 +653,38 @@ static int adm_rebalance(const struct adm_opts *o, const struct cn_cluster *file
     return bad;
 }
 
+/* key, account and bucket: the records kept in the cluster. */
+static int adm_managed(const struct adm_opts *o, const struct adm_keys_opts *ko)
+{
+    if (strcmp(o->cmd, "account") == 0) {
+        if (strcmp(o->sub, "create") == 0)
+            return adm_accounts_create(ko, o->arg);
+        if (strcmp(o->sub, "list") == 0)
+            return adm_accounts_list(ko);
+        return adm_accounts_delete(ko, o->arg, o->force);
+    }
+    if (strcmp(o->cmd, "bucket") == 0) {
+        if (strcmp(o->sub, "list") == 0)
+            return adm_buckets_list(ko);
+        if (strcmp(o->sub, "info") == 0)
+            return adm_buckets_info(ko, o->arg);
+        if (strcmp(o->sub, "create") == 0)
+            return adm_buckets_create(ko, o->arg, o->account, o->key.region);
+        return adm_buckets_delete(ko, o->arg);
+    }
+    if (strcmp(o->sub, "create") == 0)
+        return adm_keys_create(ko, o->arg, o->account);
+    if (strcmp(o->sub, "list") == 0)
+        return adm_keys_list(ko);
+    if (strcmp(o->sub, "delete") == 0)
+        return adm_keys_delete(ko, o->arg);
+    struct adm_keys_limit_change ch = {
+        .allow = strcmp(o->sub, "allow") == 0, .bucket = o->bucket, .rights = o->rights,
+        .create_bucket = o->create_bucket,
+    };
+    return adm_keys_limit(ko, o->arg, &ch);
+}
+
 int main(int argc, char **argv)
 {
     struct adm_opts o;
@@ -625,19 +721,14 @@ int main(int argc, char **argv)
     int bad = 0;
     if (strcmp(o.cmd, "repair") == 0) {
         bad = adm_repair(cl, &o);
-    } else if (strcmp(o.cmd, "key") == 0) {
+    } else if (adm_is_managed(o.cmd)) {
         uint32_t nodes = cn_cluster_nodes(cl);
         struct adm_keys_opts ko = {
             .cl = cl, .ring = ring, .timeout_ms = o.timeout_ms, .curve = &o.curve,
             .json = o.json, .master_key_file = o.master_key_file,
             .replicas = o.replicas > 0 ? CN_MIN(o.replicas, nodes) : CN_MIN(3u, nodes),
         };
-        if (strcmp(o.sub, "create") == 0)
-            bad = adm_keys_create(&ko, o.arg, o.account != NULL ? o.account : o.arg);
-        else if (strcmp(o.sub, "list") == 0)
-            bad = adm_keys_list(&ko);
-        else
-            bad = adm_keys_delete(&ko, o.arg);
+        bad = adm_managed(&o, &ko);
     } else if (strcmp(o.cmd, "node") == 0) {
         struct adm_node_opts no = {
             .file = cl, .replicas = o.replicas, .vnodes = o.vnodes, .timeout_ms = o.timeout_ms,
@@ -649,6 +740,9 @@ int main(int argc, char **argv)
         bad = adm_rebalance(&o, cl);
     } else if (strcmp(o.cmd, "lifecycle") == 0) {
         bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve, o.json);
+    } else if (strcmp(o.cmd, "collector") == 0) {
+        bad = adm_system_record_status(cl, o.timeout_ms, &o.curve, o.json, "s/collector",
+                                       "collector");
     } else {
         bad = adm_nodes(cl, &o);
     }

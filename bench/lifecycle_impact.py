@@ -6,7 +6,12 @@ expiry unthrottled (1000000). Each run stores COLD small objects that a rule
 expires (2 s "day") and HOT objects that clients GET with THREADS boto3
 clients for SECONDS while the worker deletes. Prints a markdown table.
 
-  CAIRN_BIN=build/bin /usr/bin/python3 bench/lifecycle_impact.py [COLD] [SECONDS]
+  CAIRN_BIN=build/bin /usr/bin/python3 bench/lifecycle_impact.py [COLD] [SECONDS] [MODE]
+
+MODE "current" (the default) expires current objects of an unversioned
+bucket; "noncurrent" makes the cold bucket versioned, writes each cold key
+twice and lets NoncurrentVersionExpiration remove the older version of each
+(the deletes counted are the noncurrent versions removed).
 """
 import os
 import random
@@ -24,13 +29,15 @@ from snclient import free_port  # noqa: E402
 
 COLD = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 10
+MODE = sys.argv[3] if len(sys.argv) > 3 else "current"
 THREADS = 4
 HOT = 200
+SERIES = {"current": "expired_total", "noncurrent": "noncurrent_expired_total"}[MODE]
 
 
 def expired(port):
     with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
-        m = re.search(r"^cairn_gateway_lifecycle_expired_total (\d+)", r.read().decode(), re.M)
+        m = re.search(r"^cairn_gateway_lifecycle_%s (\d+)" % SERIES, r.read().decode(), re.M)
     return int(m.group(1))
 
 
@@ -45,15 +52,20 @@ def run(name, rate):
         s3 = c.boto(signature_version="s3v4", max_pool_connections=16)
         s3.create_bucket(Bucket="hot")
         s3.create_bucket(Bucket="cold")
+        if MODE == "noncurrent":
+            s3.put_bucket_versioning(Bucket="cold",
+                                     VersioningConfiguration={"Status": "Enabled"})
         with ThreadPoolExecutor(8) as ex:
             list(ex.map(lambda i: s3.put_object(Bucket="hot", Key="h%04d" % i,
                                                 Body=os.urandom(4096)), range(HOT)))
-            list(ex.map(lambda i: s3.put_object(Bucket="cold", Key="c%05d" % i,
-                                                Body=b"x" * 1024), range(COLD)))
+            for _ in range(2 if MODE == "noncurrent" else 1):
+                list(ex.map(lambda i: s3.put_object(Bucket="cold", Key="c%05d" % i,
+                                                    Body=b"x" * 1024), range(COLD)))
         if rate is not None:
+            action = ({"Expiration": {"Days": 1}} if MODE == "current" else
+                      {"NoncurrentVersionExpiration": {"NoncurrentDays": 1}})
             s3.put_bucket_lifecycle_configuration(Bucket="cold", LifecycleConfiguration={
-                "Rules": [{"ID": "all", "Filter": {}, "Status": "Enabled",
-                           "Expiration": {"Days": 1}}]})
+                "Rules": [dict({"ID": "all", "Filter": {}, "Status": "Enabled"}, **action)]})
             deadline = time.monotonic() + 30   # measure from the first expiry on
             while expired(mport) == 0 and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -17,6 +17,7 @@ const char *cn_rc_str(int rc)
     case CN_IO: return "CN_IO";
     case CN_TIMEOUT: return "CN_TIMEOUT";
     case CN_DONE: return "CN_DONE";
+    case CN_CONFLICT: return "CN_CONFLICT";
     default: return "CN_UNKNOWN";
     }
 }

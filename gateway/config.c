@@ -87,10 +87,11 @@ const struct cn_config_desc gw_config_table[] = {
      600000, NULL, "a node marked down (no reply within storage.request_timeout) is pinged "
      "this often until it answers"},
     {"handoff.max_hints", CN_CONF_INT, GW_OFF(handoff_max_hints), "1000000", 0, 1000000000,
-     NULL, "most writes remembered per down node for replay (hinted handoff); beyond, only an "
-     "anti-entropy repair catches the node up"},
+     NULL, "unused since hints are kept by the storage nodes (their handoff.max_hints, "
+     "docs/cluster.md); still accepted so that older files load"},
     {"handoff.replay_interval", CN_CONF_MSEC, GW_OFF(handoff_replay_interval_ms), "200ms", 10,
-     600000, NULL, "how often each thread replays the hints of nodes that are up again"},
+     600000, NULL, "how often the gateway asks each storage node for the hints it keeps and "
+     "replays those of nodes that are up (one thread per gateway)"},
     {"storage.auth", CN_CONF_ENUM, GW_OFF(storage_auth), "none", 0, 0, gw_config_auths,
      "how the gateway proves itself to the storage nodes: curve (ZeroMQ CURVE with the keys "
      "below; the nodes' auth = curve) or none (docs/security.md)"},
@@ -113,8 +114,8 @@ const struct cn_config_desc gw_config_table[] = {
      "how often the keys kept in the cluster are listed (a new or deleted key takes effect "
      "within this plus storage.request_timeout)"},
     {"s3.keys_max", CN_CONF_INT, GW_OFF(s3_keys_max), "100000", 1, 1000000, NULL,
-     "most keys from the cluster held (about 1.2 KiB each at most); past it the rest are "
-     "refused"},
+     "most keys from the cluster held (about 1.2 KiB each at most, 5.5 KiB for a key "
+     "restricted to 32 buckets); past it the rest are refused"},
     {"s3.max_key_len", CN_CONF_INT, GW_OFF(s3_max_key_len), "1024", 1, 1024, NULL,
      "longest object key in bytes; longer gets KeyTooLongError"},
     {"s3.max_object_size", CN_CONF_SIZE, GW_OFF(s3_max_object_size), "5G", 0, 5 * 1024 * GW_GIB,
@@ -194,6 +195,17 @@ const struct cn_config_desc gw_config_table[] = {
     {"lifecycle.max_deletes_per_sec", CN_CONF_INT, GW_OFF(lifecycle_max_deletes_per_sec), "100",
      1, 1000000, NULL, "the most object, part and upload deletes the lifecycle worker starts "
      "per second (one at a time), so foreground requests keep the nodes"},
+    {"collector.interval", CN_CONF_MSEC, GW_OFF(collector_interval_ms), "1h", 0, 86400000,
+     NULL, "a chunk collector scan (orphaned chunks of failed or replaced large writes) starts "
+     "this long after the last one began; 0: no collector on this gateway (docs/large-objects.md)"},
+    {"collector.grace", CN_CONF_MSEC, GW_OFF(collector_grace_ms), "1h", 1000, 315360000000, NULL,
+     "a chunk no parent names is deleted only once its write (and any change of its object) is "
+     "this old: longer than any large PUT's pause between chunks and than large_object.reclaim_delay"},
+    {"collector.lease_time", CN_CONF_MSEC, GW_OFF(collector_lease_time_ms), "60s", 300, 3600000,
+     NULL, "how long the collector lease holds without renewal (renewed every third of it); a "
+     "stopped holder's lease is taken over after it, and its scan resumes at the cursor"},
+    {"collector.max_rate", CN_CONF_INT, GW_OFF(collector_max_rate), "200", 1, 1000000, NULL,
+     "the most chunk deletes the collector starts per second (one at a time)"},
     {"rebalance.enabled", CN_CONF_BOOL, GW_OFF(rebalance_enabled), "true", 0, 0, NULL,
      "run the rebalance worker: after a cluster map change, copy each key to its new replicas "
      "and purge the copies old owners keep; one gateway at a time holds the lease in the "
@@ -272,6 +284,20 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
         snprintf(err, CN_ERR_LEN, "lifecycle.lease_time (%lld ms) must be above "
                  "storage.request_timeout + 500 ms: a claim of the lease is read back after that",
                  (long long)cfg->lifecycle_lease_time_ms);
+        return CN_INVAL;
+    }
+    if (cfg->collector_interval_ms > 0 &&
+        cfg->collector_lease_time_ms <= cfg->storage_request_timeout_ms + 500) {
+        snprintf(err, CN_ERR_LEN, "collector.lease_time (%lld ms) must be above "
+                 "storage.request_timeout + 500 ms: a claim of the lease is read back after that",
+                 (long long)cfg->collector_lease_time_ms);
+        return CN_INVAL;
+    }
+    if (cfg->collector_interval_ms > 0 && cfg->collector_grace_ms < cfg->lo_reclaim_delay_ms) {
+        snprintf(err, CN_ERR_LEN, "collector.grace (%lld ms) must be at least "
+                 "large_object.reclaim_delay (%lld ms): the collector must leave a replaced "
+                 "object's chunks to its readers as long as the reclaim does",
+                 (long long)cfg->collector_grace_ms, (long long)cfg->lo_reclaim_delay_ms);
         return CN_INVAL;
     }
     if (cfg->rebalance_enabled &&

@@ -77,6 +77,11 @@ struct gw_config {
     int64_t lifecycle_interval_ms;
     int64_t lifecycle_lease_time_ms;
     int64_t lifecycle_max_deletes_per_sec;
+    /* the chunk collector (s3/collector.h) */
+    int64_t collector_interval_ms;
+    int64_t collector_grace_ms;
+    int64_t collector_lease_time_ms;
+    int64_t collector_max_rate;
     /* the rebalance worker (cluster/rebalance.h) */
     int rebalance_enabled;
     int64_t rebalance_interval_ms;

@@ -26,6 +26,7 @@
 #include "key_sync.h"
 #include "map_sync.h"
 #include "rebalance.h"
+#include "collector.h"
 #include "lifecycle_run.h"
 #include "request.h"
 #include "s3_status.h"
@@ -33,6 +34,7 @@
 #include "lo_metrics.h"
 #include "sigv2.h"
 #include "lo_reclaim.h"
+#include "lo_pool.h"
 #include "read_budget.h"
 #include "worker.h"
 
@@ -77,6 +79,7 @@ struct gw_server {
     struct cn_metrics_http *metrics_http;
     int port;
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
+    struct gw_collector *collector;     /* on worker 0; NULL: collector.interval 0 */
     struct gw_rebalance *rebalance;     /* on worker 0; NULL: rebalance.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
@@ -113,6 +116,7 @@ static void gw_server_s3_opts(const struct gw_config *cfg, struct gw_s3_ctx *x)
         .read_len = (uint64_t)cfg->lo_read_len,
         .read_prefetch = (uint32_t)cfg->lo_read_prefetch,
         .read_budget = x->lo.read_budget,
+        .pool = x->lo.pool,
         .read_retries = (uint32_t)cfg->lo_read_retries,
         .read_retry_backoff_ms = cfg->lo_read_retry_backoff_ms,
         .output_high_water = (uint64_t)cfg->http_output_high_water,
@@ -181,6 +185,8 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
     /* each worker holds its share of the budget: together, never more */
     x->lo.read_budget = gw_read_budget_new(w->base, gw_server_read_budget_share(s),
                                            s->cfg->lo_read_queue_timeout_ms);
+    /* free chunk buffers kept: one PUT's worth (docs/large-objects.md) */
+    x->lo.pool = gw_lo_pool_new(x->lo.chunk_len, x->lo.write_inflight + 1);
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -257,6 +263,36 @@ static void gw_server_lifecycle_init(struct gw_server *s)
     struct gw_worker *w = &s->workers[0];
     s->lifecycle = gw_lc_run_new(w->base, w->s3.store, w->s3.reclaim, &o,
                                  s->metrics != NULL ? gw_s3_metrics_registry(s->metrics) : NULL);
+}
+
+/* The chunk collector runs on worker 0's loop with its store, named in
+ * its lease as the lifecycle worker is. An object record is looked up on
+ * N - W + 1 replicas at least, so one of them holds any acknowledged
+ * write. */
+static void gw_server_collector_init(struct gw_server *s)
+{
+    const struct gw_config *cfg = s->cfg;
+    char host[64] = "gateway";
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "gateway");
+    host[sizeof(host) - 1] = '\0';
+    char holder[128];
+    snprintf(holder, sizeof(holder), "%s:%d pid %d", host, s->port, (int)getpid());
+    uint32_t n, w, r, d;
+    gw_cluster_quorum_values(s->cluster, &n, &w, &r, &d);
+    struct gw_collector_opts o = {
+        .interval_us = (uint64_t)cfg->collector_interval_ms * 1000,
+        .grace_us = (uint64_t)cfg->collector_grace_ms * 1000,
+        .lease_us = (uint64_t)cfg->collector_lease_time_ms * 1000,
+        .settle_us = (uint64_t)cfg->storage_request_timeout_ms * 1000 + 500000,
+        .max_rate = (uint32_t)cfg->collector_max_rate,
+        .min_answers = n - CN_MIN(w, n) + 1,
+        .holder = holder,
+    };
+    struct gw_worker *wk = &s->workers[0];
+    s->collector = gw_collector_new(wk->base, wk->s3.store, &o,
+                                    s->metrics != NULL ? gw_s3_metrics_registry(s->metrics)
+                                                       : NULL);
 }
 
 /* The rebalance worker runs on worker 0's loop with its store, named in its
@@ -534,6 +570,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
             goto fail;
     if (cfg->lifecycle_enabled)
         gw_server_lifecycle_init(s);
+    if (cfg->collector_interval_ms > 0)
+        gw_server_collector_init(s);
     if (cfg->rebalance_enabled)
         gw_server_rebalance_init(s);
     if (gw_server_keys_init(s, err) != CN_OK)
@@ -687,6 +725,7 @@ void gw_server_free(struct gw_server *s)
         gw_http_loop_fini(&w->http);
         if (i == 0) {
             gw_lc_run_close(s->lifecycle);
+            gw_collector_close(s->collector);
             gw_rebalance_close(s->rebalance);
             gw_key_sync_close(s->key_sync);
             gw_map_sync_close(s->map_sync);
@@ -695,6 +734,7 @@ void gw_server_free(struct gw_server *s)
         gw_storage_client_free(w->client);
         if (i == 0) {
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
+            gw_collector_free(s->collector);
             gw_rebalance_free(s->rebalance);
             gw_key_sync_free(s->key_sync);
             gw_map_sync_free(s->map_sync);
@@ -709,6 +749,7 @@ void gw_server_free(struct gw_server *s)
         }
         gw_lo_reclaim_free(w->s3.reclaim);
         gw_read_budget_free(w->s3.lo.read_budget);
+        gw_lo_pool_close(w->s3.lo.pool);   /* freed when ZeroMQ gave its buffers back */
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);
         gw_sigv2_free(w->s3.sigv2);

@@ -11,7 +11,8 @@
 const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_V, "v", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, v,
       "protocol version of the message: the lowest that has every op, field and status it uses "
-      "(1, or 2 for LOCK, UNLOCK, PURGE, `tok`, `ifver`, PRECONDITION and LOCKED)"),
+      "(1, or 2 for LOCK, UNLOCK, HINT_ADD, HINT_TAKE, PURGE, `tok`, `ifver`, PRECONDITION and "
+      "LOCKED)"),
     F(MSG_F_ID, "id", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, id,
       "request id chosen by the client; the reply carries the same id"),
     F(MSG_F_OP, "op", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, op,
@@ -51,7 +52,8 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_MORE, "more", MSG_T_BOOL, MSG_LIM_NONE, 1, more,
       "true when more keys match after the last entry returned"),
     F(MSG_F_NODE, "node", MSG_T_STR, MSG_LIM_FIXED, 256, node,
-      "the storage node's id (its node_id setting)"),
+      "PING, STATS: the storage node's id (its node_id setting); HINT_ADD, HINT_TAKE: the id "
+      "of the node a hint is for, as the gateways' ring names it (1 to 255 bytes)"),
     F(MSG_F_STATS, "stats", MSG_T_STATS, MSG_LIM_FIXED, 1024, stats,
       "map of counter name (str) to unsigned integer"),
     F(MSG_F_APPLIED, "applied", MSG_T_BOOL, MSG_LIM_NONE, 1, applied,
@@ -122,6 +124,13 @@ static const struct msg_use msg_digest_req[] = {
     {MSG_F_AFTER, 0}, {MSG_F_UPTO, 0}, {MSG_F_FANOUT, 1}, {MSG_F_ARCS, 0}, {MSG_F_LIMIT, 0}, END};
 static const struct msg_use msg_digest_rep[] = {
     {MSG_F_SUMS, 1}, {MSG_F_MORE, 0}, {MSG_F_LO, 0}, {MSG_F_HI, 0}, {MSG_F_ENTS, 0}, END};
+static const struct msg_use msg_hint_add_req[] = {
+    {MSG_F_NODE, 1}, {MSG_F_KEY, 1}, {MSG_F_TS, 1}, {MSG_F_VER, 1}, END};
+static const struct msg_use msg_hint_add_rep[] = {{MSG_F_APPLIED, 0}, END};
+static const struct msg_use msg_hint_take_req[] = {
+    {MSG_F_NODE, 0}, {MSG_F_AFTER, 0}, {MSG_F_LIMIT, 0}, {MSG_F_ENTS, 0}, END};
+static const struct msg_use msg_hint_take_rep[] = {
+    {MSG_F_STATS, 1}, {MSG_F_ENTS, 0}, {MSG_F_MORE, 0}, END};
 static const struct msg_use msg_purge_req[] = {
     {MSG_F_KEY, 1}, {MSG_F_TS, 1}, {MSG_F_VER, 1}, END};
 static const struct msg_use msg_purge_rep[] = {{MSG_F_APPLIED, 0}, END};
@@ -168,6 +177,20 @@ const struct msg_op_desc msg_ops[] = {
      "node's work cap stopped it and `sums` covers only the first sub-ranges; with `limit`, "
      "when the whole range counts at most `limit` records, `ents` lists them as LIST would",
      0, 0, msg_digest_req, msg_digest_rep},
+    {MSG_OP_HINT_ADD, "HINT_ADD",
+     "(v2) keep, durably, a hint that the node `node` missed the write (`ts`, `ver`) of `key` "
+     "(hinted handoff: sent to a replica that took the write). One hint per (`node`, `key`): a "
+     "newer (`ts`, `ver`) replaces the one held (`applied` false: the one held is newer). "
+     "When the node's hint store is full (its handoff.max_hints or handoff.max_hint_bytes) "
+     "answers BUSY and keeps the hints it has (the oldest)",
+     0, 0, msg_hint_add_req, msg_hint_add_rep},
+    {MSG_OP_HINT_TAKE, "HINT_TAKE",
+     "(v2) hinted handoff replay. First drops the hints of `node` named in `ents` (each "
+     "only if the hint held is not newer than the entry's `ts`, `ver`: a write missed since "
+     "keeps it), then, with `node`, lists up to `limit` (default 100) of its hints after "
+     "`after` in key order (`ents`: key, ts, ver) and `more`. `stats` always maps each node "
+     "id the node holds hints for to their count (at most 1024 ids)",
+     0, 0, msg_hint_take_req, msg_hint_take_rep},
     {MSG_OP_PURGE, "PURGE",
      "(v2) rebalance: remove `key`'s record from this node only if the version it holds is "
      "exactly (`ts`, `ver`), without writing a tombstone (the record lives on its owners in "

@@ -67,6 +67,13 @@ const struct cn_config_desc sn_config_table[] = {
      "most writes the writer commits with one sync"},
     {"index.cache_size", CN_CONF_SIZE, SN_OFF(index_cache), "8M", 0, 1ll << 40, NULL,
      "LevelDB block cache"},
+    {"handoff.max_hints", CN_CONF_INT, SN_OFF(handoff_max_hints), "1000000", 0, 1000000000,
+     NULL, "most hints this node keeps for peers that missed writes (hinted handoff, all peers "
+     "together); when full, new hints are refused (the oldest are kept) and counted, and "
+     "cairn-admin repair catches those writes up"},
+    {"handoff.max_hint_bytes", CN_CONF_SIZE, SN_OFF(handoff_max_hint_bytes), "256M", 0,
+     1ll << 40, NULL, "most bytes of hints kept (key bytes + 26 + the peer's id each); "
+     "when full, as handoff.max_hints"},
     {"metrics.listen", CN_CONF_STRING, SN_OFF(metrics_listen), "127.0.0.1", 0, 0, NULL,
      "address the metrics endpoint (GET /metrics, Prometheus text) binds"},
     {"metrics.port", CN_CONF_INT, SN_OFF(metrics_port), "0", 0, 65535, NULL,

@@ -32,6 +32,8 @@ struct sn_config {
     int64_t max_inflight;
     int64_t max_batch;
     int64_t index_cache;
+    int64_t handoff_max_hints;
+    int64_t handoff_max_hint_bytes;
     char *metrics_listen;
     int64_t metrics_port;          /* 0: no metrics endpoint */
     int log_level;                 /* enum cn_log_level */

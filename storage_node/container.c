@@ -262,6 +262,11 @@ int sn_container_sync(struct sn_container *c, char err[CN_ERR_LEN])
     return CN_OK;
 }
 
+void sn_container_uncache(struct sn_container *c, uint64_t off, uint64_t len)
+{
+    (void)posix_fadvise(c->fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+}
+
 int sn_container_truncate(struct sn_container *c, uint64_t len, char err[CN_ERR_LEN])
 {
     if (ftruncate(c->fd, (off_t)len) != 0 || fdatasync(c->fd) != 0) {

@@ -93,6 +93,11 @@ int sn_container_append(struct sn_container *c, struct iovec *iov, int n_iov,
                         uint64_t total, char err[CN_ERR_LEN]);
 
 int sn_container_sync(struct sn_container *c, char err[CN_ERR_LEN]);
+/* Drops the page-cache pages of [off, off + len) that are clean and not
+ * mapped (posix_fadvise DONTNEED; advice: failures are ignored). Called on
+ * large values right after their fdatasync: their pages go back to the
+ * allocator for the next writes instead of the cache growing. */
+void sn_container_uncache(struct sn_container *c, uint64_t off, uint64_t len);
 /* Cuts the file at len (a torn tail) and syncs it. */
 int sn_container_truncate(struct sn_container *c, uint64_t len, char err[CN_ERR_LEN]);
 

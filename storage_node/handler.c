@@ -12,6 +12,7 @@
 #include "container.h"
 #include "lease.h"
 #include "digest.h"
+#include "hint.h"
 
 enum msg_status sn_handler_status(int rc)
 {
@@ -68,16 +69,8 @@ static void sn_handler_write(struct sn_job *j)
     const struct msg *q = &j->req;
     char err[CN_ERR_LEN];
     int is_put = q->op == MSG_OP_PUT;
-    if (is_put && cn_crc32c(0, q->payload.ptr, q->payload.len) != q->crc) {
-        sn_server_reply_error(j, MSG_ST_BAD_CHECKSUM, "payload does not match crc");
-        return;
-    }
-    int leased = is_put && MSG_HAS(q, MSG_F_TOK);
-    if (leased && sn_lease_write_begin(sn_server_leases(j->srv), q->key.ptr, q->key.len,
-                                       q->tok) != MSG_ST_OK) {
-        sn_server_reply_error(j, MSG_ST_LOCKED, "the token does not hold the key's lease");
-        return;
-    }
+    /* encoding the record computes the block CRCs; the payload's crc is
+     * checked against them combined, so the bytes are read once */
     int rc = sn_wreq_init(&j->w, is_put ? SN_WOP_PUT : SN_WOP_DELETE, q->key.ptr, q->key.len,
                           MSG_HAS(q, MSG_F_META) ? q->meta.ptr : NULL,
                           MSG_HAS(q, MSG_F_META) ? q->meta.len : 0,
@@ -85,9 +78,19 @@ static void sn_handler_write(struct sn_job *j)
                           MSG_HAS(q, MSG_F_ETAG) ? q->etag.len : 0, q->ver, q->ts,
                           is_put ? q->payload.ptr : NULL, is_put ? q->payload.len : 0, err);
     if (rc != CN_OK) {
-        if (leased)
-            sn_lease_write_end(sn_server_leases(j->srv), q->key.ptr, q->key.len, q->tok);
         sn_server_reply_error(j, sn_handler_status(rc), err);
+        return;
+    }
+    if (is_put && sn_record_data_crc(&j->w.ri) != q->crc) {
+        sn_wreq_fini(&j->w);
+        sn_server_reply_error(j, MSG_ST_BAD_CHECKSUM, "payload does not match crc");
+        return;
+    }
+    int leased = is_put && MSG_HAS(q, MSG_F_TOK);
+    if (leased && sn_lease_write_begin(sn_server_leases(j->srv), q->key.ptr, q->key.len,
+                                       q->tok) != MSG_ST_OK) {
+        sn_wreq_fini(&j->w);
+        sn_server_reply_error(j, MSG_ST_LOCKED, "the token does not hold the key's lease");
         return;
     }
     j->w.done_cb = sn_handler_write_done;
@@ -287,7 +290,7 @@ static void sn_handler_list(struct sn_job *j)
 
 /* ---- STATS, SCRUB, COMPACT ---- */
 
-#define SN_HANDLER_MAX_STATS 64
+#define SN_HANDLER_MAX_STATS 80
 
 struct sn_handler_stats {
     struct msg_stat s[SN_HANDLER_MAX_STATS];
@@ -358,6 +361,17 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "torn_tails", s.torn_tails);
     sn_handler_stat(&st, "mem_used", cn_alloc_used());
     sn_handler_stat(&st, "leases", sn_lease_count(sn_server_leases(j->srv)));
+    struct sn_hints *hints = sn_server_opts(j->srv)->hints;
+    if (hints != NULL) {
+        struct sn_hint_stats hs;
+        sn_hints_stats(hints, &hs);
+        sn_handler_stat(&st, "hints", hs.held);
+        sn_handler_stat(&st, "hint_bytes", hs.bytes);
+        sn_handler_stat(&st, "hints_added", hs.added);
+        sn_handler_stat(&st, "hints_updated", hs.updated);
+        sn_handler_stat(&st, "hints_refused", hs.refused);
+        sn_handler_stat(&st, "hints_removed", hs.removed);
+    }
     msg_init_reply(&rep, &j->req, MSG_ST_OK);
     sn_handler_node(j, &rep);
     sn_handler_reply_stats(j, &rep, &st);
@@ -458,6 +472,119 @@ static void sn_handler_compact(struct sn_job *j)
     sn_handler_reply_stats(j, &rep, &st);
 }
 
+/* ---- HINT_ADD and HINT_TAKE: hints kept for peers (hint.h) ---- */
+
+static void sn_handler_hint_add(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    struct sn_hints *h = sn_server_opts(j->srv)->hints;
+    char err[CN_ERR_LEN] = "";
+    int applied = 0;
+    if (h == NULL) {
+        sn_server_reply_error(j, MSG_ST_INTERNAL, "this node keeps no hints");
+        return;
+    }
+    int rc = sn_hints_add(h, q->node.ptr, q->node.len, q->key.ptr, q->key.len, q->ts, q->ver,
+                          &applied, err);
+    if (rc != CN_OK) {
+        /* full: BUSY tells the gateway to try another replica */
+        sn_server_reply_error(j, rc == CN_TOOBIG ? MSG_ST_BUSY : sn_handler_status(rc), err);
+        return;
+    }
+    struct msg rep;
+    msg_init_reply(&rep, q, MSG_ST_OK);
+    rep.applied = (uint32_t)applied;
+    MSG_SET(&rep, MSG_F_APPLIED);
+    sn_server_reply(j, &rep, NULL, NULL, 0);
+}
+
+struct sn_handler_hints {
+    struct msg_entry *ents;
+    uint32_t n;
+};
+
+static void sn_handler_hint_cb(void *arg, const uint8_t *key, uint32_t klen, uint64_t ts,
+                               uint64_t ver)
+{
+    struct sn_handler_hints *l = arg;
+    struct msg_entry *e = &l->ents[l->n++];
+    memset(e, 0, sizeof(*e));
+    e->key = (struct msg_bytes){cn_memdup(key, klen), klen};
+    e->ts = ts;
+    e->ver = ver;
+}
+
+/* Drops the replayed hints the request names; CN_OK or an error with err. */
+static int sn_handler_hint_drop(struct sn_hints *h, const struct msg *q, char err[CN_ERR_LEN])
+{
+    if (q->n_ents > 0 && !MSG_HAS(q, MSG_F_NODE)) {
+        snprintf(err, CN_ERR_LEN, "HINT_TAKE with ents needs node");
+        return CN_INVAL;
+    }
+    for (uint32_t i = 0; i < q->n_ents; i++) {
+        int removed;
+        const struct msg_entry *e = &q->ents[i];
+        int rc = sn_hints_remove(h, q->node.ptr, q->node.len, e->key.ptr, e->key.len, e->ts,
+                                 e->ver, &removed, err);
+        if (rc != CN_OK)
+            return rc;
+    }
+    return CN_OK;
+}
+
+static void sn_handler_hint_take(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    struct sn_hints *h = sn_server_opts(j->srv)->hints;
+    char err[CN_ERR_LEN] = "";
+    if (h == NULL) {
+        sn_server_reply_error(j, MSG_ST_INTERNAL, "this node keeps no hints");
+        return;
+    }
+    int rc = sn_handler_hint_drop(h, q, err);
+    uint32_t limit = MSG_HAS(q, MSG_F_LIMIT) ? q->limit : 100;
+    limit = CN_MIN(limit, sn_server_opts(j->srv)->limits.max_list);
+    struct sn_handler_hints l = {NULL, 0};
+    int more = 0;
+    if (rc == CN_OK && MSG_HAS(q, MSG_F_NODE)) {
+        l.ents = cn_calloc((size_t)limit + 1, sizeof(*l.ents));
+        rc = sn_hints_list(h, q->node.ptr, q->node.len,
+                           MSG_HAS(q, MSG_F_AFTER) ? q->after.ptr : NULL,
+                           MSG_HAS(q, MSG_F_AFTER) ? q->after.len : 0, limit, sn_handler_hint_cb,
+                           &l, &more, err);
+    }
+    if (rc != CN_OK) {
+        sn_server_reply_error(j, sn_handler_status(rc), err);
+    } else {
+        /* sized to the targets held now (one more may come meanwhile: the
+         * copy is capped at what was allocated) */
+        uint32_t cap = sn_hints_target_count(h) + 1;
+        struct sn_hint_target *t = cn_calloc(cap, sizeof(*t));
+        struct msg_stat *counts = cn_calloc(cap, sizeof(*counts));
+        uint32_t n = sn_hints_targets(h, t, cap);
+        for (uint32_t i = 0; i < n; i++)
+            counts[i] = (struct msg_stat){{t[i].id, t[i].id_len}, t[i].count};
+        struct msg rep;
+        msg_init_reply(&rep, q, MSG_ST_OK);
+        rep.stats = counts;
+        rep.n_stats = n;
+        MSG_SET(&rep, MSG_F_STATS);
+        if (MSG_HAS(q, MSG_F_NODE)) {
+            rep.ents = l.ents;
+            rep.n_ents = l.n;
+            rep.more = (uint32_t)more;
+            MSG_SET(&rep, MSG_F_ENTS);
+            MSG_SET(&rep, MSG_F_MORE);
+        }
+        sn_server_reply(j, &rep, NULL, NULL, 0);
+        cn_free(counts);
+        cn_free(t);
+    }
+    for (uint32_t i = 0; i < l.n; i++)
+        cn_free((void *)(uintptr_t)l.ents[i].key.ptr);
+    cn_free(l.ents);
+}
+
 void sn_handler_run(struct sn_job *j)
 {
     switch (j->req.op) {
@@ -473,6 +600,8 @@ void sn_handler_run(struct sn_job *j)
     case MSG_OP_LOCK: sn_handler_lock(j); break;
     case MSG_OP_UNLOCK: sn_handler_unlock(j); break;
     case MSG_OP_DIGEST: sn_digest_handle(j); break;
+    case MSG_OP_HINT_ADD: sn_handler_hint_add(j); break;
+    case MSG_OP_HINT_TAKE: sn_handler_hint_take(j); break;
     case MSG_OP_PURGE: sn_handler_purge(j); break;
     default: sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "unknown op"); break;
     }

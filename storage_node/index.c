@@ -356,3 +356,61 @@ void sn_index_iter_next(struct sn_index_iter *it)
 {
     leveldb_iter_next(it->it);
 }
+
+/* ---- the hint keyspace ---- */
+
+int sn_index_raw_get(struct sn_index *ix, const uint8_t *k, size_t klen, uint8_t *val,
+                     size_t cap, size_t *vlen, char err[CN_ERR_LEN])
+{
+    CN_ASSERT(klen >= 1 && k[0] == SN_INDEX_HINT_PREFIX);
+    char *lerr = NULL;
+    size_t n = 0;
+    char *v = leveldb_get(ix->db, ix->ropts, (const char *)k, klen, &n, &lerr);
+    if (lerr != NULL) {
+        sn_index_err(err, "get", lerr);
+        return CN_IO;
+    }
+    if (v == NULL)
+        return CN_NOTFOUND;
+    int rc = n <= cap ? CN_OK : CN_CORRUPT;
+    if (rc == CN_OK) {
+        memcpy(val, v, n);
+        *vlen = n;
+    } else {
+        snprintf(err, CN_ERR_LEN, "hint value of %zu bytes is over %zu", n, cap);
+    }
+    leveldb_free(v);
+    return rc;
+}
+
+void sn_index_batch_put_raw(struct sn_index_batch *b, const uint8_t *k, size_t klen,
+                            const uint8_t *v, size_t vlen)
+{
+    CN_ASSERT(klen >= 1 && k[0] == SN_INDEX_HINT_PREFIX);
+    leveldb_writebatch_put(b->wb, (const char *)k, klen, (const char *)v, vlen);
+}
+
+void sn_index_batch_del_raw(struct sn_index_batch *b, const uint8_t *k, size_t klen)
+{
+    CN_ASSERT(klen >= 1 && k[0] == SN_INDEX_HINT_PREFIX);
+    leveldb_writebatch_delete(b->wb, (const char *)k, klen);
+}
+
+void sn_index_iter_seek_raw(struct sn_index_iter *it, const uint8_t *k, size_t klen)
+{
+    CN_ASSERT(klen >= 1 && k[0] == SN_INDEX_HINT_PREFIX);
+    leveldb_iter_seek(it->it, (const char *)k, klen);
+}
+
+int sn_index_iter_get_raw(struct sn_index_iter *it, const uint8_t **k, size_t *klen,
+                          const uint8_t **v, size_t *vlen)
+{
+    if (!leveldb_iter_valid(it->it))
+        return CN_DONE;
+    const char *key = leveldb_iter_key(it->it, klen);
+    if (*klen < 1 || key[0] != SN_INDEX_HINT_PREFIX)
+        return CN_DONE;
+    *k = (const uint8_t *)key;
+    *v = (const uint8_t *)leveldb_iter_value(it->it, vlen);
+    return CN_OK;
+}

@@ -4,6 +4,8 @@
  *   'c' + container id (u32 BE) -> struct sn_index_cacct (40 bytes; older
  *                                  nodes wrote the first 24)
  *   'f'                         -> format version
+ *   'h' + ...                   -> hints for peers (hint.c owns the layout; the
+ *                                  raw calls below reach only this keyspace)
  * LevelDB keeps them sorted bytewise (LIST), has no key size limit and
  * writes a batch atomically. Thread-safe for readers; one writer. */
 #ifndef SN_INDEX_H
@@ -93,5 +95,24 @@ void sn_index_iter_seek(struct sn_index_iter *it, const uint8_t *key, uint32_t k
 int sn_index_iter_get(struct sn_index_iter *it, const uint8_t **key, uint32_t *klen,
                       struct sn_ival *v);
 void sn_index_iter_next(struct sn_index_iter *it);
+
+/* ---- the hint keyspace: raw LevelDB keys that start with 'h' ---- */
+
+#define SN_INDEX_HINT_PREFIX 'h'
+
+/* Reads the value of raw key k (k[0] must be 'h') into val (cap bytes):
+ * CN_OK with *vlen, CN_NOTFOUND, CN_CORRUPT when the value is longer than
+ * cap, CN_IO with err. */
+int sn_index_raw_get(struct sn_index *ix, const uint8_t *k, size_t klen, uint8_t *val,
+                     size_t cap, size_t *vlen, char err[CN_ERR_LEN]);
+void sn_index_batch_put_raw(struct sn_index_batch *b, const uint8_t *k, size_t klen,
+                            const uint8_t *v, size_t vlen);
+void sn_index_batch_del_raw(struct sn_index_batch *b, const uint8_t *k, size_t klen);
+/* Positions it at the first raw key >= k (k[0] must be 'h'). */
+void sn_index_iter_seek_raw(struct sn_index_iter *it, const uint8_t *k, size_t klen);
+/* The current raw key and value while the key starts with 'h' (CN_OK; both
+ * valid until the next move), else CN_DONE. */
+int sn_index_iter_get_raw(struct sn_index_iter *it, const uint8_t **k, size_t *klen,
+                          const uint8_t **v, size_t *vlen);
 
 #endif

@@ -10,6 +10,7 @@
 #include "cn/curve_key.h"
 #include "cn/log.h"
 #include "config.h"
+#include "hint.h"
 #include "metrics.h"
 #include "cn/metrics_http.h"
 #include "msg/curve.h"
@@ -121,6 +122,17 @@ static void sn_main_log_open(const struct sn_config *cfg, struct sn_store *store
             (unsigned long long)st.torn_tails);
 }
 
+/* Logs the hints held for peers (hinted handoff) at start. */
+static void sn_main_log_hints(struct sn_hints *h)
+{
+    struct sn_hint_stats st;
+    sn_hints_stats(h, &st);
+    if (st.held > 0 || st.dropped_corrupt > 0)
+        cn_info("hints: %llu held for peers (%llu bytes), %llu undecodable dropped",
+                (unsigned long long)st.held, (unsigned long long)st.bytes,
+                (unsigned long long)st.dropped_corrupt);
+}
+
 /* Starts the metrics endpoint over the running store and server. */
 static int sn_main_metrics_start(const struct sn_config *cfg, struct sn_metrics *m,
                                  struct sn_store *store, struct sn_server *srv,
@@ -166,14 +178,26 @@ static int sn_main_serve(const struct sn_config *cfg)
         return 1;
     }
     sn_main_log_open(cfg, store);
+    struct sn_hint_opts ho = {(uint64_t)cfg->handoff_max_hints,
+                              (uint64_t)cfg->handoff_max_hint_bytes,
+                              cfg->sync_mode == SN_SYNC_WRITETHROUGH};
+    if (sn_hints_open(sn_store_index(store), &ho, &vo.hints, err) != CN_OK) {
+        cn_error("cannot open the hints in %s: %s", cfg->data_dir, err);
+        sn_store_close(store, NULL);
+        sn_metrics_free(metrics);
+        return 1;
+    }
+    sn_main_log_hints(vo.hints);
     if (sn_server_new(&vo, store, &srv, err) != CN_OK) {
         cn_error("%s", err);
+        sn_hints_free(vo.hints);
         sn_store_close(store, NULL);
         sn_metrics_free(metrics);
         return 1;
     }
     if (sn_main_metrics_start(cfg, metrics, store, srv, &mhttp) != CN_OK) {
         sn_server_free(srv);
+        sn_hints_free(vo.hints);
         sn_store_close(store, NULL);
         sn_metrics_free(metrics);
         return 1;
@@ -193,6 +217,7 @@ static int sn_main_serve(const struct sn_config *cfg)
     cn_metrics_http_free(mhttp);
     sn_main_server = NULL;
     sn_server_free(srv);
+    sn_hints_free(vo.hints);
     if (sn_store_close(store, err) != CN_OK) {
         cn_error("closing the store: %s", err);
         rc = CN_IO;

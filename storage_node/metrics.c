@@ -12,6 +12,7 @@
 #include "cn/metrics.h"
 #include "cn/time.h"
 #include "msg/msg.h"
+#include "hint.h"
 #include "server.h"
 #include "store.h"
 
@@ -24,7 +25,9 @@ enum sn_metrics_src {
     SN_SRC_MEM, SN_SRC_PUTS, SN_SRC_DELETES, SN_SRC_STALE, SN_SRC_CORRUPT_READ,
     SN_SRC_CORRUPT_SCRUB, SN_SRC_SCRUBS, SN_SRC_COMPACTIONS, SN_SRC_RECLAIMED_CONTAINERS,
     SN_SRC_RECLAIMED_BYTES, SN_SRC_RELOCATIONS, SN_SRC_PURGED, SN_SRC_RECOVERED,
-    SN_SRC_TORN_TAILS, SN_SRC_AUTO_COMPACTIONS, SN_SRC_COMPACT_THROTTLE, SN_SRC_MAX_
+    SN_SRC_TORN_TAILS, SN_SRC_AUTO_COMPACTIONS, SN_SRC_COMPACT_THROTTLE, SN_SRC_HINTS,
+    SN_SRC_HINT_BYTES, SN_SRC_HINTS_ADDED, SN_SRC_HINTS_REFUSED, SN_SRC_HINTS_REMOVED,
+    SN_SRC_MAX_
 };
 
 struct sn_metrics {
@@ -88,6 +91,11 @@ static const struct {
     [SN_SRC_TORN_TAILS] = {"torn_tails", "Torn container tails cut by recovery when the store was opened.", 1},
     [SN_SRC_AUTO_COMPACTIONS] = {"compaction_auto_runs_total", "Compaction runs the node started by itself (dead space over the threshold).", 0},
     [SN_SRC_COMPACT_THROTTLE] = {"compaction_throttle_seconds_total", "Time automatic compaction waited to stay under compaction.max_rate.", 0, NULL, NULL, -6},
+    [SN_SRC_HINTS] = {"hints", "Hints this node keeps for peers that missed writes (hinted handoff).", 1},
+    [SN_SRC_HINT_BYTES] = {"hint_bytes", "Bytes of those hints (bounded by handoff.max_hint_bytes).", 1},
+    [SN_SRC_HINTS_ADDED] = {"hints_stored_total", "New hints kept for peers (HINT_ADD).", 0},
+    [SN_SRC_HINTS_REFUSED] = {"hints_dropped_total", "New hints refused because the hint store was full (handoff.max_hints, handoff.max_hint_bytes).", 0},
+    [SN_SRC_HINTS_REMOVED] = {"hints_replayed_total", "Hints dropped after a gateway replayed them to their peer (HINT_TAKE).", 0},
 };
 
 static void sn_metrics_lower(const char *s, char *out, size_t n)
@@ -200,6 +208,16 @@ static void sn_metrics_collect(struct cn_metrics *r, void *arg)
         sn_server_stats(m->srv, &f);
         v[SN_SRC_INFLIGHT] = f.inflight;
         v[SN_SRC_IO_QUEUE] = f.queued;
+        struct sn_hints *hints = sn_server_opts(m->srv)->hints;
+        if (hints != NULL) {
+            struct sn_hint_stats hs;
+            sn_hints_stats(hints, &hs);
+            v[SN_SRC_HINTS] = hs.held;
+            v[SN_SRC_HINT_BYTES] = hs.bytes;
+            v[SN_SRC_HINTS_ADDED] = hs.added;
+            v[SN_SRC_HINTS_REFUSED] = hs.refused;
+            v[SN_SRC_HINTS_REMOVED] = hs.removed;
+        }
     }
     struct statvfs fs;
     if (statvfs(m->data_dir, &fs) == 0) {

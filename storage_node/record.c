@@ -116,6 +116,18 @@ uint32_t sn_record_block_crc(const struct sn_record_info *ri, uint32_t i)
     return sn_get32(ri->crcs + 4 * (size_t)i);
 }
 
+uint32_t sn_record_data_crc(const struct sn_record_info *ri)
+{
+    uint32_t crc = 0, op = cn_crc32c_shift_op(SN_RECORD_BLOCK);
+    for (uint32_t b = 0; b < ri->n_blocks; b++) {
+        uint64_t off = (uint64_t)b << SN_RECORD_BLOCK_LOG2;
+        uint64_t n = CN_MIN((uint64_t)SN_RECORD_BLOCK, ri->data_len - off);
+        crc = n == SN_RECORD_BLOCK ? cn_crc32c_combine_op(crc, sn_record_block_crc(ri, b), op)
+                                   : cn_crc32c_combine(crc, sn_record_block_crc(ri, b), n);
+    }
+    return crc;
+}
+
 int sn_record_verify(const struct sn_record_info *ri, uint32_t first_block,
                      const uint8_t *data, uint64_t len, uint32_t *bad_block)
 {

@@ -74,6 +74,10 @@ void sn_record_encode(uint8_t *out, const uint8_t *key, uint32_t key_len,
 /* The stored CRC of block i (i < ri->n_blocks). */
 uint32_t sn_record_block_crc(const struct sn_record_info *ri, uint32_t i);
 
+/* The CRC32C of the whole data, combined from the block CRCs (no pass over
+ * the bytes): what a PUT's crc field is checked against. */
+uint32_t sn_record_data_crc(const struct sn_record_info *ri);
+
 /* Verifies the blocks first_block .. covering len bytes of data that start at
  * the beginning of block first_block; len must end at a block boundary or at
  * the end of the data. Returns CN_OK, or CN_CORRUPT and the failing block in

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ struct sn_server {
     atomic_int stop;
     atomic_int reload;                /* SIGHUP: re-read the allow-list */
     struct sn_zap *zap;               /* auth = curve; NULL: none */
+    void *monitor;                    /* PAIR: the ROUTER's accepted connections */
     struct sn_server_queue io, admin;
     pthread_mutex_t out_m;
     struct sn_server_out *out_head, *out_tail;
@@ -444,6 +446,9 @@ static int sn_server_bind(void *router, const char *endpoint)
     return rc;
 }
 
+#define SN_SERVER_SNDBUF (4 << 20) /* bytes: each connection's send buffer (the
+                                     * kernel caps it at net.core.wmem_max) */
+
 int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
                   struct sn_server **out, char err[CN_ERR_LEN])
 {
@@ -463,6 +468,21 @@ int sn_server_new(const struct sn_server_opts *opts, struct sn_store *store,
     zmq_setsockopt(srv->router, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(srv->router, ZMQ_RCVHWM, &hwm, sizeof(hwm));
     zmq_setsockopt(srv->router, ZMQ_LINGER, &zero, sizeof(zero));
+    /* a GET slice (512 KiB to 2 MiB) leaves in one write: with the
+     * default send buffer (208 KiB on a Unix socket) ZeroMQ's I/O thread
+     * wakes three or more times per slice, and so does the gateway's on
+     * the other side. libzmq applies ZMQ_SNDBUF to TCP connections only;
+     * ipc:// ones get it from the monitor (sn_server_on_accepted). */
+    int sndbuf = SN_SERVER_SNDBUF;
+    zmq_setsockopt(srv->router, ZMQ_SNDBUF, &sndbuf, sizeof(sndbuf));
+    if (zmq_socket_monitor(srv->router, "inproc://sn-server-accepted", ZMQ_EVENT_ACCEPTED) == 0) {
+        srv->monitor = zmq_socket(srv->zctx, ZMQ_PAIR);
+        zmq_setsockopt(srv->monitor, ZMQ_LINGER, &zero, sizeof(zero));
+        if (zmq_connect(srv->monitor, "inproc://sn-server-accepted") != 0) {
+            zmq_close(srv->monitor);
+            srv->monitor = NULL;
+        }
+    }
     if (opts->curve_secret != NULL &&
         (sn_zap_new(srv->zctx, opts->curve_allowed_clients_file, &srv->zap, err) != CN_OK ||
          msg_curve_server_apply(srv->router, opts->curve_secret, "cairn", err) != CN_OK)) {
@@ -538,13 +558,48 @@ static void sn_server_auto_compact(struct sn_server *srv)
     sn_server_queue_push(&srv->admin, j);
 }
 
+/* The monitor's events: each connection the ROUTER accepted gets the
+ * large send buffer. The event carries the connection's fd; should that
+ * connection be gone and the number reused by the time this runs, the
+ * option lands on another socket of this node (harmless: a larger send
+ * buffer) or fails on a file (ENOTSOCK, ignored). */
+static void sn_server_on_accepted(struct sn_server *srv)
+{
+    for (int k = 0; k < 64; k++) {
+        zmq_msg_t ev, addr;
+        zmq_msg_init(&ev);
+        if (zmq_msg_recv(&ev, srv->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&ev);
+            return;
+        }
+        int more = zmq_msg_more(&ev);
+        while (more) {   /* the endpoint frame */
+            zmq_msg_init(&addr);
+            zmq_msg_recv(&addr, srv->monitor, 0);
+            more = zmq_msg_more(&addr);
+            zmq_msg_close(&addr);
+        }
+        uint16_t what;
+        uint32_t fd;
+        if (zmq_msg_size(&ev) >= 6) {
+            memcpy(&what, zmq_msg_data(&ev), 2);
+            memcpy(&fd, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+            int sndbuf = SN_SERVER_SNDBUF;
+            if (what == ZMQ_EVENT_ACCEPTED)
+                (void)setsockopt((int)fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        }
+        zmq_msg_close(&ev);
+    }
+}
+
 int sn_server_run(struct sn_server *srv, uint64_t drain_ms)
 {
-    zmq_pollitem_t items[3] = {{srv->router, 0, ZMQ_POLLIN, 0},
+    zmq_pollitem_t items[4] = {{srv->router, 0, ZMQ_POLLIN, 0},
                                {NULL, srv->efd, ZMQ_POLLIN, 0},
+                               {srv->monitor, -1, srv->monitor != NULL ? ZMQ_POLLIN : 0, 0},
                                {srv->zap != NULL ? sn_zap_socket(srv->zap) : NULL, 0,
                                 ZMQ_POLLIN, 0}};
-    int n_items = srv->zap != NULL ? 3 : 2;
+    int n_items = srv->zap != NULL ? 4 : 3;
     uint64_t drain_until = 0;
     for (;;) {
         int stopping = atomic_load(&srv->stop);
@@ -561,8 +616,10 @@ int sn_server_run(struct sn_server *srv, uint64_t drain_ms)
             sn_server_drain_out(srv);
         }
         /* handshakes wait on these answers: before the requests */
-        if (srv->zap != NULL && (items[2].revents & ZMQ_POLLIN))
+        if (srv->zap != NULL && (items[3].revents & ZMQ_POLLIN))
             sn_zap_serve(srv->zap);
+        if (items[2].revents & ZMQ_POLLIN)
+            sn_server_on_accepted(srv);
         /* a per-wakeup cap keeps replies flowing under a flood of requests */
         for (int k = 0; k < 256 && !stopping; k++)
             if (sn_server_accept_one(srv) == CN_AGAIN)
@@ -604,6 +661,10 @@ void sn_server_free(struct sn_server *srv)
                 break;
         }
         zmq_close(srv->router);
+    }
+    if (srv->monitor != NULL) {
+        sn_server_on_accepted(srv);   /* events left in the pipe: freed here */
+        zmq_close(srv->monitor);
     }
     /* handshakes still waiting for the ZAP handler's answer are answered
      * too, for the same reason: left in the inproc pipe they are freed only

@@ -26,6 +26,7 @@ struct sn_server_opts {
     struct msg_limits limits;
     uint32_t max_digest_scan;          /* index entries one DIGEST reads at most */
     struct sn_metrics *metrics;        /* NULL: not counted */
+    struct sn_hints *hints;            /* hints kept for peers (hint.h); the caller's */
     /* auth = curve: the node's secret key and the allow-list file of client
      * keys (zap.h); NULL: auth = none, every peer is served */
     const struct cn_curve_key *curve_secret;

@@ -785,3 +785,8 @@ int sn_store_mark_corrupt(struct sn_store *s, const uint8_t *key, uint32_t klen,
     atomic_fetch_add(&s->corrupt_marked, 1);
     return 1;
 }
+
+struct sn_index *sn_store_index(struct sn_store *s)
+{
+    return s->ix;
+}

@@ -59,6 +59,9 @@ int sn_store_close(struct sn_store *s, char *err);
 #define SN_STORE_MAX_NOTES 64
 size_t sn_store_notes(const struct sn_store *s, const char *const **notes);
 
+/* The store's index (the hint store keeps its own keyspace in it, hint.h). */
+struct sn_index *sn_store_index(struct sn_store *s);
+
 /* ---- writes: queued to the writer thread, completed by callback ---- */
 
 /* PUT/DELETE: client writes. RELOCATE (compaction): append the record again

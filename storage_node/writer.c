@@ -120,13 +120,42 @@ int sn_writer_apply_commit(struct sn_store *s, struct sn_apply *a, int sync,
 
 /* ---- appending a batch ---- */
 
+/* Values from this size on leave the page cache once synced (writethrough):
+ * filling fresh page-cache pages was ~70 % of a node's CPU on a 1 GiB PUT,
+ * and writing into pages just given back costs a fraction of that
+ * (bench/results/large-put-cpu-2vcpu.md). Smaller records stay cached. */
+#define SN_WRITER_UNCACHE_MIN (1u << 20)
+
+/* A large value of the batch, to drop from the cache after the sync. */
+struct sn_writer_uncache {
+    struct sn_container *c;   /* in the store's table for the whole batch */
+    uint64_t off, len;
+};
+
 /* Records of the batch waiting to be appended to the active container. */
 struct sn_writer_pending {
     struct iovec *iov;
     int n_iov, cap_iov;
     uint64_t bytes;
     uint64_t appended;     /* bytes flushed so far in this batch (metrics) */
+    struct sn_writer_uncache *unc;
+    uint32_t n_unc, cap_unc;
 };
+
+/* Notes a large value placed at off in c (writethrough only: the pages of
+ * other modes are still dirty when the batch ends). */
+static void sn_writer_uncache_add(struct sn_store *s, struct sn_writer_pending *p,
+                                  const struct sn_wreq *w, struct sn_container *c, uint64_t off)
+{
+    if (s->o.sync_mode != SN_SYNC_WRITETHROUGH || w->op != SN_WOP_PUT ||
+        w->ri.data_len < SN_WRITER_UNCACHE_MIN)
+        return;
+    if (p->n_unc == p->cap_unc) {
+        p->cap_unc = p->cap_unc ? p->cap_unc * 2 : 16;
+        p->unc = cn_realloc(p->unc, (size_t)p->cap_unc * sizeof(*p->unc));
+    }
+    p->unc[p->n_unc++] = (struct sn_writer_uncache){c, off, sn_record_total_len(&w->ri)};
+}
 
 static void sn_writer_pending_add(struct sn_writer_pending *p, const void *ptr, uint64_t len)
 {
@@ -240,6 +269,7 @@ static int sn_writer_place(struct sn_store *s, struct sn_apply *a, struct sn_wri
     }
     sn_writer_pending_add(p, w->hdr, w->ri.hdr_len);
     sn_writer_pending_add(p, w->data, w->ri.data_len);
+    sn_writer_uncache_add(s, p, w, s->active, at);
     sn_store_ival_from(&nv, &w->ri, s->active->id, at);
     if (w->op == SN_WOP_RELOCATE)   /* the same bytes: still corrupt */
         nv.flags |= cur.flags & SN_IVAL_FLAG_CORRUPT;
@@ -336,10 +366,14 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
         rc = sn_writer_flush(s, &p, err);
     if (rc == CN_OK && need_sync)
         rc = sn_writer_sync_all(s, err);
+    if (rc == CN_OK && need_sync)   /* clean now: their pages can go */
+        for (uint32_t i = 0; i < p.n_unc; i++)
+            sn_container_uncache(p.unc[i].c, p.unc[i].off, p.unc[i].len);
     if (rc == CN_OK)
         rc = sn_writer_apply_commit(s, &a, index_sync, err);
     sn_writer_apply_fini(&a);
     cn_free(p.iov);
+    cn_free(p.unc);
     atomic_fetch_add(&s->batches, 1);
     sn_metrics_batch(s->o.metrics, n_writes, p.appended);
     for (struct sn_wreq *w = head, *next; w != NULL; w = next) {

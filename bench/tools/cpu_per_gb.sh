@@ -10,7 +10,10 @@
 #   bench/tools/cpu_per_gb.sh BEFORE_BUILD AFTER_BUILD [OUT]
 #   (each *_BUILD holds bin/cairn-gateway and bin/cairn-storage; cairn-bench
 #    comes from AFTER_BUILD)
-#   ROUNDS=3 DUR=10 SIZE=1073741824 environment overrides
+#   ROUNDS=3 DUR=10 SIZE=1073741824 NODES=1 environment overrides (with
+#   NODES > 1 the node column is the sum over all nodes)
+#   PERF=1: `perf record -g` of the gateway during each GET, into
+#   OUT/LABEL.perf.data
 #   CG_DIR, CG_PORT, CG_BASE_PORT: the cluster's folder and ports (default
 #   /tmp/cg-cairn, 18800, 19800)
 #   ENV_BEFORE, ENV_AFTER: "CAIRN_KEY=value ..." settings of each side's
@@ -19,7 +22,7 @@
 set -euo pipefail
 before=$(cd "$1" && pwd); after=$(cd "$2" && pwd)
 out=${3:-/tmp/cpu-per-gb}
-rounds=${ROUNDS:-3}; dur=${DUR:-10}; size=${SIZE:-1073741824}
+rounds=${ROUNDS:-3}; dur=${DUR:-10}; size=${SIZE:-1073741824}; nodes=${NODES:-1}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 local_sh=$src/deploy/local/cairn-local
 bench=$after/bin/cairn-bench
@@ -28,8 +31,9 @@ ck=AKIACAIRNDEV00000000; cs=cairn-dev-secret-key-000000000000000000
 mkdir -p "$out"; : >"$out/runs.txt"
 uptime >"$out/uptime-start.txt"
 
-# ticks (utime+stime) and minor faults of pid $1
-stat() { awk '{print $14 + $15, $10}' "/proc/$1/stat"; }
+# ticks (utime+stime) and minor faults of the pids given, summed
+stat() { local f; for f in "$@"; do cat "/proc/$f/stat"; done |
+  awk '{t += $14 + $15; m += $10} END {print t, m}'; }
 
 one() { # label build envs -> appends "label gw_cpu_s_per_gb node_cpu_s_per_gb MBps gw_minflt_per_gb errors"
   local label=$1 build=$2 envs=$3
@@ -37,7 +41,7 @@ one() { # label build envs -> appends "label gw_cpu_s_per_gb node_cpu_s_per_gb M
   rm -rf "$dir"
   # shellcheck disable=SC2086
   env $envs "$local_sh" up -d --no-build --build "$build" --dir "$dir" \
-    --gateway-port "$port" --base-port "$base_port" --nodes 1 >"$out/$label.up.log" 2>&1
+    --gateway-port "$port" --base-port "$base_port" --nodes "$nodes" >"$out/$label.up.log" 2>&1
   local envout ep ca a=(--access_key $ck --secret_key $cs --progress false --plot false)
   envout=$("$local_sh" env --dir "$dir")
   ep=$(sed -n 's/^export AWS_ENDPOINT_URL=//p' <<<"$envout")
@@ -54,15 +58,22 @@ one() { # label build envs -> appends "label gw_cpu_s_per_gb node_cpu_s_per_gb M
     --duration_s 300 --operations '[{put,1}]' \
     --key_generator '{partitioned_sequential_int,1,1}' --value_generator "{fixed_bin,$size}" \
     --http_raw_request_timeout 0 >/dev/null 2>&1
-  local gw node g0 n0 g1 n1
+  local gw node g0 n0 g1 n1 perf_pid=
   gw=$(cat "$dir"/run/gateway*.pid | head -1)
-  node=$(ls "$dir"/run/*.pid | grep -v gateway | head -1 | xargs cat)
-  g0=$(stat "$gw"); n0=$(stat "$node")
+  node=$(ls "$dir"/run/*.pid | grep -v gateway | xargs cat)
+  if [ -n "${PERF:-}" ]; then
+    perf record -g -o "$out/$label.perf.data" -p "$gw" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  # shellcheck disable=SC2086
+  g0=$(stat "$gw"); n0=$(stat $node)
   "$bench" --endpoint "$ep/cgl" "${a[@]}" --out "$out/$label-get" --concurrent 1 \
     --duration_s "$dur" --operations '[{get,1}]' --key_generator '{uniform_int,1}' \
     --http_raw_request_timeout 0 --not_found_ok false --json "$out/$label-get.json" \
     >/dev/null 2>&1
-  g1=$(stat "$gw"); n1=$(stat "$node")
+  # shellcheck disable=SC2086
+  g1=$(stat "$gw"); n1=$(stat $node)
+  if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   "$local_sh" down --dir "$dir" >/dev/null 2>&1 || true
   python3 - "$out/$label-get.json" "$label" "$g0" "$g1" "$n0" "$n1" "$(getconf CLK_TCK)" \
     >>"$out/runs.txt" <<'PY'

@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "cn/alloc.h"
+#include "key_record.h"
 
 #define GW_CREDENTIALS_FILE_MAX (16u * 1024 * 1024)
 
@@ -77,6 +78,7 @@ static void gw_credentials_free_entry(struct gw_cred *e)
     cn_free((char *)e->secret_key);
     cn_free((char *)e->owner_id);
     cn_free((char *)e->display_name);
+    cn_free((struct gw_key_limits *)e->limits);
 }
 
 /* Parses one non-comment line into c. CN_OK or CN_INVAL with err. */
@@ -124,6 +126,7 @@ static int gw_credentials_line(struct gw_credentials *c, const char *p, const ch
         c->v = cn_realloc(c->v, c->cap * sizeof(*c->v));
     }
     struct gw_cred *e = &c->v[c->n++];
+    memset(e, 0, sizeof(*e));
     e->access_key = cn_strndup(ak, akn);
     e->access_key_len = akn;
     e->secret_key = cn_strndup(sk, skn);
@@ -275,6 +278,7 @@ static void gw_credentials_push_copy(struct gw_credentials *c, const struct gw_c
     d->owner_id = cn_strndup(e->owner_id, strlen(e->owner_id));
     d->display_name = cn_strndup(e->display_name, strlen(e->display_name));
     d->admin = e->admin;
+    d->limits = e->limits != NULL ? cn_memdup(e->limits, sizeof(*e->limits)) : NULL;
 }
 
 struct gw_credentials *gw_credentials_merge(const struct gw_credentials *file,

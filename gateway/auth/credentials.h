@@ -22,6 +22,8 @@
 
 #include "cn/rc.h"
 
+struct gw_key_limits;
+
 /* One entry; strings NUL-terminated, owned by the table. */
 struct gw_cred {
     const char *access_key;
@@ -31,6 +33,10 @@ struct gw_cred {
     const char *owner_id;
     const char *display_name;
     int admin;                  /* `admin=true`: may read /_cairn/status */
+    /* A cluster key's restrictions (key_record.h; owned by the table), or
+     * NULL: the key has its account's rights (file keys always). The one
+     * access decision (s3/access.c) applies them. */
+    const struct gw_key_limits *limits;
 };
 
 struct gw_credentials;
@@ -61,7 +67,8 @@ void gw_credentials_free(struct gw_credentials *c);
 /* A new table (one reference) of copies of file's entries (file may be
  * NULL) and of the n_extra entries of extra (keys kept in the cluster),
  * sorted; an extra whose access key the file has is left out (the file
- * wins) and counted in *shadowed, and extras never get `admin`. An empty
+ * wins) and counted in *shadowed, and extras never get `admin` (their
+ * limits are copied). An empty
  * table is allowed here. */
 struct gw_credentials *gw_credentials_merge(const struct gw_credentials *file,
                                             const struct gw_cred *extra, size_t n_extra,

@@ -17,6 +17,10 @@
 #include "msg/msg.h"
 
 #define GW_KEY_RECORD_VERSION 1
+#define GW_KEY_RECORD_VERSION_LIMITS 2   /* a restricted key: "allow", "create_bucket" */
+/* The AAD's room: label, AKID, owner, then a restricted key's limits. */
+#define GW_KEY_AAD_MAX (16 + 2 + GW_KEY_AKID_MAX + GW_KEY_OWNER_MAX + 2 + \
+                        GW_KEY_ALLOW_MAX * (GW_KEY_BUCKET_MAX + 2))
 
 /* ---- field rules (credentials.c's) ------------------------------------- */
 
@@ -72,6 +76,70 @@ int gw_key_name_ok(const char *s, size_t n)
 int gw_key_secret_ok(const char *s, size_t n)
 {
     return gw_key_chars(s, n, 1, GW_KEY_SECRET_MAX, gw_key_secret_char);
+}
+
+int gw_key_bucket_ok(const char *s, size_t n)
+{
+    if (n < 3 || n > GW_KEY_BUCKET_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && !((c == '.' || c == '-') && i > 0 && i + 1 < n))
+            return 0;
+    }
+    return 1;
+}
+
+static int gw_key_bucket_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    int r = memcmp(a, b, an < bn ? an : bn);
+    return r != 0 ? r : (an > bn) - (an < bn);
+}
+
+const struct gw_key_allow *gw_key_limits_find(const struct gw_key_limits *l, const char *bucket,
+                                              size_t blen)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = gw_key_bucket_cmp(bucket, blen, l->v[mid].bucket, l->v[mid].bucket_len);
+        if (r == 0)
+            return &l->v[mid];
+        if (r < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+int gw_key_limits_set(struct gw_key_limits *l, const char *bucket, size_t blen, unsigned rights)
+{
+    if (!gw_key_bucket_ok(bucket, blen) || (rights & ~GW_KEY_RIGHTS_ALL) != 0)
+        return CN_INVAL;
+    uint32_t i = 0;
+    while (i < l->n && gw_key_bucket_cmp(l->v[i].bucket, l->v[i].bucket_len, bucket, blen) < 0)
+        i++;
+    int here = i < l->n && l->v[i].bucket_len == blen && memcmp(l->v[i].bucket, bucket, blen) == 0;
+    if (rights == 0) {
+        if (here) {
+            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(l->v[0]));
+            l->n--;
+        }
+        return CN_OK;
+    }
+    if (!here) {
+        if (l->n == GW_KEY_ALLOW_MAX)
+            return CN_TOOBIG;
+        memmove(&l->v[i + 1], &l->v[i], (l->n - i) * sizeof(l->v[0]));
+        l->n++;
+        memset(&l->v[i], 0, sizeof(l->v[i]));
+        memcpy(l->v[i].bucket, bucket, blen);
+        l->v[i].bucket_len = (unsigned char)blen;
+    }
+    l->v[i].rights = (unsigned char)rights;
+    return CN_OK;
 }
 
 /* ---- master key --------------------------------------------------------- */
@@ -181,19 +249,33 @@ int gw_key_generate(char akid[GW_KEY_AKID_LEN + 1], char secret[GW_KEY_SECRET_LE
 
 /* ---- AES-256-GCM ---------------------------------------------------------- */
 
-/* The AAD: a label, the AKID and the owner, each length-prefixed. */
+/* The AAD: a label, the AKID and the owner, each length-prefixed; for a
+ * restricted key ("cairn-key-v2") then the create flag, the count and each
+ * allowed bucket (length-prefixed) with its rights, in the list's order. */
 static size_t gw_key_aad(const struct gw_key_record *k, unsigned char *out)
 {
-    static const char label[] = "cairn-key-v1";
+    const char *label = k->restricted ? "cairn-key-v2" : "cairn-key-v1";
     size_t n = 0, ol = strlen(k->owner);
-    memcpy(out, label, sizeof(label) - 1);
-    n += sizeof(label) - 1;
+    memcpy(out, label, 12);
+    n += 12;
     out[n++] = (unsigned char)k->akid_len;
     memcpy(out + n, k->akid, k->akid_len);
     n += k->akid_len;
     out[n++] = (unsigned char)ol;
     memcpy(out + n, k->owner, ol);
-    return n + ol;
+    n += ol;
+    if (!k->restricted)
+        return n;
+    out[n++] = (unsigned char)(k->limits.create_bucket != 0);
+    out[n++] = (unsigned char)k->limits.n;
+    for (uint32_t i = 0; i < k->limits.n; i++) {
+        const struct gw_key_allow *a = &k->limits.v[i];
+        out[n++] = a->bucket_len;
+        memcpy(out + n, a->bucket, a->bucket_len);
+        n += a->bucket_len;
+        out[n++] = a->rights;
+    }
+    return n;
 }
 
 /* enc 1: seals in (n bytes) into out and fills tag; enc 0: opens in into
@@ -202,7 +284,7 @@ static int gw_key_gcm(int enc, const struct gw_key_record *k, const unsigned cha
                       const unsigned char *in, size_t n, unsigned char *out,
                       unsigned char tag[GW_KEY_TAG_LEN])
 {
-    unsigned char aad[16 + 2 + GW_KEY_AKID_MAX + GW_KEY_OWNER_MAX];
+    unsigned char aad[GW_KEY_AAD_MAX];
     size_t aad_len = gw_key_aad(k, aad);
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     int len = 0, ok = c != NULL &&
@@ -240,6 +322,24 @@ static void gw_key_pack_bin(msgpack_packer *pk, const char *k, const void *v, si
     msgpack_pack_bin_with_body(pk, v, n);
 }
 
+/* Whether l keeps its invariants: n in bounds, names valid and ascending,
+ * rights 1..7. */
+static int gw_key_limits_ok(const struct gw_key_limits *l)
+{
+    if (l->n > GW_KEY_ALLOW_MAX)
+        return 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct gw_key_allow *a = &l->v[i];
+        if (a->bucket_len > GW_KEY_BUCKET_MAX || !gw_key_bucket_ok(a->bucket, a->bucket_len) ||
+            a->rights == 0 || (a->rights & ~GW_KEY_RIGHTS_ALL) != 0)
+            return 0;
+        if (i > 0 && gw_key_bucket_cmp(l->v[i - 1].bucket, l->v[i - 1].bucket_len, a->bucket,
+                                       a->bucket_len) >= 0)
+            return 0;
+    }
+    return 1;
+}
+
 int gw_key_record_seal(const struct gw_key_record *k, const unsigned char mk[GW_KEY_MASTER_LEN],
                        char **out, size_t *len, char err[CN_ERR_LEN])
 {
@@ -248,7 +348,8 @@ int gw_key_record_seal(const struct gw_key_record *k, const unsigned char mk[GW_
     if (k->akid_len != strlen(k->akid) || !gw_key_akid_ok(k->akid, k->akid_len) ||
         !gw_key_owner_ok(k->owner, strlen(k->owner)) ||
         !gw_key_name_ok(k->name, strlen(k->name)) ||
-        !gw_key_secret_ok(k->secret, k->secret_len)) {
+        !gw_key_secret_ok(k->secret, k->secret_len) ||
+        (k->restricted && !gw_key_limits_ok(&k->limits))) {
         snprintf(err, CN_ERR_LEN, "a field of the key breaks its rule (docs/operations.md)");
         return CN_INVAL;
     }
@@ -267,9 +368,10 @@ int gw_key_record_seal(const struct gw_key_record *k, const unsigned char mk[GW_
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 8);
+    msgpack_pack_map(&pk, k->restricted ? 10 : 8);
     msgpack_pack_str_with_body(&pk, "v", 1);
-    msgpack_pack_uint32(&pk, GW_KEY_RECORD_VERSION);
+    msgpack_pack_uint32(&pk, k->restricted ? GW_KEY_RECORD_VERSION_LIMITS
+                                           : GW_KEY_RECORD_VERSION);
     gw_key_pack_str(&pk, "akid", k->akid, k->akid_len);
     gw_key_pack_str(&pk, "owner", k->owner, strlen(k->owner));
     gw_key_pack_str(&pk, "name", k->name, strlen(k->name));
@@ -279,6 +381,20 @@ int gw_key_record_seal(const struct gw_key_record *k, const unsigned char mk[GW_
     gw_key_pack_bin(&pk, "tag", s.tag, GW_KEY_TAG_LEN);
     gw_key_pack_bin(&pk, "sealed", ct, k->secret_len);
     OPENSSL_cleanse(ct, sizeof(ct));
+    if (k->restricted) {
+        msgpack_pack_str_with_body(&pk, "create_bucket", 13);
+        if (k->limits.create_bucket)
+            msgpack_pack_true(&pk);
+        else
+            msgpack_pack_false(&pk);
+        msgpack_pack_str_with_body(&pk, "allow", 5);
+        msgpack_pack_array(&pk, k->limits.n);
+        for (uint32_t i = 0; i < k->limits.n; i++) {
+            msgpack_pack_array(&pk, 2);
+            msgpack_pack_str_with_body(&pk, k->limits.v[i].bucket, k->limits.v[i].bucket_len);
+            msgpack_pack_uint32(&pk, k->limits.v[i].rights);
+        }
+    }
     *out = cn_memdup(sb.data, sb.size);
     *len = sb.size;
     msgpack_sbuffer_destroy(&sb);
@@ -318,6 +434,37 @@ static int gw_key_take_bin(const msgpack_object *v, unsigned char *dst, size_t m
 }
 
 #define GW_KEY_SEEN_ALL 0xffu
+#define GW_KEY_SEEN_CREATE 0x100u
+#define GW_KEY_SEEN_ALLOW 0x200u
+
+/* "allow": an array of [bucket, rights], buckets ascending. */
+static int gw_key_take_allow(const msgpack_object *v, struct gw_key_limits *l)
+{
+    if (v->type != MSGPACK_OBJECT_ARRAY || v->via.array.size > GW_KEY_ALLOW_MAX)
+        return CN_CORRUPT;
+    l->n = 0;
+    for (uint32_t i = 0; i < v->via.array.size; i++) {
+        const msgpack_object *e = &v->via.array.ptr[i];
+        if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 2)
+            return CN_CORRUPT;
+        const msgpack_object *b = &e->via.array.ptr[0], *r = &e->via.array.ptr[1];
+        if (b->type != MSGPACK_OBJECT_STR || b->via.str.size > GW_KEY_BUCKET_MAX ||
+            !gw_key_bucket_ok(b->via.str.ptr, b->via.str.size) ||
+            r->type != MSGPACK_OBJECT_POSITIVE_INTEGER || r->via.u64 == 0 ||
+            r->via.u64 > GW_KEY_RIGHTS_ALL)
+            return CN_CORRUPT;
+        struct gw_key_allow *a = &l->v[l->n];
+        if (l->n > 0 && gw_key_bucket_cmp(l->v[l->n - 1].bucket, l->v[l->n - 1].bucket_len,
+                                          b->via.str.ptr, b->via.str.size) >= 0)
+            return CN_CORRUPT;   /* unsorted or a duplicate */
+        memset(a, 0, sizeof(*a));
+        memcpy(a->bucket, b->via.str.ptr, b->via.str.size);
+        a->bucket_len = (unsigned char)b->via.str.size;
+        a->rights = (unsigned char)r->via.u64;
+        l->n++;
+    }
+    return CN_OK;
+}
 
 /* One field of the map; seen gets its bit. Unknown keys are skipped. */
 static int gw_key_decode_field(struct gw_key_record *k, const msgpack_object_kv *kv,
@@ -328,8 +475,22 @@ static int gw_key_decode_field(struct gw_key_record *k, const msgpack_object_kv 
         return CN_CORRUPT;
     if (gw_key_key_is(key, "v")) {
         *seen |= 1u;
-        return v->type == MSGPACK_OBJECT_POSITIVE_INTEGER && v->via.u64 == GW_KEY_RECORD_VERSION
-                   ? CN_OK : CN_CORRUPT;
+        if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+            (v->via.u64 != GW_KEY_RECORD_VERSION && v->via.u64 != GW_KEY_RECORD_VERSION_LIMITS))
+            return CN_CORRUPT;
+        k->restricted = v->via.u64 == GW_KEY_RECORD_VERSION_LIMITS;
+        return CN_OK;
+    }
+    if (gw_key_key_is(key, "create_bucket")) {
+        *seen |= GW_KEY_SEEN_CREATE;
+        if (v->type != MSGPACK_OBJECT_BOOLEAN)
+            return CN_CORRUPT;
+        k->limits.create_bucket = v->via.boolean;
+        return CN_OK;
+    }
+    if (gw_key_key_is(key, "allow")) {
+        *seen |= GW_KEY_SEEN_ALLOW;
+        return gw_key_take_allow(v, &k->limits);
     }
     if (gw_key_key_is(key, "akid")) {
         *seen |= 2u;
@@ -385,7 +546,9 @@ int gw_key_record_decode(struct gw_key_record *k, const void *data, size_t len,
             rc = gw_key_decode_field(k, &up.data.via.map.ptr[i], &seen);
     }
     msgpack_unpacked_destroy(&up);
-    if (rc == CN_OK && seen != GW_KEY_SEEN_ALL)
+    /* a version 2 record has both limit fields, a version 1 record neither */
+    unsigned want = GW_KEY_SEEN_ALL | (k->restricted ? GW_KEY_SEEN_CREATE | GW_KEY_SEEN_ALLOW : 0);
+    if (rc == CN_OK && seen != want)
         rc = CN_CORRUPT;
     k->akid_len = strlen(k->akid);
     if (rc == CN_OK && (k->akid_len != akid_len || memcmp(k->akid, akid, akid_len) != 0))

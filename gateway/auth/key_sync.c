@@ -33,6 +33,7 @@ struct gw_key_sync_ent {
     char name[GW_KEY_NAME_MAX + 1];
     char secret[GW_KEY_SECRET_MAX + 1];
     size_t secret_len;
+    struct gw_key_limits *limits;   /* a restricted key's (owned; moved with the entry) */
 };
 
 struct gw_key_sync;
@@ -72,8 +73,19 @@ static void gw_key_sync_round_start(void *arg);
 
 static void gw_key_sync_wipe(struct gw_key_sync_ent *v, uint32_t n)
 {
-    if (v != NULL)
-        OPENSSL_cleanse(v, (size_t)n * sizeof(*v));
+    if (v == NULL)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        cn_free(v[i].limits);
+    OPENSSL_cleanse(v, (size_t)n * sizeof(*v));
+}
+
+/* Copies the cache's entry old into e, moving its limits (each AKID is
+ * listed once, so the cache entry is not read again this round). */
+static void gw_key_sync_take(struct gw_key_sync_ent *e, const struct gw_key_sync_ent *old)
+{
+    *e = *old;
+    ((struct gw_key_sync_ent *)old)->limits = NULL;
 }
 
 static int gw_key_sync_cmp(const char *a, size_t an, const char *b, size_t bn)
@@ -124,7 +136,7 @@ static void gw_key_sync_round_end(struct gw_key_sync *ks)
             v[n++] = (struct gw_cred){
                 .access_key = e->akid, .access_key_len = e->akid_len,
                 .secret_key = e->secret, .secret_key_len = e->secret_len,
-                .owner_id = e->owner, .display_name = e->name,
+                .owner_id = e->owner, .display_name = e->name, .limits = e->limits,
             };
         }
         size_t shadowed = 0;
@@ -170,7 +182,7 @@ static void gw_key_sync_on_record(struct gw_store_result *res, void *arg)
         const struct gw_key_sync_ent *old = gw_key_sync_cached(ks, e->akid, e->akid_len);
         CN_LOG(CN_LOG_WARN, "keys: cannot read %s%s: %s", GW_KEY_PREFIX, e->akid, res->err);
         if (old != NULL && old->good) {
-            *e = *old;
+            gw_key_sync_take(e, old);
             e->ts = 0;   /* a version no listing has: read again next round */
             e->ver = 0;
         }
@@ -188,6 +200,7 @@ static void gw_key_sync_on_record(struct gw_store_result *res, void *arg)
             memcpy(e->name, k.name, sizeof(e->name));
             memcpy(e->secret, k.secret, k.secret_len + 1);
             e->secret_len = k.secret_len;
+            e->limits = k.restricted ? cn_memdup(&k.limits, sizeof(k.limits)) : NULL;
         }
         gw_key_record_wipe(&k);
     }
@@ -212,7 +225,7 @@ static void gw_key_sync_fetch_next(struct gw_key_sync *ks)
             struct gw_key_sync_ent *e = &ks->next[ks->fetch_i];
             const struct gw_key_sync_ent *old = gw_key_sync_cached(ks, e->akid, e->akid_len);
             if (old != NULL && old->ts == e->ts && old->ver == e->ver) {
-                *e = *old;
+                gw_key_sync_take(e, old);
                 continue;
             }
             struct gw_key_sync_read *rd = NULL;

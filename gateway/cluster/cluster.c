@@ -41,6 +41,7 @@ struct gw_cluster {
     uint32_t n_slots;
     _Atomic(struct gw_cluster_view *) view;   /* the map in use */
     uint32_t n_clients;   /* made so far: the first one watches idle nodes */
+    uint32_t n_stores;    /* made so far: the first one replays hints */
     struct msg_curve_client curve; /* storage.auth = curve; else not enabled */
 };
 
@@ -232,9 +233,10 @@ struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_L
     if (v == NULL)
         goto fail;
     atomic_init(&c->view, v);
-    /* room for every node a later map may add: node indexes never move */
+    /* room for every node a later map may add: node indexes never move;
+     * hints name the nodes of the start only (handoff.h) */
     c->health = gw_node_health_new(GW_STORAGE_CLIENT_MAX_NODES);
-    c->handoff = gw_handoff_new(GW_STORAGE_CLIENT_MAX_NODES, (uint64_t)cfg->handoff_max_hints);
+    c->handoff = gw_handoff_new(c->nodes);
     return c;
 fail:
     gw_cluster_free(c);
@@ -354,6 +356,7 @@ struct gw_store *gw_cluster_store_new(struct gw_cluster *c, struct gw_storage_cl
         .read_quorum = c->r,
         .delete_quorum = c->d,
         .handoff = c->handoff,
+        .replay = c->n_stores++ == 0,
         .replay_interval_ms = c->cfg->handoff_replay_interval_ms,
         .replay_inflight = 32,
     };

@@ -1,6 +1,6 @@
 /* Per-node metrics of the gateway (cluster_metrics.h): ids per node,
  * registered once; the collect callback sets the values the cluster
- * already keeps (node states, hint queues). */
+ * already keeps (node states, hint counters). */
 #include "cluster_metrics.h"
 
 #include "cluster.h"
@@ -85,15 +85,15 @@ void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c)
         x->send_failures = cn_metrics_counter(reg, "cairn_gateway_node_request_failures_total",
                                               fail_help, 0, ls);
         x->hints = cn_metrics_gauge(reg, "cairn_gateway_node_hints",
-                                    "Writes the node missed, waiting to be replayed to it "
-                                    "(hinted handoff)", 0, l);
+                                    "Hints for the node kept on the other storage nodes, as "
+                                    "they last said (hinted handoff)", 0, l);
         x->hints_added = cn_metrics_counter(reg, "cairn_gateway_node_hints_added_total",
-                                            "Hints recorded for the node", 0, l);
+                                            "Hints for the node this gateway had a replica keep (HINT_ADD)", 0, l);
         x->hints_replayed = cn_metrics_counter(reg, "cairn_gateway_node_hints_replayed_total",
-                                               "Hinted keys repaired on the node", 0, l);
+                                               "Hints for the node this gateway replayed (key repaired on it, hint dropped)", 0, l);
         x->hints_dropped = cn_metrics_counter(reg, "cairn_gateway_node_hints_dropped_total",
-                                              "Hints dropped: the node's queue was full "
-                                              "(handoff.max_hints)", 0, l);
+                                              "Writes the node missed that no replica "
+                                              "would keep a hint of (full or failing)", 0, l);
         static const char rep_help[] = "Records or tombstones a repair wrote to the node (a "
                                        "stale replica), by cause: read repair or hint replay";
         x->repairs_read = cn_metrics_counter(reg, "cairn_gateway_node_repair_writes_total",

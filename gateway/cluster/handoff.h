@@ -1,11 +1,13 @@
-/* Hinted handoff: the keys each storage node missed while it was down or did
- * not acknowledge a write. Shared by the worker threads of a gateway (one
- * mutex); each thread's store adds hints when a replica is skipped or fails,
- * and replays the hints of nodes that are up again by repairing those keys
- * from the other replicas (repair.h), so replicas converge. A key is held
- * once per node however often it was written. Hints live in memory: a
- * gateway restart or an overflow (max_hints, counted as dropped) loses them,
- * and the anti-entropy repair (cairn-admin repair) covers that case. */
+/* Hinted handoff, the gateway's view. Hints themselves live on the storage
+ * nodes (storage_node/hint.h): when a write misses a replica, the store asks
+ * a replica that took it to keep a hint (HINT_ADD), and one thread's replay
+ * driver (hint_replay.h) asks the nodes for the hints of nodes that are up
+ * (HINT_TAKE) and repairs those keys (repair.h). So a gateway keeps nothing
+ * a restart could lose; this module only counts, per node, what this
+ * gateway added, replayed and dropped, and remembers what each holder last
+ * said it holds for each node (the "pending" of status and metrics, and the
+ * read order: a node with hints waiting is read last). One mutex; shared by
+ * the worker threads. */
 #ifndef GW_HANDOFF_H
 #define GW_HANDOFF_H
 
@@ -13,42 +15,42 @@
 #include <stdint.h>
 
 struct gw_handoff;
+struct cn_cluster;
 
-/* max_hints bounds the hints held per node. Free with gw_handoff_free(). */
-struct gw_handoff *gw_handoff_new(uint32_t n_nodes, uint64_t max_hints);
+/* nodes (which must outlive it) names the nodes: hints name their node by
+ * its ring id. Free with gw_handoff_free(). Memory: n² counters. */
+struct gw_handoff *gw_handoff_new(const struct cn_cluster *nodes);
 void gw_handoff_free(struct gw_handoff *h);
 
-/* Records that node misses key. Returns 1 when added, 0 when the key was
- * already pending for node, -1 when the node's queue is full (dropped). */
-int gw_handoff_add(struct gw_handoff *h, uint32_t node, const void *key, size_t key_len);
+uint32_t gw_handoff_nodes(const struct gw_handoff *h);
+/* The ring id of node i (what HINT_ADD and HINT_TAKE carry). */
+const char *gw_handoff_node_id(const struct gw_handoff *h, uint32_t node);
+/* The node whose ring id is the id_len bytes at id, or -1. */
+int gw_handoff_node_find(const struct gw_handoff *h, const void *id, size_t id_len);
 
-/* One taken hint: key is a heap copy the caller frees with cn_free(). */
-struct gw_handoff_hint {
-    char *key;
-    size_t key_len;
-};
-
-/* Takes up to max of node's hints, oldest first, into out; returns how many.
- * A taken hint is no longer pending (re-add it if its replay fails). */
-uint32_t gw_handoff_take(struct gw_handoff *h, uint32_t node, struct gw_handoff_hint *out,
-                         uint32_t max);
-
-/* Counts a successful replay (for status). */
+/* holder kept a new hint for node (a HINT_ADD answered OK). */
+void gw_handoff_added(struct gw_handoff *h, uint32_t holder, uint32_t node);
+/* No replica kept a hint for node: the write it missed waits for
+ * anti-entropy (cairn-admin repair). */
+void gw_handoff_dropped(struct gw_handoff *h, uint32_t node);
+/* n hints of node were replayed (the key repaired on node). */
 void gw_handoff_replayed(struct gw_handoff *h, uint32_t node, uint64_t n);
+/* holder says it holds count hints for node (a HINT_TAKE reply). */
+void gw_handoff_set_held(struct gw_handoff *h, uint32_t holder, uint32_t node, uint64_t count);
 
 struct gw_handoff_stats {
-    uint64_t pending;
-    uint64_t added;
-    uint64_t replayed;
-    uint64_t dropped;
+    uint64_t pending;    /* hints for the node on its holders, as last seen */
+    uint64_t added;      /* hints this gateway had a holder keep */
+    uint64_t replayed;   /* hints this gateway replayed */
+    uint64_t dropped;    /* writes it missed that no holder would keep a hint of */
 };
 void gw_handoff_stats(struct gw_handoff *h, uint32_t node, struct gw_handoff_stats *st);
 
 /* Pending hints of node, without the lock (may be a moment stale). */
 uint64_t gw_handoff_pending(const struct gw_handoff *h, uint32_t node);
 
-/* Checks the invariants (list and table agree, counts match); CN_OK or
- * CN_CORRUPT. For unit tests. */
+/* Checks that every node's pending is the sum of its holders' counts;
+ * CN_OK or CN_CORRUPT. For unit tests. */
 int gw_handoff_validate(struct gw_handoff *h);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "cluster_metrics.h"
 #include "handoff.h"
+#include "hint_replay.h"
 #include "node_health.h"
 #include "repair.h"
 
@@ -32,7 +33,9 @@
 
 struct gw_blob {
     atomic_int refs;
-    struct evbuffer *buf;
+    struct evbuffer *buf;          /* gw_blob_from_evbuffer's, or NULL */
+    void (*release)(void *data, void *arg); /* gw_blob_from_buffer's */
+    void *release_arg;
     const void *data;
     size_t len;
     uint32_t crc;
@@ -50,9 +53,8 @@ struct gw_store {
     uint32_t d;
     struct gw_node_health *health;  /* from the client; NULL: all up */
     struct gw_handoff *handoff;
-    struct event *replay_timer;
-    int64_t replay_interval_ms;
-    uint32_t replay_inflight, replaying;
+    struct gw_hint_replay *replayer; /* this thread replays the gateway's hints */
+    uint32_t holds;       /* gw_store_hold: hint sends, replay steps in flight */
     uint32_t live_ops;    /* operations not yet freed */
     uint64_t read_us;     /* R > 1: moving average of the time R answers take, µs
                              (reads that did not widen) */
@@ -83,6 +85,12 @@ struct gw_store_op {
     uint32_t acks, fails, not_found, corrupt;
     int last_rc;
     int tombstone;        /* a replica answered with a tombstone */
+    /* writes: hinted handoff */
+    uint64_t w_ts, w_ver;  /* the version written */
+    uint32_t acked[GW_STORE_MAX_REPLICAS], n_acked;   /* replicas that stored it */
+    uint32_t hint_for[GW_STORE_MAX_REPLICAS], n_hint_for; /* replicas that need a hint */
+    int hint_finish;      /* the quorum is in: answer once the hints are kept */
+    uint32_t hint_wait;   /* HINT_ADDs the answer waits for */
     char err[CN_ERR_LEN];
     /* reads */
     char *key;
@@ -134,6 +142,19 @@ struct gw_blob *gw_blob_from_evbuffer(struct evbuffer *buf)
     return b;
 }
 
+struct gw_blob *gw_blob_from_buffer(const void *data, size_t len,
+                                    void (*release)(void *data, void *arg), void *arg)
+{
+    struct gw_blob *b = cn_calloc(1, sizeof(*b));
+    atomic_init(&b->refs, 1);
+    b->data = data;
+    b->len = len;
+    b->release = release;
+    b->release_arg = arg;
+    b->crc = cn_crc32c(0, data, len);
+    return b;
+}
+
 const void *gw_blob_data(const struct gw_blob *b)
 {
     return b->data;
@@ -153,7 +174,10 @@ void gw_blob_unref(struct gw_blob *b)
 {
     if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
         return;
-    evbuffer_free(b->buf);
+    if (b->release != NULL)
+        b->release((void *)(uintptr_t)b->data, b->release_arg);
+    else
+        evbuffer_free(b->buf);
     cn_free(b);
 }
 
@@ -182,8 +206,6 @@ struct gw_store *gw_store_new(const struct cn_ring *ring, struct gw_storage_clie
 
 static void gw_store_release(struct gw_store *s)
 {
-    if (s->replay_timer != NULL)
-        event_free(s->replay_timer);
     cn_free(s);
 }
 
@@ -192,9 +214,21 @@ void gw_store_free(struct gw_store *s)
     if (s == NULL)
         return;
     s->closing = 1;
-    if (s->replay_timer != NULL)
-        event_del(s->replay_timer);
-    if (s->live_ops == 0 && s->replaying == 0)
+    gw_hint_replay_stop(s->replayer);
+    s->replayer = NULL;
+    if (s->live_ops == 0 && s->holds == 0)
+        gw_store_release(s);
+}
+
+void gw_store_hold(struct gw_store *s)
+{
+    s->holds++;
+}
+
+void gw_store_unhold(struct gw_store *s)
+{
+    CN_ASSERT(s->holds > 0);
+    if (--s->holds == 0 && s->closing && s->live_ops == 0)
         gw_store_release(s);
 }
 
@@ -272,19 +306,6 @@ static void gw_store_order_for_read(const struct gw_store *s, uint32_t *nodes, u
     memcpy(nodes, out, n * sizeof(*nodes));
 }
 
-/* Records that node missed a write of key. */
-static void gw_store_hint(struct gw_store *s, uint32_t node, const void *key, size_t key_len)
-{
-    if (s->handoff == NULL || s->closing)
-        return;
-    int rc = gw_handoff_add(s->handoff, node, key, key_len);
-    if (rc > 0)
-        s->stats.hints_added++;
-    else if (rc < 0)
-        CN_LOG(CN_LOG_WARN, "hint queue of node %u is full: a write it missed is only "
-               "recovered by an anti-entropy repair", node);
-}
-
 /* A new operation on key's replicas in ring (key NULL: none). */
 static struct gw_store_op *gw_store_op_new_on(struct gw_store *s, enum gw_store_kind kind,
                                               const void *key, size_t key_len,
@@ -328,7 +349,7 @@ static void gw_store_op_free(struct gw_store_op *op)
     if (op->timer != NULL)
         event_free(op->timer);
     cn_free(op);
-    if (--s->live_ops == 0 && s->closing && s->replaying == 0)
+    if (--s->live_ops == 0 && s->closing && s->holds == 0)
         gw_store_release(s);
 }
 
@@ -368,10 +389,144 @@ static int gw_store_reply_rc(struct gw_store_op *op, const struct gw_storage_rep
     case MSG_ST_IO_ERROR:
         snprintf(op->err, sizeof(op->err), "node %u: %s", r->node, msg_status_str(r->m.st));
         return CN_IO;
+    case MSG_ST_LOCKED:   /* a PUT under a lease that expired or was lost meanwhile */
+        snprintf(op->err, sizeof(op->err), "node %u: the write's lease is gone", r->node);
+        return CN_CONFLICT;
     default:
         snprintf(op->err, sizeof(op->err), "node %u: %s: %.*s", r->node,
                  msg_status_str(r->m.st), (int)r->m.err.len, (const char *)r->m.err.ptr);
         return CN_INVAL;
+    }
+}
+
+/* ---- hinted handoff: HINT_ADD ---------------------------------------- */
+
+/* One hint for a replica that missed a write, asked of the replicas that
+ * took the write, one after the other, until one keeps it. */
+struct gw_store_hint_req {
+    struct gw_store *s;
+    struct gw_store_op *op;       /* answers once this is done; NULL: nobody waits */
+    uint32_t target;
+    char *key;
+    size_t key_len;
+    uint64_t ts, ver;
+    uint32_t holders[GW_STORE_MAX_REPLICAS], n_holders, next;
+};
+
+static void gw_store_on_hint_reply(struct gw_storage_reply *r, void *arg);
+
+static void gw_store_hint_send(struct gw_store_hint_req *hr)
+{
+    struct gw_store *s = hr->s;
+    const char *id = gw_handoff_node_id(s->handoff, hr->target);
+    struct msg m;
+    msg_init_request(&m, MSG_OP_HINT_ADD, 0);
+    m.node = (struct msg_bytes){(const uint8_t *)id, (uint32_t)strlen(id)};
+    m.key = (struct msg_bytes){(const uint8_t *)hr->key, (uint32_t)hr->key_len};
+    m.ts = hr->ts;
+    m.ver = hr->ver;
+    MSG_SET(&m, MSG_F_NODE);
+    MSG_SET(&m, MSG_F_KEY);
+    MSG_SET(&m, MSG_F_TS);
+    MSG_SET(&m, MSG_F_VER);
+    gw_storage_client_send(s->client, hr->holders[hr->next++], &m, NULL, gw_store_on_hint_reply,
+                           hr);
+}
+
+/* The hint is kept (or no holder would keep it): frees hr and lets the
+ * write it belongs to answer. */
+static void gw_store_hint_done(struct gw_store_hint_req *hr)
+{
+    struct gw_store *s = hr->s;
+    struct gw_store_op *op = hr->op;
+    cn_free(hr->key);
+    cn_free(hr);
+    if (op != NULL && --op->hint_wait == 0) {
+        gw_store_op_finish(op, CN_OK, NULL);
+        if (op->outstanding == 0)
+            gw_store_op_free(op);
+    }
+    gw_store_unhold(s);
+}
+
+static void gw_store_on_hint_reply(struct gw_storage_reply *r, void *arg)
+{
+    struct gw_store_hint_req *hr = arg;
+    struct gw_store *s = hr->s;
+    if (r->rc == CN_OK && r->m.st == MSG_ST_OK) {
+        gw_handoff_added(s->handoff, r->node, hr->target);
+        s->stats.hints_added++;
+    } else if (hr->next < hr->n_holders && !s->closing) {
+        CN_LOG(CN_LOG_DEBUG, "node %u did not keep a hint for node %u (%s): next replica",
+               r->node, hr->target, r->rc != CN_OK ? r->err : msg_status_str(r->m.st));
+        gw_store_hint_send(hr);
+        return;
+    } else {
+        gw_handoff_dropped(s->handoff, hr->target);
+        s->stats.hints_dropped++;
+        CN_LOG(CN_LOG_WARN, "no replica kept a hint for node %u (last: %s): a write it missed "
+               "is only recovered by read repair or cairn-admin repair", hr->target,
+               r->rc != CN_OK ? r->err : msg_status_str(r->m.st));
+    }
+    gw_store_hint_done(hr);
+}
+
+/* Has a replica that took op's write keep a hint that target missed it;
+ * with wait, op answers only once that is done (op->hint_wait). */
+static void gw_store_hint(struct gw_store_op *op, uint32_t target, int wait)
+{
+    struct gw_store *s = op->s;
+    if (s->handoff == NULL || op->n_acked == 0)
+        return;   /* no hints, or nothing stored anywhere to hint at */
+    uint32_t known = gw_handoff_nodes(s->handoff);
+    if (target >= known)
+        return;   /* a node a later cluster map added: hints name the start's nodes only */
+    if (s->closing) {   /* the client may be going away: no new sends */
+        gw_handoff_dropped(s->handoff, target);
+        s->stats.hints_dropped++;
+        return;
+    }
+    struct gw_store_hint_req *hr = cn_calloc(1, sizeof(*hr));
+    hr->s = s;
+    hr->op = wait ? op : NULL;
+    hr->target = target;
+    hr->key = cn_memdup(op->key, op->key_len);
+    hr->key_len = op->key_len;
+    hr->ts = op->w_ts;
+    hr->ver = op->w_ver;
+    for (uint32_t i = 0; i < op->n_acked; i++)
+        if (op->acked[i] < known)
+            hr->holders[hr->n_holders++] = op->acked[i];
+    if (hr->n_holders == 0) {
+        cn_free(hr->key);
+        cn_free(hr);
+        return;
+    }
+    op->hint_wait += (uint32_t)wait;
+    gw_store_hold(s);
+    gw_store_hint_send(hr);
+}
+
+/* Answers a write once its quorum is in (after the hints of the replicas
+ * that missed it are kept: a gateway that dies after answering must not
+ * take them along) or out of reach. */
+static void gw_store_write_settle(struct gw_store_op *op)
+{
+    if (op->done || op->hint_finish)
+        return;
+    if (op->acks >= op->quorum) {
+        op->hint_finish = 1;
+        for (uint32_t i = 0; i < op->n_hint_for; i++)
+            gw_store_hint(op, op->hint_for[i], 1);
+        op->n_hint_for = 0;
+        if (op->hint_wait == 0)
+            gw_store_op_finish(op, CN_OK, NULL);
+    } else if (op->acks + (op->n_tok_nodes > 0 ? op->tok_pending : op->outstanding) <
+               op->quorum) {
+        gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
+        for (uint32_t i = 0; i < op->n_hint_for; i++)
+            gw_store_hint(op, op->hint_for[i], 0);   /* a partial write still lands */
+        op->n_hint_for = 0;
     }
 }
 
@@ -405,6 +560,8 @@ static void gw_store_on_write_reply(struct gw_storage_reply *r, void *arg)
     int votes = gw_store_ack_counts(op, r->node);
     if (votes && op->n_tok_nodes > 0)
         op->tok_pending--;
+    if (rc == CN_OK && op->n_acked < GW_STORE_MAX_REPLICAS)
+        op->acked[op->n_acked++] = r->node;   /* it holds the write: a hint holder */
     if (rc == CN_OK && !votes) {
         /* stored on a replica that did not grant: it catches up, no vote */
     } else if (rc == CN_OK) {
@@ -413,16 +570,15 @@ static void gw_store_on_write_reply(struct gw_storage_reply *r, void *arg)
         op->fails++;
         op->last_rc = rc;
         CN_LOG(CN_LOG_DEBUG, "replica write failed: %s", op->err);
-        if (gw_store_write_missed(r))
-            gw_store_hint(op->s, r->node, op->key, op->key_len);
+        if (gw_store_write_missed(r) && (op->done || op->hint_finish))
+            gw_store_hint(op, r->node, 0);   /* after the answer: nobody waits */
+        else if (gw_store_write_missed(r) && op->n_hint_for < GW_STORE_MAX_REPLICAS)
+            op->hint_for[op->n_hint_for++] = r->node;
     }
-    /* Answer at the quorum: a replica that lags is caught up by the hint
-     * above, by read repair, and listings let the newest version win. */
-    if (op->acks >= op->quorum)
-        gw_store_op_finish(op, CN_OK, NULL);
-    else if (op->acks + (op->n_tok_nodes > 0 ? op->tok_pending : op->outstanding) < op->quorum)
-        gw_store_op_finish(op, op->last_rc == CN_NOTFOUND ? CN_IO : op->last_rc, NULL);
-    if (op->outstanding == 0)
+    /* Answer at the quorum: a replica that lags is caught up by its hint,
+     * by read repair, and listings let the newest version win. */
+    gw_store_write_settle(op);
+    if (op->outstanding == 0 && op->hint_wait == 0)
         gw_store_op_free(op);
 }
 
@@ -439,9 +595,9 @@ static uint32_t gw_store_write_targets(struct gw_store_op *op, int *send)
     for (uint32_t i = 0; i < op->n_replicas; i++) {
         send[i] = up < op->quorum || !gw_store_node_down(s, op->replicas[i]);
         sent += (uint32_t)send[i];
-        if (!send[i]) {
+        if (!send[i]) {   /* hinted once the write is in (gw_store_write_settle) */
             s->stats.skipped_down++;
-            gw_store_hint(s, op->replicas[i], op->key, op->key_len);
+            op->hint_for[op->n_hint_for++] = op->replicas[i];
         }
     }
     return sent;
@@ -504,13 +660,28 @@ void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct 
     op->cb = cb;
     op->arg = arg;
     op->quorum = CN_MIN(s->w, op->n_replicas);
+    op->w_ts = rec->ts;
+    op->w_ver = rec->ver;
     op->n_tok_nodes = CN_MIN(rec->n_tok_nodes, GW_STORE_MAX_REPLICAS);
     if (op->n_tok_nodes > 0)
         memcpy(op->tok_nodes, rec->tok_nodes, op->n_tok_nodes * sizeof(uint32_t));
     int send[GW_STORE_MAX_REPLICAS];
     op->outstanding = gw_store_write_targets(op, send);
+    /* A conditional write goes only to the replicas that granted its lease:
+     * another would store the record even when the granting ones then
+     * refuse it (their lease gone), and a conditional write answered 409
+     * must leave nothing a read can see. The others get a hint and catch up
+     * as after being down (or by read repair). */
     for (uint32_t i = 0; i < op->n_replicas; i++)
         op->tok_pending += (uint32_t)(send[i] && gw_store_rec_tok(rec, op->replicas[i]));
+    for (uint32_t i = 0; i < op->n_replicas && op->tok_pending > 0; i++) {
+        if (send[i] && !gw_store_rec_tok(rec, op->replicas[i])) {
+            send[i] = 0;
+            op->outstanding--;
+            if (op->n_hint_for < GW_STORE_MAX_REPLICAS)   /* hinted once the write is in */
+                op->hint_for[op->n_hint_for++] = op->replicas[i];
+        }
+    }
     for (uint32_t i = 0; i < op->n_replicas; i++) {
         if (!send[i])
             continue;
@@ -658,6 +829,8 @@ void gw_store_delete(struct gw_store *s, const void *key, size_t key_len, uint64
     op->cb = cb;
     op->arg = arg;
     op->quorum = CN_MIN(s->d, op->n_replicas);
+    op->w_ts = ts;
+    op->w_ver = ver;
     int send[GW_STORE_MAX_REPLICAS];
     op->outstanding = gw_store_write_targets(op, send);
     for (uint32_t i = 0; i < op->n_replicas; i++) {
@@ -1339,65 +1512,6 @@ void gw_store_list(struct gw_store *s, const void *prefix, size_t prefix_len, co
     gw_store_list_round(op, after, after_len);
 }
 
-/* ---- hinted handoff replay --------------------------------------------- */
-
-struct gw_store_replay {
-    struct gw_store *s;
-    uint32_t node;
-    char *key;
-    size_t key_len;
-};
-
-static void gw_store_on_replayed(const struct gw_repair_result *res, void *arg)
-{
-    struct gw_store_replay *rp = arg;
-    struct gw_store *s = rp->s;
-    if (gw_repair_result_failed(res, rp->node)) {
-        gw_handoff_add(s->handoff, rp->node, rp->key, rp->key_len); /* try again later */
-    } else {
-        s->stats.hints_replayed++;
-        gw_handoff_replayed(s->handoff, rp->node, 1);
-    }
-    uint32_t node = rp->node;
-    cn_free(rp->key);
-    cn_free(rp);
-    if (--s->replaying == 0 && s->closing && s->live_ops == 0) {
-        gw_store_release(s);
-        return;
-    }
-    /* more hints waiting: refill the repair window now, not at the next tick */
-    if (!s->closing && !gw_store_node_down(s, node) && gw_handoff_pending(s->handoff, node) > 0)
-        event_active(s->replay_timer, EV_TIMEOUT, 0);
-}
-
-/* Timer: repairs hinted keys of nodes that are up, a bounded number at a
- * time. */
-static void gw_store_on_replay_timer(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    struct gw_store *s = arg;
-    uint32_t nodes = gw_storage_client_nodes(s->client);
-    for (uint32_t node = 0; node < nodes && s->replaying < s->replay_inflight; node++) {
-        if (gw_store_node_down(s, node) || gw_handoff_pending(s->handoff, node) == 0)
-            continue;
-        struct gw_handoff_hint hints[64];
-        uint32_t want = CN_MIN(64u, s->replay_inflight - s->replaying);
-        uint32_t got = gw_handoff_take(s->handoff, node, hints, want);
-        for (uint32_t i = 0; i < got; i++) {
-            struct gw_store_replay *rp = cn_calloc(1, sizeof(*rp));
-            rp->s = s;
-            rp->node = node;
-            rp->key = hints[i].key;
-            rp->key_len = hints[i].key_len;
-            s->replaying++;
-            gw_repair_key(s, rp->key, rp->key_len, gw_store_on_replayed, rp);
-        }
-    }
-    struct timeval tv = {s->replay_interval_ms / 1000, (s->replay_interval_ms % 1000) * 1000};
-    evtimer_add(s->replay_timer, &tv); /* (re)arms; an early activation moves it */
-}
-
 void gw_store_configure(struct gw_store *s, const struct gw_store_options *o)
 {
     CN_ASSERT(o->read_quorum >= 1 && o->read_quorum <= s->n);
@@ -1406,13 +1520,7 @@ void gw_store_configure(struct gw_store *s, const struct gw_store_options *o)
     s->d = o->delete_quorum;
     s->health = gw_storage_client_health(s->client);
     s->handoff = o->handoff;
-    s->replay_interval_ms = o->replay_interval_ms > 0 ? o->replay_interval_ms : 200;
-    s->replay_inflight = o->replay_inflight > 0 ? o->replay_inflight : 32;
-    if (s->handoff != NULL && s->replay_timer == NULL) {
-        s->replay_timer = evtimer_new(gw_storage_client_base(s->client), gw_store_on_replay_timer,
-                                      s);
-        struct timeval tv = {s->replay_interval_ms / 1000,
-                             (s->replay_interval_ms % 1000) * 1000};
-        evtimer_add(s->replay_timer, &tv);
-    }
+    if (s->handoff != NULL && o->replay && s->replayer == NULL)
+        s->replayer = gw_hint_replay_new(s, s->handoff, o->replay_interval_ms,
+                                         o->replay_inflight);
 }

@@ -29,6 +29,11 @@ struct gw_blob;
  * made contiguous, which copies only when it had several chains). One
  * reference; release with gw_blob_unref(). */
 struct gw_blob *gw_blob_from_evbuffer(struct evbuffer *buf);
+/* Takes len bytes at data, which stay valid until the last reference goes:
+ * then release(data, arg) runs, from whichever thread dropped it (a pool's
+ * give-back, lo_pool.h). One reference; release with gw_blob_unref(). */
+struct gw_blob *gw_blob_from_buffer(const void *data, size_t len,
+                                    void (*release)(void *data, void *arg), void *arg);
 const void *gw_blob_data(const struct gw_blob *b);
 size_t gw_blob_len(const struct gw_blob *b);
 void gw_blob_ref(struct gw_blob *b);
@@ -66,14 +71,20 @@ struct gw_handoff;
 struct gw_store_options {
     uint32_t read_quorum;   /* R: replicas whose versions a read compares (1..N) */
     uint32_t delete_quorum; /* D: acks a delete needs (1..N) */
-    struct gw_handoff *handoff;   /* shared hint queues, NULL: none */
-    int64_t replay_interval_ms;   /* how often hints of up nodes are replayed */
-    uint32_t replay_inflight;     /* most key repairs in flight per store */
+    struct gw_handoff *handoff;   /* shared hint counters, NULL: no hints */
+    int replay;                   /* this store runs the gateway's hint replay */
+    int64_t replay_interval_ms;   /* how often the nodes are asked for hints */
+    uint32_t replay_inflight;     /* most key repairs in flight per holder */
 };
 
 /* Sets R, D and hinted handoff (defaults before: R = 1, D = W, no hints).
  * The node states come from the client (gw_storage_client_set_health). */
 void gw_store_configure(struct gw_store *s, const struct gw_store_options *o);
+
+/* Keeps the store's memory until gw_store_unhold() (the hint replay's
+ * requests in flight); gw_store_free() then frees it with the last. */
+void gw_store_hold(struct gw_store *s);
+void gw_store_unhold(struct gw_store *s);
 
 /* The client the store sends with. */
 struct gw_storage_client *gw_store_client(const struct gw_store *s);
@@ -89,8 +100,8 @@ uint32_t gw_store_members(const struct gw_store *s, uint32_t *out, uint32_t max)
 /* Counters of one store (this thread). */
 struct gw_store_stats {
     uint64_t read_repairs;    /* key repairs started because a read saw a stale replica */
-    uint64_t hints_added;     /* writes a replica missed, recorded */
-    uint64_t hints_replayed;  /* hinted keys repaired on their node */
+    uint64_t hints_added;     /* writes a replica missed, hinted on a replica that took them */
+    uint64_t hints_dropped;   /* writes a replica missed that no replica would keep a hint of */
     uint64_t skipped_down;    /* replica sends skipped because the node was down */
     uint64_t read_fallbacks;  /* R > 1 reads whose data was read in a second round trip */
     uint64_t read_widened;    /* R > 1 reads that asked more than R replicas: late answers */
@@ -140,7 +151,8 @@ struct gw_store_record {
 /* Writes rec with data (NULL: empty) to the key's replicas; cb runs once, when
  * W replicas acked (CN_OK) or when W can no longer be reached. Replicas the
  * gateway holds down are not sent to (while W up replicas remain) and get a
- * hint instead, as do replicas that fail or time out. rec's bytes are
+ * hint instead, as do replicas that fail or time out; so do, for a write
+ * under a lease (n_tok_nodes), the replicas that did not grant it. rec's bytes are
  * encoded before this returns; data is referenced until every send is
  * done. */
 void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct gw_blob *data,

@@ -557,6 +557,10 @@ void gw_conn_accept(struct gw_http_loop *l, evutil_socket_t fd, SSL *ssl)
     /* libevent reads 16 KiB per call by default: large PUT bodies then
      * spend their time in the loop (the Proxmox chunker finding) */
     bufferevent_set_max_single_read(bev, (size_t)l->opts.read_size);
+    /* and writes 16 KiB per call: a large GET then costs a writev and an
+     * epoll_wait per 16 KiB (~65,000 of each per GB); hand the kernel
+     * what it takes, up to the output high-water mark */
+    bufferevent_set_max_single_write(bev, (size_t)l->opts.output_high_water);
     struct timeval wt = gw_conn_tv(l->opts.body_idle_timeout_ms);
     bufferevent_set_timeouts(bev, NULL, &wt);
     bufferevent_enable(bev, EV_READ | EV_WRITE);

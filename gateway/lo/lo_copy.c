@@ -140,7 +140,7 @@ struct gw_lo_copy *gw_lo_copy_start(const struct gw_lo_env *lo, const char *src_
         .store = lo->store, .reclaim = lo->reclaim,
         .okey = dst_okey, .okey_len = dst_okey_len, .ver = ver,
         .chunk_len = lo->chunk_len,
-        .max_inflight = lo->write_inflight, .reqid = reqid,
+        .max_inflight = lo->write_inflight, .reqid = reqid, .pool = lo->pool,
     };
     c->writer = gw_lo_writer_new(&wc, gw_lo_copy_on_writer, c);
     /* first step from the loop: cb must never run inside this call */

@@ -13,6 +13,7 @@
 struct gw_store;
 struct gw_lo_reclaim;
 struct gw_read_budget;
+struct gw_lo_pool;
 
 struct gw_lo_env {
     struct event_base *base;
@@ -21,6 +22,7 @@ struct gw_lo_env {
     uint64_t threshold;          /* threshold_of_chunk_len: bodies from here are chunked */
     uint32_t chunk_len;          /* chunked_obj_len */
     uint32_t write_inflight;     /* chunks of one write in flight */
+    struct gw_lo_pool *pool;     /* the worker's chunk buffers (lo_pool.h) */
     uint32_t max_chunks;         /* max_chunked_objs */
     uint64_t read_len;           /* reading_chunked_obj_len: one slice */
     uint32_t read_prefetch;      /* slices in flight per GET */

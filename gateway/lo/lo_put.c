@@ -78,6 +78,7 @@ static void gw_lo_put_make_writer(struct gw_lo_put *lp)
         .chunk_len = lo->chunk_len,
         .max_inflight = lo->write_inflight,
         .reqid = lp->r->id,
+        .pool = lo->pool,
     };
     lp->w = gw_lo_writer_new(&wc, gw_lo_put_on_writer, lp);
 }

@@ -6,7 +6,9 @@
  * newer than the chunks) with a bounded number of deletes in flight.
  *
  * Jobs live in memory only: a gateway that stops before a job ran leaves
- * those chunks behind (logged at shutdown with the count). */
+ * those chunks behind (logged at shutdown with the count) for the chunk
+ * collector (s3/collector.h), which deletes them once no parent names them
+ * and they are older than collector.grace. */
 #ifndef GW_LO_RECLAIM_H
 #define GW_LO_RECLAIM_H
 

@@ -6,7 +6,8 @@
  * written, or gw_lo_writer_abandon() otherwise (then the chunks written so
  * far are reclaimed, after the chunks still in flight answered).
  *
- * Memory: at most (max_inflight + 1) x chunk_len bytes of chunks. */
+ * Memory: at most (max_inflight + 1) x chunk_len bytes of chunks (with a
+ * pool: at most max_inflight + 1 of its buffers at once). */
 #ifndef GW_LO_WRITER_H
 #define GW_LO_WRITER_H
 
@@ -46,6 +47,10 @@ struct gw_lo_writer_config {
     uint32_t chunk_len;
     uint32_t max_inflight;
     uint64_t reqid;          /* for log lines */
+    /* chunk buffers (lo_pool.h; its buf_len at least chunk_len): each
+     * chunk is copied once into a reused buffer. NULL: each chunk is made
+     * contiguous in a fresh allocation (gw_blob_from_evbuffer). */
+    struct gw_lo_pool *pool;
 };
 
 /* Called from the loop when a chunk write completed (successfully or not)

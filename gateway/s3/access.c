@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "credentials.h"
+#include "key_record.h"
 #include "objmeta.h"
 #include "request.h"
 #include "s3_ops.h"
@@ -146,6 +147,8 @@ static const struct gw_access_perm_row gw_access_perm_rows[] = {
     {"s3:DeleteObjectVersion", GW_ACL_WRITE, 0},
     {"s3:GetObjectAcl", GW_ACL_READ_ACP, 1},
     {"s3:PutObjectAcl", GW_ACL_WRITE_ACP, 1},
+    {"s3:GetObjectVersionAcl", GW_ACL_READ_ACP, 1},
+    {"s3:PutObjectVersionAcl", GW_ACL_WRITE_ACP, 1},
 };
 
 unsigned gw_access_action_perm(const char *action, int *on_object)
@@ -159,6 +162,53 @@ unsigned gw_access_action_perm(const char *action, int *on_object)
     return 0;
 }
 
+const struct gw_access_config gw_access_no_bucket = {.refs = 1};
+
+struct gw_access_right_row {
+    const char *action;
+    unsigned right;
+};
+
+/* What a restricted key's rights cover (Garage's read / write / owner). */
+static const struct gw_access_right_row gw_access_right_rows[] = {
+    {"s3:GetObject", GW_KEY_RIGHT_READ},
+    {"s3:GetObjectVersion", GW_KEY_RIGHT_READ},
+    {"s3:GetObjectTagging", GW_KEY_RIGHT_READ},
+    {"s3:GetObjectVersionTagging", GW_KEY_RIGHT_READ},
+    {"s3:ListBucket", GW_KEY_RIGHT_READ},
+    {"s3:ListBucketVersions", GW_KEY_RIGHT_READ},
+    {"s3:ListBucketMultipartUploads", GW_KEY_RIGHT_READ},
+    {"s3:GetBucketLocation", GW_KEY_RIGHT_READ},
+    {"s3:GetBucketVersioning", GW_KEY_RIGHT_READ},
+    {"s3:PutObject", GW_KEY_RIGHT_WRITE},
+    {"s3:DeleteObject", GW_KEY_RIGHT_WRITE},
+    {"s3:DeleteObjectVersion", GW_KEY_RIGHT_WRITE},
+    {"s3:AbortMultipartUpload", GW_KEY_RIGHT_WRITE},
+    {"s3:ListMultipartUploadParts", GW_KEY_RIGHT_WRITE},
+    {"s3:PutObjectTagging", GW_KEY_RIGHT_WRITE},
+    {"s3:PutObjectVersionTagging", GW_KEY_RIGHT_WRITE},
+    {"s3:DeleteObjectTagging", GW_KEY_RIGHT_WRITE},
+    {"s3:DeleteObjectVersionTagging", GW_KEY_RIGHT_WRITE},
+};
+
+unsigned gw_access_key_right(const char *action)
+{
+    for (size_t i = 0; i < CN_ARRAY_LEN(gw_access_right_rows); i++)
+        if (strcmp(action, gw_access_right_rows[i].action) == 0)
+            return gw_access_right_rows[i].right;
+    return GW_KEY_RIGHT_OWNER;
+}
+
+/* Whether a restricted key's list lets q through (the account's rights
+ * are decided after it). */
+static int gw_access_key_allows(const struct gw_key_limits *l, const struct gw_access_query *q)
+{
+    if (strcmp(q->action, "s3:CreateBucket") == 0)
+        return l->create_bucket;
+    const struct gw_key_allow *a = gw_key_limits_find(l, q->bucket, q->bucket_len);
+    return a != NULL && (a->rights & gw_access_key_right(q->action)) != 0;
+}
+
 /* The policy actions an owner keeps whatever its policy says. */
 static int gw_access_is_policy_admin(const char *action)
 {
@@ -170,6 +220,10 @@ static int gw_access_is_policy_admin(const char *action)
 enum gw_access_result gw_access_eval(const struct gw_access_config *c,
                                      const struct gw_access_query *q)
 {
+    if (q->limits != NULL && !gw_access_key_allows(q->limits, q))
+        return GW_ACCESS_DENY;   /* the key's list narrows whatever follows */
+    if (strcmp(q->action, "s3:CreateBucket") == 0)
+        return q->principal != NULL ? GW_ACCESS_ALLOW : GW_ACCESS_DENY;
     int owner = q->principal != NULL && strcmp(q->principal, c->owner) == 0;
     enum gw_policy_effect eff = GW_POLICY_NONE;
     if (c->policy != NULL) {
@@ -256,6 +310,7 @@ enum gw_access_result gw_access_decide(struct gw_req *r, const struct gw_access_
         .key_len = klen,
         .object_known = object_acl_known,
         .object_acl = object_acl,
+        .limits = r->anonymous || r->auth.cred == NULL ? NULL : r->auth.cred->limits,
     };
     if (c->policy != NULL) {
         gw_access_source(r, &q);

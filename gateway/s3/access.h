@@ -17,7 +17,16 @@
  *      reads and object ACL operations) unless ownership is
  *      BucketOwnerEnforced; AllUsers/AuthenticatedUsers grants are skipped
  *      under IgnorePublicAcls;
- *   5. else deny (403 AccessDenied). */
+ *   5. else deny (403 AccessDenied).
+ * A restricted key (key_record.h, `cairn-admin key allow`) is checked
+ * before all of this: its account's rights are the ceiling and the key's
+ * allow list narrows them, never widens: the bucket must be listed (exact
+ * bytes of the parsed name) with the right the action needs (READ, WRITE or
+ * OWNER: gw_access_key_right()), else deny whatever the ACLs and policy
+ * say. CreateBucket, decided here too on an empty config, is allowed to any
+ * signed principal, and to a restricted key only with its create_bucket
+ * flag (the key then has on the new bucket what its list says: nothing when
+ * the bucket is not listed). */
 #ifndef GW_ACCESS_H
 #define GW_ACCESS_H
 
@@ -30,6 +39,7 @@
 
 struct gw_req;
 struct gw_cred;
+struct gw_key_limits;
 
 enum gw_access_ownership {
     GW_OWNERSHIP_OBJECT_WRITER = 0,
@@ -106,11 +116,21 @@ struct gw_access_query {
     int secure;                    /* aws:SecureTransport */
     int object_known;              /* object_acl is the object's (read) */
     const struct gw_acl *object_acl; /* NULL with object_known: no ACL stored */
+    const struct gw_key_limits *limits; /* the key's restrictions; NULL: none */
 };
 
 /* Decides q on c (the rule above). Pure: for unit tests. */
 enum gw_access_result gw_access_eval(const struct gw_access_config *c,
                                      const struct gw_access_query *q);
+
+/* The right (GW_KEY_RIGHT_*) a restricted key needs for action on a
+ * listed bucket: READ for object reads and listings, WRITE for object
+ * writes and deletes, OWNER for every other action (an action not named
+ * needs OWNER: new actions fail closed). */
+unsigned gw_access_key_right(const char *action);
+
+/* The config CreateBucket is decided on (no bucket exists yet). */
+extern const struct gw_access_config gw_access_no_bucket;
 
 /* The ACL permission that grants action (GW_ACL_*; 0: none can), and
  * whether it is read from the object's ACL (*on_object) or the bucket's. */

@@ -113,6 +113,10 @@ static void gw_cond_write_on_lock(struct gw_store_result *res, void *arg)
         rec.n_tok_nodes = cw->n_granted;
         struct gw_blob *blob = cw->blob;
         cw->blob = NULL;
+        /* the PUT's timeouts count from now, not from the loop's cached
+         * time: after a stall (a paused VM, a debugger) they would fire at
+         * once and turn the lease's answer (409) into a 503 */
+        event_base_update_cache_time(r->s3->lo.base);
         gw_store_put(r->s3->store, &rec, blob, cw->cb, r);
         gw_blob_unref(blob);
         return;

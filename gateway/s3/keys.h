@@ -3,7 +3,7 @@
  *   "o/" bucket "/" key         object record (etag = hex MD5, meta = objmeta)
  * Large objects add "c/..." chunk records (lo_map.h), multipart uploads
  * "u/..." upload and "p/..." part records (multipart.h), system records
- * "s/..." (s/lifecycle, s/keys/AKID: auth/key_record.h); none shares the
+ * "s/..." (s/lifecycle, s/collector, s/keys/AKID: auth/key_record.h); none shares the
  * "o/" prefix, so listings (which ask for "o/" bucket "/" prefix) never see
  * them. */
 #ifndef GW_KEYS_H

@@ -604,6 +604,24 @@ uint64_t gw_lc_rule_abort_at(const struct gw_lc_rule *rule, uint64_t initiated_u
     return gw_lc_after_days(initiated_us, rule->abort_days, day_us);
 }
 
+uint64_t gw_lc_rule_noncurrent_at(const struct gw_lc_rule *rule, uint64_t since_us,
+                                  uint64_t nth, uint64_t day_us)
+{
+    if (rule->nc_days == GW_LC_NONE)
+        return UINT64_MAX;
+    if (rule->nc_newer != GW_LC_NONE && nth <= (uint64_t)rule->nc_newer)
+        return UINT64_MAX;   /* one of the newer noncurrent versions kept */
+    return gw_lc_after_days(since_us, rule->nc_days, day_us);
+}
+
+uint64_t gw_lc_rule_marker_at(const struct gw_lc_rule *rule, uint64_t created_us,
+                              uint64_t day_us)
+{
+    if (rule->exp_marker == 1)
+        return created_us;
+    return gw_lc_rule_expire_at(rule, created_us, day_us);
+}
+
 int gw_lc_rule_prefix_matches(const struct gw_lc_rule *rule, const char *key, size_t len)
 {
     return rule->prefix == NULL ||

@@ -92,6 +92,22 @@ uint64_t gw_lc_rule_expire_at(const struct gw_lc_rule *rule, uint64_t created_us
 uint64_t gw_lc_rule_abort_at(const struct gw_lc_rule *rule, uint64_t initiated_us,
                              uint64_t day_us);
 
+/* When a version that became noncurrent at since_us (its successor's
+ * write) and is the nth noncurrent one of its key (1: the newest) falls due
+ * under rule's NoncurrentVersionExpiration: the boundary after since +
+ * NoncurrentDays days, never while nth <= NewerNoncurrentVersions.
+ * UINT64_MAX: never. */
+uint64_t gw_lc_rule_noncurrent_at(const struct gw_lc_rule *rule, uint64_t since_us,
+                                  uint64_t nth, uint64_t day_us);
+
+/* When a delete marker written at created_us that is its key's only
+ * version (an "expired object delete marker") may be removed under rule:
+ * at once with ExpiredObjectDeleteMarker true, else when Expiration Days /
+ * Date would expire an object of that age (S3 does that cleanup too).
+ * UINT64_MAX: never. */
+uint64_t gw_lc_rule_marker_at(const struct gw_lc_rule *rule, uint64_t created_us,
+                              uint64_t day_us);
+
 /* 1 when the rule's filter takes the object key[len] of size bytes whose
  * tags are tags (NULL: none). */
 int gw_lc_rule_matches(const struct gw_lc_rule *rule, const char *key, size_t len, uint64_t size,

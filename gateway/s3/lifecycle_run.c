@@ -8,6 +8,7 @@
  * third of its time has passed, also in the middle of a scan; a scan stops
  * when the record names another holder. */
 #include "lifecycle_run.h"
+#include "lifecycle_run_priv.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -34,68 +35,10 @@
 #include "cn/metrics.h"
 #include "cn/time.h"
 
-#define GW_LC_RUN_HOLDER_MAX 128
-#define GW_LC_RUN_PARTS_PAGE 32
-
-/* What the system record holds: the lease and the last scan's results. */
-struct gw_lc_status {
-    char holder[GW_LC_RUN_HOLDER_MAX];
-    uint64_t lease_until, last_start, last_end, next_due, scans;
-    uint64_t expired, aborted, buckets, total_expired, total_aborted;
-    int scanning;
-};
-
-/* One listed record, copied out of the listing's result. */
-struct gw_lc_item {
-    char key[GW_LO_KEY_MAX];
-    uint32_t key_len;
-    uint64_t size, ts;
-    char etag[129];
-};
-
-struct gw_lc_page {
-    struct gw_lc_item *items;
-    uint32_t n, idx, cap;
-    int more;
-};
-
-struct gw_lc_run {
-    struct event_base *base;
-    struct gw_store *store;
-    struct gw_lo_reclaim *reclaim;
-    struct gw_lc_run_opts o;
-    char holder[GW_LC_RUN_HOLDER_MAX];
-    uint64_t ver;                 /* this gateway's writes of the record */
-    struct event *timer;
-    void (*resume)(struct gw_lc_run *run);
-    int closed, inflight;
-    int held;
-    struct gw_lc_status st;
-    uint64_t rec_ts;              /* the record's newest ts seen or written */
-    uint64_t last_renew;
-    uint64_t next_delete;         /* throttle: the earliest next delete */
-    /* the scan */
-    struct gw_lc_page buckets, objects, parts;
-    char bucket[64];
-    size_t bucket_len;
-    struct gw_lc lc;              /* the bucket's rules */
-    struct gw_tagset *tags;
-    struct gw_lc_item *cur;       /* the object or upload at hand */
-    char upload_okey[GW_LO_KEY_MAX];
-    size_t upload_okey_len;
-    void (*after_renew)(struct gw_lc_run *run);
-    void (*after_slot)(struct gw_lc_run *run);
-    /* metrics (reg NULL: none) */
-    struct cn_metrics *reg;
-    uint32_t m_scans, m_expired, m_aborted, m_held, m_last_end;
-};
-
 static void gw_lc_run_tick(struct gw_lc_run *run);
 static void gw_lc_run_next_bucket(struct gw_lc_run *run);
-static void gw_lc_run_next_object(struct gw_lc_run *run);
 static void gw_lc_run_next_upload(struct gw_lc_run *run);
 static void gw_lc_run_next_part(struct gw_lc_run *run);
-static void gw_lc_run_finish(struct gw_lc_run *run, const char *why);
 
 /* ---- the record -------------------------------------------------------- */
 
@@ -120,7 +63,7 @@ static struct gw_blob *gw_lc_run_encode(const struct gw_lc_run *run)
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 15);
+    msgpack_pack_map(&pk, 21);
     gw_lc_run_pack_str(&pk, "holder");
     gw_lc_run_pack_str(&pk, s->holder);
     gw_lc_run_pack_str(&pk, "state");
@@ -135,6 +78,12 @@ static struct gw_blob *gw_lc_run_encode(const struct gw_lc_run *run)
     gw_lc_run_pack_u64(&pk, "buckets", s->buckets);
     gw_lc_run_pack_u64(&pk, "total_expired", s->total_expired);
     gw_lc_run_pack_u64(&pk, "total_aborted", s->total_aborted);
+    gw_lc_run_pack_u64(&pk, "noncurrent_expired", s->nc_expired);
+    gw_lc_run_pack_u64(&pk, "markers_added", s->markers_added);
+    gw_lc_run_pack_u64(&pk, "markers_removed", s->markers_removed);
+    gw_lc_run_pack_u64(&pk, "total_noncurrent_expired", s->total_nc_expired);
+    gw_lc_run_pack_u64(&pk, "total_markers_added", s->total_markers_added);
+    gw_lc_run_pack_u64(&pk, "total_markers_removed", s->total_markers_removed);
     gw_lc_run_pack_u64(&pk, "day_length_us", run->o.day_us);
     gw_lc_run_pack_u64(&pk, "interval_us", run->o.interval_us);
     gw_lc_run_pack_u64(&pk, "lease_us", run->o.lease_us);
@@ -158,10 +107,15 @@ static int gw_lc_run_decode(const void *data, size_t len, struct gw_lc_status *s
 {
     static const char *const u64s[] = {"lease_until_us", "last_start_us", "last_end_us",
                                        "next_due_us", "scans", "expired", "aborted", "buckets",
-                                       "total_expired", "total_aborted"};
+                                       "total_expired", "total_aborted", "noncurrent_expired",
+                                       "markers_added", "markers_removed",
+                                       "total_noncurrent_expired", "total_markers_added",
+                                       "total_markers_removed"};
     uint64_t *slots[] = {&s->lease_until, &s->last_start, &s->last_end, &s->next_due, &s->scans,
                          &s->expired, &s->aborted, &s->buckets, &s->total_expired,
-                         &s->total_aborted};
+                         &s->total_aborted, &s->nc_expired, &s->markers_added,
+                         &s->markers_removed, &s->total_nc_expired, &s->total_markers_added,
+                         &s->total_markers_removed};
     memset(s, 0, sizeof(*s));
     msgpack_unpacked up;
     msgpack_unpacked_init(&up);
@@ -239,7 +193,7 @@ static uint64_t gw_lc_run_tick_us(const struct gw_lc_run *run)
 
 /* A store callback's first call: 1 when the worker was closed meanwhile
  * (the callback must return at once). */
-static int gw_lc_run_op_done(struct gw_lc_run *run)
+int gw_lc_run_op_done(struct gw_lc_run *run)
 {
     run->inflight--;
     return run->closed;
@@ -319,6 +273,7 @@ static void gw_lc_run_held_now(struct gw_lc_run *run)
         run->st.scanning = 1;
         run->st.last_start = now;
         run->st.expired = run->st.aborted = run->st.buckets = 0;
+        run->st.nc_expired = run->st.markers_added = run->st.markers_removed = 0;
         CN_LOG(CN_LOG_INFO, "lifecycle: scan starts (%s)", run->holder);
         gw_lc_run_write(run, gw_lc_run_on_scan_started);
         return;
@@ -450,7 +405,7 @@ static void gw_lc_run_slot_reached(struct gw_lc_run *run)
 }
 
 /* Throttle: fn(run) once the next delete may start (max_deletes_per_sec). */
-static void gw_lc_run_delete_slot(struct gw_lc_run *run, void (*fn)(struct gw_lc_run *run))
+void gw_lc_run_delete_slot(struct gw_lc_run *run, void (*fn)(struct gw_lc_run *run))
 {
     uint64_t now = cn_time_now_us();
     uint64_t at = CN_MAX(now, run->next_delete);
@@ -466,7 +421,7 @@ static void gw_lc_run_delete_slot(struct gw_lc_run *run, void (*fn)(struct gw_lc
 /* ---- listings ---------------------------------------------------------- */
 
 /* Copies a listing's entries into page; 0 when the listing failed. */
-static int gw_lc_run_page_fill(struct gw_lc_page *page, const struct gw_store_list_result *res)
+int gw_lc_run_page_fill(struct gw_lc_page *page, const struct gw_store_list_result *res)
 {
     page->n = page->idx = 0;
     page->more = 0;
@@ -474,7 +429,7 @@ static int gw_lc_run_page_fill(struct gw_lc_page *page, const struct gw_store_li
         return 0;
     for (uint32_t i = 0; i < res->n_ents && page->n < page->cap; i++) {
         const struct gw_store_entry *e = &res->ents[i];
-        if (e->key_len > GW_LO_KEY_MAX)
+        if (e->key_len > sizeof(page->items[0].key))
             continue;
         struct gw_lc_item *it = &page->items[page->n++];
         memcpy(it->key, e->key, e->key_len);
@@ -488,8 +443,8 @@ static int gw_lc_run_page_fill(struct gw_lc_page *page, const struct gw_store_li
 }
 
 /* Lists a page of prefix after the page's last key (none: from the start). */
-static void gw_lc_run_list(struct gw_lc_run *run, struct gw_lc_page *page, const char *prefix,
-                           size_t prefix_len, int from_start, gw_store_list_cb cb)
+void gw_lc_run_list(struct gw_lc_run *run, struct gw_lc_page *page, const char *prefix,
+                    size_t prefix_len, int from_start, gw_store_list_cb cb)
 {
     const struct gw_lc_item *last = from_start || page->n == 0 ? NULL : &page->items[page->n - 1];
     run->inflight++;
@@ -539,7 +494,7 @@ static int gw_lc_run_has(const struct gw_lc *lc, int aborts)
 }
 
 static void gw_lc_run_objects_page(struct gw_lc_run *run, int from_start);
-static void gw_lc_run_uploads_page(struct gw_lc_run *run, int from_start);
+static void gw_lc_run_after_objects(struct gw_lc_run *run);
 
 static void gw_lc_run_on_bucket(struct gw_store_result *res, void *arg)
 {
@@ -549,13 +504,16 @@ static void gw_lc_run_on_bucket(struct gw_store_result *res, void *arg)
     gw_lc_fini(&run->lc);
     struct gw_bucket_meta bm;
     const struct gw_bucket_meta_config *cfg = NULL;
-    int versioned = 0;
+    enum gw_versioning_state versioning = GW_VERSIONING_OFF;
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
         if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
                                   m->etag.len) == CN_OK) {
             cfg = gw_bucket_meta_config(&bm, "lifecycle");
-            versioned = gw_bucket_meta_config(&bm, GW_VERSIONING_CFG) != NULL;
+            const struct gw_bucket_meta_config *vc = gw_bucket_meta_config(&bm,
+                                                                            GW_VERSIONING_CFG);
+            if (vc != NULL)
+                versioning = gw_versioning_state_of(vc->value, vc->value_len);
         }
     }
     if (cfg != NULL) {
@@ -570,14 +528,14 @@ static void gw_lc_run_on_bucket(struct gw_store_result *res, void *arg)
         return;
     }
     run->st.buckets++;
-    /* a versioned bucket's expirations are delete markers and version
-     * removals, which this worker does not do yet: deleting the "o/" record
-     * and its chunks here would cut the versions that share them, so its
-     * objects are left alone (docs/gateway.md, "Versioning") */
-    if (gw_lc_run_has(&run->lc, 0) && !versioned)
+    /* a bucket with a versioning state: its current objects expire behind
+     * delete markers, then its version records are walked
+     * (lifecycle_vrun.c) */
+    run->v.versioning = versioning;
+    if (gw_lc_run_has(&run->lc, 0))
         gw_lc_run_objects_page(run, 1);
     else
-        gw_lc_run_uploads_page(run, 1);
+        gw_lc_run_after_objects(run);
 }
 
 static void gw_lc_run_next_bucket(struct gw_lc_run *run)
@@ -602,6 +560,26 @@ static void gw_lc_run_next_bucket(struct gw_lc_run *run)
 }
 
 /* ---- objects ----------------------------------------------------------- */
+
+/* The current objects are done: the version records (a bucket with a
+ * versioning state and rules for them), then the uploads. */
+static void gw_lc_run_after_objects(struct gw_lc_run *run)
+{
+    if (run->v.versioning != GW_VERSIONING_OFF && gw_lc_vrun_wanted(&run->lc))
+        gw_lc_vrun_versions(run);
+    else
+        gw_lc_run_uploads_page(run, 1);
+}
+
+/* The expiry of a current object that fell due: a delete, or a delete
+ * marker where the bucket has a versioning state. */
+static void gw_lc_run_expire(struct gw_lc_run *run);
+
+static void gw_lc_run_expire_due(struct gw_lc_run *run)
+{
+    gw_lc_run_delete_slot(run, run->v.versioning != GW_VERSIONING_OFF ? gw_lc_vrun_mark
+                                                                       : gw_lc_run_expire);
+}
 
 static void gw_lc_run_on_objects(struct gw_store_list_result *res, void *arg)
 {
@@ -696,25 +674,25 @@ static void gw_lc_run_on_object_head(struct gw_store_result *res, void *arg)
     if (h != NULL && gw_tagset_parse_query(run->tags, h->value, h->value_len, &why) != GW_S3_OK)
         run->tags->n = 0;
     if (gw_lc_run_object_due(run, run->cur, run->tags, 1) == 1)
-        gw_lc_run_delete_slot(run, gw_lc_run_expire);
+        gw_lc_run_expire_due(run);
     else
         gw_lc_run_next_object(run);
 }
 
-static void gw_lc_run_next_object(struct gw_lc_run *run)
+void gw_lc_run_next_object(struct gw_lc_run *run)
 {
     struct gw_lc_page *p = &run->objects;
     if (p->idx == p->n) {
         if (p->more)
             gw_lc_run_objects_page(run, 0);
         else
-            gw_lc_run_uploads_page(run, 1);
+            gw_lc_run_after_objects(run);
         return;
     }
     run->cur = &p->items[p->idx++];
     int due = gw_lc_run_object_due(run, run->cur, NULL, 0);
     if (due == 1) {
-        gw_lc_run_delete_slot(run, gw_lc_run_expire);
+        gw_lc_run_expire_due(run);
     } else if (due < 0) {
         run->inflight++;
         gw_store_head(run->store, run->cur->key, run->cur->key_len, gw_lc_run_on_object_head,
@@ -738,7 +716,7 @@ static void gw_lc_run_on_uploads(struct gw_store_list_result *res, void *arg)
     gw_lc_run_next_upload(run);
 }
 
-static void gw_lc_run_uploads_page(struct gw_lc_run *run, int from_start)
+void gw_lc_run_uploads_page(struct gw_lc_run *run, int from_start)
 {
     if (!gw_lc_run_has(&run->lc, 1)) {
         gw_lc_run_next_bucket(run);
@@ -903,7 +881,7 @@ static void gw_lc_run_on_finished(struct gw_store_result *res, void *arg)
 }
 
 /* Ends the scan (why: NULL, or what stopped it) and writes the results. */
-static void gw_lc_run_finish(struct gw_lc_run *run, const char *why)
+void gw_lc_run_finish(struct gw_lc_run *run, const char *why)
 {
     uint64_t now = cn_time_now_us();
     gw_lc_fini(&run->lc);
@@ -919,9 +897,12 @@ static void gw_lc_run_finish(struct gw_lc_run *run, const char *why)
     if (why != NULL)
         CN_LOG(CN_LOG_WARN, "lifecycle: scan stopped: %s", why);
     CN_LOG(CN_LOG_INFO, "lifecycle: scan done in %llu ms: %llu buckets with rules, %llu objects "
-           "expired, %llu uploads aborted", (unsigned long long)((now - run->st.last_start) / 1000),
+           "expired, %llu uploads aborted, %llu noncurrent versions expired, %llu delete markers "
+           "added, %llu removed", (unsigned long long)((now - run->st.last_start) / 1000),
            (unsigned long long)run->st.buckets, (unsigned long long)run->st.expired,
-           (unsigned long long)run->st.aborted);
+           (unsigned long long)run->st.aborted, (unsigned long long)run->st.nc_expired,
+           (unsigned long long)run->st.markers_added,
+           (unsigned long long)run->st.markers_removed);
     gw_lc_run_write(run, gw_lc_run_on_finished);
 }
 
@@ -945,6 +926,17 @@ static void gw_lc_run_metrics(struct gw_lc_run *run)
     run->m_aborted = cn_metrics_counter(reg, "cairn_gateway_lifecycle_aborted_uploads_total",
                                         "Multipart uploads this gateway aborted by lifecycle "
                                         "rules", 0, NULL);
+    run->m_nc_expired = cn_metrics_counter(reg, "cairn_gateway_lifecycle_noncurrent_expired_total",
+                                           "Noncurrent object versions this gateway removed by "
+                                           "lifecycle rules", 0, NULL);
+    run->m_markers_added = cn_metrics_counter(reg,
+                                              "cairn_gateway_lifecycle_markers_added_total",
+                                              "Delete markers this gateway wrote over expired "
+                                              "current versions", 0, NULL);
+    run->m_markers_removed = cn_metrics_counter(reg,
+                                                "cairn_gateway_lifecycle_markers_removed_total",
+                                                "Lone (expired object) delete markers this "
+                                                "gateway removed", 0, NULL);
     run->m_held = cn_metrics_gauge(reg, "cairn_gateway_lifecycle_lease_held",
                                    "1 while this gateway holds the lifecycle lease", 0, NULL);
     run->m_last_end = cn_metrics_gauge(reg, "cairn_gateway_lifecycle_last_scan_end_seconds",
@@ -996,6 +988,7 @@ void gw_lc_run_free(struct gw_lc_run *run)
         return;
     }
     event_free(run->timer);
+    gw_lc_vrun_fini(run);
     gw_lc_fini(&run->lc);
     gw_tagset_free(run->tags);
     cn_free(run->buckets.items);

@@ -1,16 +1,20 @@
 /* The lifecycle worker: a background task on one worker thread of each
  * gateway that applies the Enabled rules of every bucket (lifecycle.h):
  * expires current objects that fell due (their chunks reclaimed as a
- * DELETE's are) and aborts incomplete multipart uploads (their parts'
+ * DELETE's are; in a bucket with a versioning state a delete marker
+ * instead, and noncurrent versions and lone delete markers removed:
+ * lifecycle_vrun.c) and aborts incomplete multipart uploads (their parts'
  * chunks reclaimed at once). At most one gateway of a cluster scans at a
  * time: the one that holds the lease kept in the system record
  * "s/lifecycle" (docs/operations.md gives the design and what it
  * guarantees), which also carries what the last scan did, so
  * `cairn-admin lifecycle status` can print it.
  *
- * Memory: one listing page (GW_LC_RUN_PAGE entries, about 150 KiB) and one
- * bucket's rules (at most the bucket record's 60 KiB) at a time, one store
- * operation in flight. */
+ * Memory: listing pages of fixed size (GW_LC_RUN_PAGE buckets and objects
+ * or versions, GW_LC_RUN_PARTS_PAGE parts, about 1.3 KiB an entry: ~300 KiB
+ * in all), one bucket's rules (at most the bucket record's 60 KiB), in a
+ * versioned bucket one key's position (~2.5 KiB) and the chunk map of the
+ * one version being removed, one store operation in flight. */
 #ifndef GW_LIFECYCLE_RUN_H
 #define GW_LIFECYCLE_RUN_H
 

@@ -28,6 +28,7 @@
 #include "s3_tagging.h"
 #include "s3_versions.h"
 #include "store.h"
+#include "versioning.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -70,8 +71,10 @@ struct gw_multipart {
     struct gw_lo_put *lp;         /* UploadPart body */
     struct gw_lo_writer *w;       /* UploadPartCopy bytes */
     struct gw_lo_copy *copy;      /* UploadPartCopy from a chunked source */
-    char src[GW_KEYS_MAX];        /* UploadPartCopy source record */
+    char src[GW_KEYS_MAX];        /* UploadPartCopy source object ("o/": its chunks' names) */
     size_t src_len;
+    char src_rkey[GW_VERSIONING_KEY_MAX]; /* the record read: src, or a version's */
+    size_t src_rkey_len;
     struct evbuffer *copy_data;
     struct gw_lo_seg seg;         /* the new part's chunks */
     char md5[33];
@@ -720,7 +723,10 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     if (res->rc == CN_NOTFOUND) {
-        gw_req_error(r, gw_access_source_missing(r), NULL);
+        enum gw_s3_err err = gw_access_source_missing(r);
+        if (err == GW_S3_NO_SUCH_KEY && r->copy_src.version_id != NULL)
+            err = GW_S3_NO_SUCH_VERSION;   /* as CopyObject */
+        gw_req_error(r, err, NULL);
         return;
     }
     if (res->rc != CN_OK) {
@@ -736,6 +742,8 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
             gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* no grant in the source's ACL */
         return;
     }
+    if (gw_s3_versions_on_copy_record(r, sm))
+        return;   /* a delete marker named by id, or no such null version */
     size_t tl;
     uint64_t lsize;
     int large = gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize);
@@ -785,19 +793,35 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
     gw_multipart_on_copy_writer(m->w, r);
 }
 
+/* Reads the copy source's record at key: the object's, or the version's
+ * (s3_versions.h); a large one's chunks are named after m->src either way. */
+static void gw_multipart_copy_read_src(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_multipart *m = r->h;
+    memcpy(m->src_rkey, key, key_len);
+    m->src_rkey_len = key_len;
+    gw_req_hold(r);
+    gw_store_get(r->s3->store, m->src_rkey, m->src_rkey_len, 1, 0, 0,
+                 gw_multipart_on_copy_source, r);
+}
+
 static void gw_multipart_copy_upload_ok(struct gw_req *r)
 {
     /* the router's one parse of x-amz-copy-source (copy_source.h) */
     const struct gw_copy_source *cs = &r->copy_src;
     struct gw_multipart *m = r->h;
     CN_ASSERT(r->has_copy_src);
-    if (!gw_copy_source_version_is_null(cs)) {
+    if (cs->version_id != NULL &&
+        gw_versioning_id_check(cs->version_id, cs->version_id_len) == 0) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
     }
     m->src_len = gw_keys_object(m->src, cs->bucket, cs->bucket_len, cs->key, cs->key_len);
-    gw_req_hold(r);
-    gw_store_get(r->s3->store, m->src, m->src_len, 1, 0, 0, gw_multipart_on_copy_source, r);
+    if (cs->version_id != NULL) {   /* ...?versionId=: that version's record */
+        gw_s3_versions_copy_source(r, gw_multipart_copy_read_src);
+        return;
+    }
+    gw_multipart_copy_read_src(r, m->src, m->src_len);
 }
 
 void gw_multipart_upload_part(struct gw_req *r)

@@ -268,8 +268,9 @@ static int gw_policy_one_of(const json_t *s, const char *a, const char *b)
 
 static int gw_policy_check_stmt(const json_t *s, const char *bucket, char *why)
 {
-    static const char *const keys[] = {"Sid", "Effect", "Principal", "Action", "NotAction",
-                                       "Resource", "NotResource", "Condition"};
+    static const char *const keys[] = {"Sid",    "Effect",      "Principal", "NotPrincipal",
+                                       "Action", "NotAction",   "Resource",  "NotResource",
+                                       "Condition"};
     if (!json_is_object(s))
         GW_POLICY_FAIL("A statement must be an object");
     const char *k;
@@ -288,9 +289,11 @@ static int gw_policy_check_stmt(const json_t *s, const char *bucket, char *why)
     const json_t *sid = json_object_get(s, "Sid");
     if (sid != NULL && !json_is_string(sid))
         GW_POLICY_FAIL("Sid must be a string");
+    if (!gw_policy_one_of(s, "Principal", "NotPrincipal"))
+        GW_POLICY_FAIL("A statement needs exactly one of Principal and NotPrincipal");
     const json_t *pr = json_object_get(s, "Principal");
-    if (pr == NULL)
-        GW_POLICY_FAIL("Missing required field Principal");
+    if (pr == NULL && !json_is_object(pr = json_object_get(s, "NotPrincipal")))
+        GW_POLICY_FAIL("NotPrincipal must name principals");   /* "*": would match nobody */
     if (!gw_policy_check_principal(pr, why))
         return 0;
     if (!gw_policy_one_of(s, "Action", "NotAction"))
@@ -511,7 +514,13 @@ static int gw_policy_conditions_hold(const json_t *cond, const struct gw_policy_
 static int gw_policy_stmt_applies(const json_t *s, const struct gw_policy_request *q,
                                   const struct gw_policy_resource *res)
 {
-    if (!gw_policy_principal_matches(json_object_get(s, "Principal"), q))
+    /* NotPrincipal: everyone the list does not name (the anonymous caller
+     * included), as IAM evaluates it */
+    const json_t *pr = json_object_get(s, "Principal");
+    int not_p = pr == NULL;
+    if (not_p)
+        pr = json_object_get(s, "NotPrincipal");
+    if (gw_policy_principal_matches(pr, q) == not_p)
         return 0;
     const json_t *a = json_object_get(s, "Action");
     int not_a = a == NULL;
@@ -570,7 +579,8 @@ int gw_policy_is_public(const struct gw_policy *p)
         if (strcmp(json_string_value(json_object_get(s, "Effect")), "Allow") != 0)
             continue;
         const json_t *pr = json_object_get(s, "Principal");
-        int any = json_is_string(pr);
+        /* an Allow to everyone but the NotPrincipal list is public */
+        int any = pr == NULL || json_is_string(pr);
         const char *k;
         const json_t *v;
         json_object_foreach((json_t *)pr, k, v) {

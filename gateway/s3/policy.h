@@ -6,13 +6,14 @@
  *
  * Understood: Version, Id, Statement (one or a list) of Sid, Effect
  * Allow|Deny, Principal ("*", {"AWS": "*" | id | "arn:aws:iam::ID:root" |
- * a list}, {"CanonicalUser": id}), Action / NotAction ("s3:Name" with * and
+ * a list}, {"CanonicalUser": id}) or NotPrincipal (the same objects: the
+ * statement applies to every caller they do not name), Action / NotAction ("s3:Name" with * and
  * ? wildcards, "*"), Resource / NotResource ("arn:aws:s3:::bucket" or
  * "arn:aws:s3:::bucket/key-pattern", wildcards), Condition with IpAddress /
  * NotIpAddress on aws:SourceIp (CIDR, IPv4 and IPv6) and StringEquals /
  * StringNotEquals / StringLike / StringNotLike on s3:prefix, Bool on
  * aws:SecureTransport ("true"/"false": the request came over HTTPS). Anything else
- * (NotPrincipal, another operator or key, a resource outside the bucket) is
+ * (another operator or key, a resource outside the bucket) is
  * refused as MalformedPolicy rather than evaluated loosely. */
 #ifndef GW_POLICY_H
 #define GW_POLICY_H

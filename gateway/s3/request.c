@@ -214,8 +214,13 @@ void gw_req_reply_empty(struct gw_req *r, int status)
 
 void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc)
 {
+    gw_req_reply_doc(r, status, "application/xml", doc);
+}
+
+void gw_req_reply_doc(struct gw_req *r, int status, const char *type, struct evbuffer *doc)
+{
     gw_req_reply_start(r, status);
-    gw_req_reply_header(r, "Content-Type", "application/xml", 15);
+    gw_req_reply_header(r, "Content-Type", type, strlen(type));
     gw_req_reply_send_headers(r, evbuffer_get_length(doc));
     evbuffer_add_buffer(gw_req_reply_body(r), doc);
     gw_req_reply_end(r);

@@ -210,6 +210,8 @@ void gw_req_reply_empty(struct gw_req *r, int status);
 /* Sends a whole response with body doc (moved out of doc) and Content-Type
  * application/xml, then ends it. */
 void gw_req_reply_xml(struct gw_req *r, int status, struct evbuffer *doc);
+/* The same with Content-Type type (a C string). */
+void gw_req_reply_doc(struct gw_req *r, int status, const char *type, struct evbuffer *doc);
 
 /* Answers an S3 error document for err (message NULL: the table's text),
  * naming the bucket and key when set, and ends the request. When the request

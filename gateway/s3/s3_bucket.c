@@ -11,6 +11,7 @@
 #include "bucket_owner.h"
 #include "keys.h"
 #include "s3_body.h"
+#include "s3_bucket_cfg.h"
 #include "s3_error.h"
 #include "s3_reply.h"
 #include "s3_subres.h"
@@ -104,6 +105,24 @@ static int gw_s3_bucket_cfg_record(struct gw_req *r, struct gw_store_result *res
     return 1;
 }
 
+static void gw_s3_bucket_on_cfg_read(struct gw_store_result *res, void *arg);
+
+static void gw_s3_bucket_cfg_read_as(struct gw_req *r, const char *name,
+                                     const struct gw_s3_cfg_kind *kind, gw_req_cb next)
+{
+    struct gw_s3_bucket_cfg *c = cn_calloc(1, sizeof(*c));
+    c->name = name;
+    c->kind = kind;
+    c->next = next;
+    CN_ASSERT(r->h == NULL);
+    r->h = c;
+    r->h_free = gw_s3_bucket_cfg_free;
+    char key[GW_KEYS_MAX];
+    size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
+    gw_req_hold(r);
+    gw_store_head(r->s3->store, key, n, gw_s3_bucket_on_cfg_read, r);
+}
+
 static void gw_s3_bucket_on_cfg_read(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -124,16 +143,13 @@ static void gw_s3_bucket_on_cfg_read(struct gw_store_result *res, void *arg)
 
 void gw_s3_bucket_cfg_read(struct gw_req *r, const char *name, gw_req_cb next)
 {
-    struct gw_s3_bucket_cfg *c = cn_calloc(1, sizeof(*c));
-    c->name = name;
-    c->next = next;
-    CN_ASSERT(r->h == NULL);
-    r->h = c;
-    r->h_free = gw_s3_bucket_cfg_free;
-    char key[GW_KEYS_MAX];
-    size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
-    gw_req_hold(r);
-    gw_store_head(r->s3->store, key, n, gw_s3_bucket_on_cfg_read, r);
+    gw_s3_bucket_cfg_read_as(r, name, NULL, next);
+}
+
+void gw_s3_bucket_cfg_read_kind(struct gw_req *r, const struct gw_s3_cfg_kind *kind,
+                                gw_req_cb next)
+{
+    gw_s3_bucket_cfg_read_as(r, kind->name, kind, next);
 }
 
 static void gw_s3_bucket_on_cfg_written(struct gw_store_result *res, void *arg)
@@ -249,12 +265,6 @@ void gw_s3_bucket_location(struct gw_req *r)
  * answer: what S3 answers for a new bucket (for ownership controls and the
  * public access block: AWS's defaults since April 2023, which are also
  * what the gateway enforces: bucket owner enforced, nothing public). */
-static void gw_s3_bucket_doc_versioning(struct gw_xml_writer *w)
-{
-    gw_xml_open_ns(w, "VersioningConfiguration", GW_XML_S3_NS);
-    gw_xml_close(w);
-}
-
 static void gw_s3_bucket_doc_logging(struct gw_xml_writer *w)
 {
     gw_xml_open_ns(w, "BucketLoggingStatus", GW_XML_S3_NS);
@@ -280,25 +290,6 @@ static void gw_s3_bucket_doc_request_payment(struct gw_xml_writer *w)
     gw_xml_close(w);
 }
 
-static void gw_s3_bucket_doc_ownership(struct gw_xml_writer *w)
-{
-    gw_xml_open_ns(w, "OwnershipControls", GW_XML_S3_NS);
-    gw_xml_open(w, "Rule");
-    gw_xml_elem_str(w, "ObjectOwnership", "BucketOwnerEnforced");
-    gw_xml_close(w);
-    gw_xml_close(w);
-}
-
-static void gw_s3_bucket_doc_public_access_block(struct gw_xml_writer *w)
-{
-    gw_xml_open_ns(w, "PublicAccessBlockConfiguration", GW_XML_S3_NS);
-    gw_xml_elem_bool(w, "BlockPublicAcls", 1);
-    gw_xml_elem_bool(w, "IgnorePublicAcls", 1);
-    gw_xml_elem_bool(w, "BlockPublicPolicy", 1);
-    gw_xml_elem_bool(w, "RestrictPublicBuckets", 1);
-    gw_xml_close(w);
-}
-
 /* The sub-resources of gw_s3_bucket_config_get() and what each answers: an
  * error (err), or 200 with doc. Setting any of them is NotImplemented. */
 static const struct {
@@ -306,8 +297,6 @@ static const struct {
     enum gw_s3_err err;
     void (*doc)(struct gw_xml_writer *w);
 } gw_s3_bucket_configs[] = {
-    {"versioning", GW_S3_OK, gw_s3_bucket_doc_versioning},
-    {"policy", GW_S3_NO_SUCH_BUCKET_POLICY, NULL},
     {"encryption", GW_S3_SERVER_SIDE_ENCRYPTION_CONFIGURATION_NOT_FOUND, NULL},
     {"website", GW_S3_NO_SUCH_WEBSITE_CONFIGURATION, NULL},
     {"replication", GW_S3_REPLICATION_CONFIGURATION_NOT_FOUND, NULL},
@@ -316,8 +305,6 @@ static const struct {
     {"accelerate", GW_S3_OK, gw_s3_bucket_doc_accelerate},
     {"notification", GW_S3_OK, gw_s3_bucket_doc_notification},
     {"requestPayment", GW_S3_OK, gw_s3_bucket_doc_request_payment},
-    {"ownershipControls", GW_S3_OK, gw_s3_bucket_doc_ownership},
-    {"publicAccessBlock", GW_S3_OK, gw_s3_bucket_doc_public_access_block},
 };
 
 /* The row of the configuration r's operation reads (its row in
@@ -486,19 +473,29 @@ static void gw_s3_bucket_on_deleted(struct gw_store_result *res, void *arg)
  * name used again never shows the old bucket's versions. */
 static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg);
 
-static void gw_s3_bucket_on_delete_objects(struct gw_store_list_result *res, void *arg)
+/* A listing of one entry at most came back for DeleteBucket: returns 1 when
+ * it found nothing, else answers r (BucketNotEmpty, a store error) and
+ * returns 0. */
+static int gw_s3_bucket_delete_listed_none(struct gw_req *r, struct gw_store_list_result *res)
 {
-    struct gw_req *r = arg;
     if (!gw_req_release(r))
-        return;
+        return 0;
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
-        return;
+        return 0;
     }
     if (res->n_ents > 0) {
         gw_req_error(r, GW_S3_BUCKET_NOT_EMPTY, NULL);
-        return;
+        return 0;
     }
+    return 1;
+}
+
+static void gw_s3_bucket_on_delete_objects(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_req *r = arg;
+    if (!gw_s3_bucket_delete_listed_none(r, res))
+        return;
     char prefix[GW_VERSIONING_KEY_MAX];
     size_t n = gw_versioning_bucket_prefix(prefix, r->bucket, r->bucket_len);
     gw_req_hold(r);
@@ -508,21 +505,13 @@ static void gw_s3_bucket_on_delete_objects(struct gw_store_list_result *res, voi
 static void gw_s3_bucket_on_delete_list(struct gw_store_list_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    if (!gw_req_release(r))
+    if (!gw_s3_bucket_delete_listed_none(r, res))
         return;
-    if (res->rc != CN_OK) {
-        gw_s3_reply_store_error(r, res->rc, res->err);
-        return;
-    }
-    if (res->n_ents > 0) {
-        gw_req_error(r, GW_S3_BUCKET_NOT_EMPTY, NULL);
-        return;
-    }
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
-    gw_store_delete(r->s3->store, key, n, r->id, cn_hlc_now(cn_hlc_default()), gw_s3_bucket_on_deleted,
-                    r);
+    gw_store_delete(r->s3->store, key, n, r->id, cn_hlc_now(cn_hlc_default()),
+                    gw_s3_bucket_on_deleted, r);
 }
 
 static void gw_s3_bucket_delete_found(struct gw_req *r)

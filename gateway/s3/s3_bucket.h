@@ -22,8 +22,11 @@ void gw_s3_bucket_config_get(struct gw_req *r);
 
 /* A named configuration of r->bucket (bucket_meta.h) being read or changed:
  * r->h from gw_s3_bucket_cfg_read() until the request ends. */
+struct gw_s3_cfg_kind;
+
 struct gw_s3_bucket_cfg {
     const char *name;                   /* "cors", ... (a literal) */
+    const struct gw_s3_cfg_kind *kind;  /* s3_bucket_cfg.h's handlers; NULL for others */
     struct gw_bucket_incarnation inc;   /* of the record first read */
     char *value;                        /* a copy of the configuration, NULL: none */
     size_t value_len;
@@ -37,6 +40,9 @@ struct gw_s3_bucket_cfg {
  * of configuration name; then next(r). Answers NoSuchBucket, AccessDenied,
  * ServiceUnavailable or InternalError (a record it cannot read) itself. */
 void gw_s3_bucket_cfg_read(struct gw_req *r, const char *name, gw_req_cb next);
+/* The same for kind's configuration, kept in r->h's kind. */
+void gw_s3_bucket_cfg_read_kind(struct gw_req *r, const struct gw_s3_cfg_kind *kind,
+                                gw_req_cb next);
 
 /* After gw_s3_bucket_cfg_read(): sets the configuration to value[len]
  * (taken: freed with r->h; NULL removes it), by reading the record again

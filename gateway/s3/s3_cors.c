@@ -8,8 +8,8 @@
 #include "bucket_meta.h"
 #include "cors.h"
 #include "keys.h"
-#include "s3_body.h"
 #include "s3_bucket.h"
+#include "s3_bucket_cfg.h"
 #include "s3_error.h"
 #include "s3_reply.h"
 #include "store.h"
@@ -74,93 +74,63 @@ static void gw_s3_cors_send(struct gw_req *r, const struct gw_s3_cors_headers *h
     gw_req_reply_header(r, "Vary", vary, strlen(vary));
 }
 
-/* ---- Put / Get / Delete ---------------------------------------------- */
+/* ---- Put / Get / Delete: a kind of s3_bucket_cfg.h's configurations ---- */
 
-static void gw_s3_cors_done(struct gw_req *r)
+static enum gw_s3_err gw_s3_cors_encode(struct gw_req *r, const char *body, size_t len,
+                                        char **value, size_t *value_len,
+                                        char why[GW_S3_CFG_WHY_MAX])
 {
-    gw_req_reply_empty(r, 200);
-}
-
-static void gw_s3_cors_deleted(struct gw_req *r)
-{
-    gw_req_reply_empty(r, 204);
-}
-
-static void gw_s3_cors_put_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
-{
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err, NULL);
-        return;
-    }
-    size_t len = evbuffer_get_length(data);
-    const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
+    (void)r;
     struct gw_cors c;
-    char why[GW_XML_WHY_MAX];
-    if (gw_xml_parse_cors(body, len, &c, &err, why) != CN_OK) {
-        gw_req_error(r, err, why[0] != '\0' ? why : NULL);
-        return;
+    char msg[GW_XML_WHY_MAX] = "";
+    enum gw_s3_err err;
+    if (gw_xml_parse_cors(body, len, &c, &err, msg) != CN_OK) {
+        snprintf(why, GW_S3_CFG_WHY_MAX, "%s", msg);
+        return err;
     }
-    char *value;
-    size_t value_len;
-    gw_cors_encode(&c, &value, &value_len);
+    gw_cors_encode(&c, value, value_len);
     gw_cors_fini(&c);
-    gw_s3_bucket_cfg_write(r, value, value_len, gw_s3_cors_done);
+    return GW_S3_OK;
 }
 
-/* The bucket is the caller's (its incarnation noted): read the rules. */
-static void gw_s3_cors_put_owned(struct gw_req *r)
+static enum gw_s3_err gw_s3_cors_render(struct gw_req *r, const char *value, size_t len,
+                                        struct evbuffer *doc)
 {
-    gw_s3_body_read_integrity(r, GW_CORS_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
-                              gw_s3_cors_put_body);
-}
-
-void gw_s3_cors_put(struct gw_req *r)
-{
-    gw_s3_bucket_cfg_read(r, "cors", gw_s3_cors_put_owned);
-}
-
-static void gw_s3_cors_get_found(struct gw_req *r)
-{
-    const struct gw_s3_bucket_cfg *cfg = r->h;
     struct gw_cors c;
-    if (cfg->value == NULL) {
-        gw_req_error(r, GW_S3_NO_SUCH_CORS_CONFIGURATION, NULL);
-        return;
-    }
-    if (gw_cors_decode(&c, cfg->value, cfg->value_len) != CN_OK) {
+    if (gw_cors_decode(&c, value, len) != CN_OK) {
         CN_LOGR(CN_LOG_WARN, r->id, "bucket '%s': stored CORS rules unreadable", r->bucket);
-        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
-        return;
+        return GW_S3_INTERNAL_ERROR;
     }
-    struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
     gw_cors_write_xml(&c, &w);
     gw_cors_fini(&c);
-    if (gw_xml_writer_finish(&w) != CN_OK)
-        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
-    else
-        gw_req_reply_xml(r, 200, doc);
-    evbuffer_free(doc);
+    return gw_xml_writer_finish(&w) == CN_OK ? GW_S3_OK : GW_S3_INTERNAL_ERROR;
+}
+
+static const struct gw_s3_cfg_kind gw_s3_cors_kind = {
+    .name = "cors",
+    .flags = GW_S3_CFG_MD5,
+    .max_bytes = GW_CORS_MAX_BYTES,
+    .put_status = 200,
+    .missing = GW_S3_NO_SUCH_CORS_CONFIGURATION,
+    .encode = gw_s3_cors_encode,
+    .render = gw_s3_cors_render,
+};
+
+void gw_s3_cors_put(struct gw_req *r)
+{
+    gw_s3_cfg_put(r, &gw_s3_cors_kind);
 }
 
 void gw_s3_cors_get(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, "cors", gw_s3_cors_get_found);
-}
-
-static void gw_s3_cors_delete_found(struct gw_req *r)
-{
-    const struct gw_s3_bucket_cfg *cfg = r->h;
-    if (cfg->value == NULL)
-        gw_req_reply_empty(r, 204);   /* nothing to remove: S3 answers 204 all the same */
-    else
-        gw_s3_bucket_cfg_write(r, NULL, 0, gw_s3_cors_deleted);
+    gw_s3_cfg_get(r, &gw_s3_cors_kind);
 }
 
 void gw_s3_cors_delete(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, "cors", gw_s3_cors_delete_found);
+    gw_s3_cfg_delete(r, &gw_s3_cors_kind);
 }
 
 /* ---- reading the rules without an owner check ------------------------- */

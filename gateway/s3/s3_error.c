@@ -202,6 +202,7 @@ enum gw_s3_err gw_s3_error_from_store(int rc)
     case CN_OK: return GW_S3_OK;
     case CN_TIMEOUT:
     case CN_IO: return GW_S3_SERVICE_UNAVAILABLE;
+    case CN_CONFLICT: return GW_S3_CONDITIONAL_REQUEST_CONFLICT;
     default: return GW_S3_INTERNAL_ERROR;
     }
 }

@@ -990,7 +990,10 @@ static void gw_s3_copy_write(struct gw_req *r)
         rec.etag = c->o.etag_field;
     }
     gw_req_hold(r);
-    gw_s3_versions_put(r, &rec, c->o.blob, gw_s3_copy_on_put, r);
+    if (c->o.cw.armed)   /* If-Match / If-None-Match on the destination, as PutObject */
+        gw_s3_versions_put_with(r, &rec, c->o.blob, gw_s3_copy_on_put, gw_s3_object_cond_put);
+    else
+        gw_s3_versions_put(r, &rec, c->o.blob, gw_s3_copy_on_put, r);
 }
 
 static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)
@@ -1155,6 +1158,7 @@ void gw_s3_object_copy(struct gw_req *r)
     c->o.skey_len = gw_keys_object(c->o.skey, r->bucket, r->bucket_len, r->key, r->key_len);
     r->h = c;
     r->h_free = gw_s3_copy_free;
+    c->o.is_put = 1;   /* the destination's If-Match / If-None-Match (conditional copy) */
     /* the router's one parse of x-amz-copy-source (copy_source.h) */
     const struct gw_copy_source *cs = &r->copy_src;
     CN_ASSERT(r->has_copy_src);

@@ -68,7 +68,7 @@ static const char *const gw_s3_ops_unsupported_subs[] = {
 #define GW_S3_OPS_WRITE (GW_S3_OP_CHECK_ACL | GW_S3_OP_CHECK_VERSION)
 
 const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
-    /* same order as gw_s3_bucket_configs[], which picks the answer */
+    /* the GET rows of the never-set configurations are GW_S3_OPS_CONFIG: s3_bucket.c answers */
     GW_S3_OPS_OP(GW_S3_OP_GET_BUCKET_VERSIONING, "GetBucketVersioning", "GET", GW_S3_OPS_B,
                  "versioning", gw_s3_versions_config_get, 0,
                  "Status Enabled or Suspended; empty VersioningConfiguration when never set"),
@@ -130,13 +130,13 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  "the stored ACL (the owner's FULL_CONTROL when none); "
                  "NoSuchBucket when no bucket is named"),
     GW_S3_OPS_OP(GW_S3_OP_GET_OBJECT_ACL, "GetObjectAcl", "GET", GW_S3_OPS_O, "acl",
-                 gw_s3_subres_acl_get, 0, "the stored ACL (the bucket owner's FULL_CONTROL when none)"),
+                 gw_s3_subres_acl_get, GW_S3_OP_CHECK_VERSION, "the stored ACL (the bucket owner's FULL_CONTROL when none); versionId: that version's"),
     GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_ACL, "PutBucketAcl", "PUT",
                  GW_S3_OP_SERVICE | GW_S3_OPS_B, "acl", gw_s3_subres_acl_put, 0,
                  "x-amz-acl, x-amz-grant-* or an AccessControlPolicy body; "
                  "AccessControlListNotSupported under BucketOwnerEnforced"),
     GW_S3_OPS_OP(GW_S3_OP_PUT_OBJECT_ACL, "PutObjectAcl", "PUT", GW_S3_OPS_O, "acl",
-                 gw_s3_subres_acl_put, 0, "as PutBucketAcl"),
+                 gw_s3_subres_acl_put, GW_S3_OP_CHECK_VERSION, "as PutBucketAcl"),
     [GW_S3_OP_ACL_METHOD_NOT_ALLOWED] = {.id = GW_S3_OP_ACL_METHOD_NOT_ALLOWED,
                                          .name = "AclMethodNotAllowed", .targets = GW_S3_OP_ANY,
                                          .param = "acl",
@@ -151,8 +151,9 @@ const struct gw_s3_op gw_s3_ops_table[GW_S3_OP_COUNT] = {
                  "policy", gw_s3_policy_delete, 0, "204"),
     GW_S3_OPS_OP(GW_S3_OP_PUT_BUCKET_LIFECYCLE_CONFIGURATION, "PutBucketLifecycleConfiguration",
                  "PUT", GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_put, 0,
-                 "up to 1000 rules: Expiration, AbortIncompleteMultipartUpload, "
-                 "NoncurrentVersionExpiration (stored); also PutBucketLifecycle's form; "
+                 "up to 1000 rules: Expiration (ExpiredObjectDeleteMarker too), "
+                 "AbortIncompleteMultipartUpload, NoncurrentVersionExpiration "
+                 "(NewerNoncurrentVersions too); also PutBucketLifecycle's form; "
                  "Content-MD5 or x-amz-checksum-* required"),
     GW_S3_OPS_OP(GW_S3_OP_DELETE_BUCKET_LIFECYCLE, "DeleteBucketLifecycle", "DELETE",
                  GW_S3_OPS_B, "lifecycle", gw_s3_lifecycle_delete, 0, "204"),

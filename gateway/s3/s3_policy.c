@@ -1,127 +1,89 @@
 /* Policy, policy status, ownership controls and public access block
- * handlers (s3_policy.h). Every write drops this worker's cached access
- * config of the bucket, so its next request decides on the new one. */
+ * handlers (s3_policy.h): kinds of s3_bucket_cfg.h's configurations, each
+ * an access input, so every write drops this worker's cached access config
+ * of the bucket and its next request decides on the new one. */
 #include "s3_policy.h"
 
 #include <string.h>
 
 #include "access.h"
 #include "acl.h"
-#include "bucket_owner.h"
 #include "policy.h"
-#include "s3_body.h"
 #include "s3_bucket.h"
+#include "s3_bucket_cfg.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
 
-/* A configuration was written (or removed): forget the cached one. */
-static void gw_s3_policy_written(struct gw_req *r, int status)
+/* Appends the XML document write(w, arg) builds to doc. */
+static enum gw_s3_err gw_s3_policy_doc(struct evbuffer *doc,
+                                       void (*write)(struct gw_xml_writer *w, const void *arg),
+                                       const void *arg)
 {
-    gw_bucket_owner_cache_drop(r->s3->owners, r->bucket, r->bucket_len);
-    gw_req_reply_empty(r, status);
-}
-
-static void gw_s3_policy_done_200(struct gw_req *r)
-{
-    gw_s3_policy_written(r, 200);
-}
-
-static void gw_s3_policy_done_204(struct gw_req *r)
-{
-    gw_s3_policy_written(r, 204);
-}
-
-/* DELETE of a configuration: 204 whether or not one was set. */
-static void gw_s3_policy_remove_found(struct gw_req *r)
-{
-    const struct gw_s3_bucket_cfg *cfg = r->h;
-    if (cfg->value == NULL)
-        gw_req_reply_empty(r, 204);
-    else
-        gw_s3_bucket_cfg_write(r, NULL, 0, gw_s3_policy_done_204);
-}
-
-/* Answers an XML document built by write(w, arg). */
-static void gw_s3_policy_reply_doc(struct gw_req *r,
-                                   void (*write)(struct gw_xml_writer *w, const void *arg),
-                                   const void *arg)
-{
-    struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
     write(&w, arg);
-    if (gw_xml_writer_finish(&w) != CN_OK)
-        gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
-    else
-        gw_req_reply_xml(r, 200, doc);
-    evbuffer_free(doc);
+    return gw_xml_writer_finish(&w) == CN_OK ? GW_S3_OK : GW_S3_INTERNAL_ERROR;
 }
 
 /* ---- ?policy ------------------------------------------------------------ */
 
-static void gw_s3_policy_get_found(struct gw_req *r)
+static enum gw_s3_err gw_s3_policy_encode(struct gw_req *r, const char *body, size_t len,
+                                          char **value, size_t *value_len,
+                                          char why[GW_S3_CFG_WHY_MAX])
 {
-    const struct gw_s3_bucket_cfg *cfg = r->h;
-    if (cfg->value == NULL) {
-        gw_req_error(r, GW_S3_NO_SUCH_BUCKET_POLICY, NULL);
-        return;
-    }
-    gw_req_reply_start(r, 200);
-    gw_req_reply_header(r, "Content-Type", "application/json", 16);
-    gw_req_reply_send_headers(r, cfg->value_len);
-    evbuffer_add(gw_req_reply_body(r), cfg->value, cfg->value_len);
-    gw_req_reply_end(r);
-}
-
-void gw_s3_policy_get(struct gw_req *r)
-{
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_POLICY, gw_s3_policy_get_found);
-}
-
-static void gw_s3_policy_put_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
-{
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err == GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED ? GW_S3_MALFORMED_POLICY : err,
-                     err == GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED
-                         ? "Policies must be at most 20480 bytes"
-                         : NULL);
-        return;
-    }
-    size_t len = evbuffer_get_length(data);
-    const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
-    char why[GW_POLICY_WHY_MAX];
-    struct gw_policy *p = gw_policy_parse(body, len, r->bucket, why);
+    char msg[GW_POLICY_WHY_MAX];
+    struct gw_policy *p = gw_policy_parse(body, len, r->bucket, msg);
     if (p == NULL) {
-        gw_req_error(r, GW_S3_MALFORMED_POLICY, why);
-        return;
+        snprintf(why, GW_S3_CFG_WHY_MAX, "%s", msg);
+        return GW_S3_MALFORMED_POLICY;
     }
     int pub = gw_policy_is_public(p);
     gw_policy_free(p);
     if (pub && r->access_cfg != NULL && (r->access_cfg->pab & GW_PAB_BLOCK_PUBLIC_POLICY)) {
         CN_LOGR(CN_LOG_INFO, r->id, "bucket '%s': public policy refused (BlockPublicPolicy)",
                 r->bucket);
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
-        return;
+        return GW_S3_ACCESS_DENIED;
     }
-    gw_s3_bucket_cfg_write(r, cn_memdup(body, len), len, gw_s3_policy_done_204);
+    *value = cn_memdup(body, len > 0 ? len : 1);
+    *value_len = len;
+    return GW_S3_OK;
 }
 
-static void gw_s3_policy_put_found(struct gw_req *r)
+static enum gw_s3_err gw_s3_policy_render(struct gw_req *r, const char *value, size_t len,
+                                          struct evbuffer *doc)
 {
-    gw_s3_body_read(r, GW_POLICY_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
-                    gw_s3_policy_put_body);
+    (void)r;
+    evbuffer_add(doc, value, len);   /* the JSON as it was put */
+    return GW_S3_OK;
+}
+
+static const struct gw_s3_cfg_kind gw_s3_policy_kind = {
+    .name = GW_ACCESS_CFG_POLICY,
+    .flags = GW_S3_CFG_ACCESS | GW_S3_CFG_JSON,
+    .max_bytes = GW_POLICY_MAX_BYTES,
+    .too_big = GW_S3_MALFORMED_POLICY,
+    .too_big_why = "Policies must be at most 20480 bytes",
+    .put_status = 204,
+    .missing = GW_S3_NO_SUCH_BUCKET_POLICY,
+    .encode = gw_s3_policy_encode,
+    .render = gw_s3_policy_render,
+};
+
+void gw_s3_policy_get(struct gw_req *r)
+{
+    gw_s3_cfg_get(r, &gw_s3_policy_kind);
 }
 
 void gw_s3_policy_put(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_POLICY, gw_s3_policy_put_found);
+    gw_s3_cfg_put(r, &gw_s3_policy_kind);
 }
 
 void gw_s3_policy_delete(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_POLICY, gw_s3_policy_remove_found);
+    gw_s3_cfg_delete(r, &gw_s3_policy_kind);
 }
 
 static void gw_s3_policy_status_write(struct gw_xml_writer *w, const void *arg)
@@ -131,23 +93,26 @@ static void gw_s3_policy_status_write(struct gw_xml_writer *w, const void *arg)
     gw_xml_close(w);
 }
 
-static void gw_s3_policy_status_found(struct gw_req *r)
+/* PolicyStatus: a view of the stored policy, read as GetBucketPolicy reads it. */
+static enum gw_s3_err gw_s3_policy_status_render(struct gw_req *r, const char *value,
+                                                 size_t len, struct evbuffer *doc)
 {
-    const struct gw_s3_bucket_cfg *cfg = r->h;
-    if (cfg->value == NULL) {
-        gw_req_error(r, GW_S3_NO_SUCH_BUCKET_POLICY, NULL);
-        return;
-    }
     char why[GW_POLICY_WHY_MAX];
-    struct gw_policy *p = gw_policy_parse(cfg->value, cfg->value_len, r->bucket, why);
+    struct gw_policy *p = gw_policy_parse(value, len, r->bucket, why);
     int pub = p != NULL && gw_policy_is_public(p);
     gw_policy_free(p);
-    gw_s3_policy_reply_doc(r, gw_s3_policy_status_write, &pub);
+    return gw_s3_policy_doc(doc, gw_s3_policy_status_write, &pub);
 }
+
+static const struct gw_s3_cfg_kind gw_s3_policy_status_kind = {
+    .name = GW_ACCESS_CFG_POLICY,
+    .missing = GW_S3_NO_SUCH_BUCKET_POLICY,
+    .render = gw_s3_policy_status_render,
+};
 
 void gw_s3_policy_status_get(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_POLICY, gw_s3_policy_status_found);
+    gw_s3_cfg_get(r, &gw_s3_policy_status_kind);
 }
 
 /* ---- ?ownershipControls --------------------------------------------------- */
@@ -161,56 +126,56 @@ static void gw_s3_policy_ownership_write(struct gw_xml_writer *w, const void *ar
     gw_xml_close(w);
 }
 
-static void gw_s3_policy_ownership_get_found(struct gw_req *r)
+static enum gw_s3_err gw_s3_policy_ownership_render(struct gw_req *r, const char *value,
+                                                    size_t len, struct evbuffer *doc)
 {
-    const struct gw_s3_bucket_cfg *cfg = r->h;
-    int o = cfg->value != NULL ? gw_access_ownership_parse(cfg->value, cfg->value_len) : -1;
-    if (o < 0) {
-        gw_req_error(r, GW_S3_OWNERSHIP_CONTROLS_NOT_FOUND, NULL);
-        return;
-    }
-    gw_s3_policy_reply_doc(r, gw_s3_policy_ownership_write, &o);
+    (void)r;
+    int o = gw_access_ownership_parse(value, len);
+    if (o < 0)
+        return GW_S3_OWNERSHIP_CONTROLS_NOT_FOUND;
+    return gw_s3_policy_doc(doc, gw_s3_policy_ownership_write, &o);
 }
+
+static enum gw_s3_err gw_s3_policy_ownership_encode(struct gw_req *r, const char *body,
+                                                    size_t len, char **value,
+                                                    size_t *value_len,
+                                                    char why[GW_S3_CFG_WHY_MAX])
+{
+    (void)r;
+    (void)why;
+    int o = -1;
+    enum gw_s3_err err = gw_acl_parse_ownership_xml(body, len, &o);
+    if (err != GW_S3_OK)
+        return err;
+    const char *name = gw_access_ownership_name(o);
+    *value_len = strlen(name);
+    *value = cn_memdup(name, *value_len);
+    return GW_S3_OK;
+}
+
+static const struct gw_s3_cfg_kind gw_s3_policy_ownership_kind = {
+    .name = GW_ACCESS_CFG_OWNERSHIP,
+    .flags = GW_S3_CFG_ACCESS,
+    .max_bytes = 16 * 1024,
+    .put_status = 200,
+    .missing = GW_S3_OWNERSHIP_CONTROLS_NOT_FOUND,
+    .encode = gw_s3_policy_ownership_encode,
+    .render = gw_s3_policy_ownership_render,
+};
 
 void gw_s3_policy_ownership_get(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_OWNERSHIP, gw_s3_policy_ownership_get_found);
-}
-
-static void gw_s3_policy_ownership_body(struct gw_req *r, enum gw_s3_err err,
-                                        struct evbuffer *data)
-{
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err, NULL);
-        return;
-    }
-    size_t len = evbuffer_get_length(data);
-    const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
-    int o = -1;
-    err = gw_acl_parse_ownership_xml(body, len, &o);
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err, NULL);
-        return;
-    }
-    const char *name = gw_access_ownership_name(o);
-    gw_s3_bucket_cfg_write(r, cn_memdup(name, strlen(name)), strlen(name),
-                           gw_s3_policy_done_200);
-}
-
-static void gw_s3_policy_ownership_put_found(struct gw_req *r)
-{
-    gw_s3_body_read(r, 16 * 1024, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED,
-                    gw_s3_policy_ownership_body);
+    gw_s3_cfg_get(r, &gw_s3_policy_ownership_kind);
 }
 
 void gw_s3_policy_ownership_put(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_OWNERSHIP, gw_s3_policy_ownership_put_found);
+    gw_s3_cfg_put(r, &gw_s3_policy_ownership_kind);
 }
 
 void gw_s3_policy_ownership_delete(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_OWNERSHIP, gw_s3_policy_remove_found);
+    gw_s3_cfg_delete(r, &gw_s3_policy_ownership_kind);
 }
 
 /* ---- ?publicAccessBlock ----------------------------------------------------- */
@@ -226,52 +191,54 @@ static void gw_s3_policy_pab_write(struct gw_xml_writer *w, const void *arg)
     gw_xml_close(w);
 }
 
-static void gw_s3_policy_pab_get_found(struct gw_req *r)
+static enum gw_s3_err gw_s3_policy_pab_render(struct gw_req *r, const char *value, size_t len,
+                                              struct evbuffer *doc)
 {
-    const struct gw_s3_bucket_cfg *cfg = r->h;
+    (void)r;
     unsigned pab;
-    if (cfg->value == NULL || gw_access_pab_decode(cfg->value, cfg->value_len, &pab) != CN_OK) {
-        gw_req_error(r, GW_S3_NO_SUCH_PUBLIC_ACCESS_BLOCK_CONFIGURATION, NULL);
-        return;
-    }
-    gw_s3_policy_reply_doc(r, gw_s3_policy_pab_write, &pab);
+    if (gw_access_pab_decode(value, len, &pab) != CN_OK)
+        return GW_S3_NO_SUCH_PUBLIC_ACCESS_BLOCK_CONFIGURATION;
+    return gw_s3_policy_doc(doc, gw_s3_policy_pab_write, &pab);
 }
+
+static enum gw_s3_err gw_s3_policy_pab_encode(struct gw_req *r, const char *body, size_t len,
+                                              char **value, size_t *value_len,
+                                              char why[GW_S3_CFG_WHY_MAX])
+{
+    (void)r;
+    (void)why;
+    unsigned pab;
+    enum gw_s3_err err = gw_acl_parse_pab_xml(body, len, &pab);
+    if (err != GW_S3_OK)
+        return err;
+    char text[5];
+    gw_access_pab_encode(pab, text);
+    *value = cn_memdup(text, 4);
+    *value_len = 4;
+    return GW_S3_OK;
+}
+
+static const struct gw_s3_cfg_kind gw_s3_policy_pab_kind = {
+    .name = GW_ACCESS_CFG_PAB,
+    .flags = GW_S3_CFG_ACCESS,
+    .max_bytes = 16 * 1024,
+    .put_status = 200,
+    .missing = GW_S3_NO_SUCH_PUBLIC_ACCESS_BLOCK_CONFIGURATION,
+    .encode = gw_s3_policy_pab_encode,
+    .render = gw_s3_policy_pab_render,
+};
 
 void gw_s3_policy_pab_get(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_PAB, gw_s3_policy_pab_get_found);
-}
-
-static void gw_s3_policy_pab_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
-{
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err, NULL);
-        return;
-    }
-    size_t len = evbuffer_get_length(data);
-    const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
-    unsigned pab;
-    err = gw_acl_parse_pab_xml(body, len, &pab);
-    if (err != GW_S3_OK) {
-        gw_req_error(r, err, NULL);
-        return;
-    }
-    char text[5];
-    gw_access_pab_encode(pab, text);
-    gw_s3_bucket_cfg_write(r, cn_memdup(text, 4), 4, gw_s3_policy_done_200);
-}
-
-static void gw_s3_policy_pab_put_found(struct gw_req *r)
-{
-    gw_s3_body_read(r, 16 * 1024, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED, gw_s3_policy_pab_body);
+    gw_s3_cfg_get(r, &gw_s3_policy_pab_kind);
 }
 
 void gw_s3_policy_pab_put(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_PAB, gw_s3_policy_pab_put_found);
+    gw_s3_cfg_put(r, &gw_s3_policy_pab_kind);
 }
 
 void gw_s3_policy_pab_delete(struct gw_req *r)
 {
-    gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_PAB, gw_s3_policy_remove_found);
+    gw_s3_cfg_delete(r, &gw_s3_policy_pab_kind);
 }

@@ -10,6 +10,7 @@
 
 #include <openssl/crypto.h>
 
+#include "access.h"
 #include "bucket_owner.h"
 #include "cn/alloc.h"
 #include "cn/hex.h"
@@ -18,6 +19,7 @@
 #include "s3_cors.h"
 #include "s3_names.h"
 #include "s3_object.h"
+#include "s3_subres.h"
 #include "sigv2.h"
 #include "sigv4.h"
 #include "xml.h"
@@ -25,6 +27,7 @@
 struct gw_s3_post {
     struct gw_post_form *form;
     int fields_done;
+    int acl_checked;                  /* the acl field passed gw_s3_acl_request() */
     int status;                       /* success_action_status: 200, 201 or 204 */
     const char *redirect;             /* success_action_redirect (a field's value) */
     size_t redirect_len;
@@ -171,8 +174,16 @@ static enum gw_s3_err gw_s3_post_auth(struct gw_req *r, const char **why)
     int v2 = gw_post_form_field(p->form, "AWSAccessKeyId") != NULL;
     memset(&r->auth, 0, sizeof(r->auth));
     r->auth.payload = GW_SIGV4_PAYLOAD_UNSIGNED;
+    if (!v4 && !v2 && policy == NULL) {
+        /* an anonymous form (no credential, no policy): S3 takes it where
+         * the access decision lets anyone write (a public-read-write
+         * bucket, a policy allowing "*" s3:PutObject) */
+        r->anonymous = 1;
+        r->auth.cred = &gw_access_anonymous;
+        return GW_S3_OK;
+    }
     if (!v4 && !v2) {
-        *why = "Anonymous access is not allowed.";
+        *why = "Bucket POST with a policy must contain x-amz-credential or AWSAccessKeyId.";
         return GW_S3_ACCESS_DENIED;
     }
     if (v4 && v2) {
@@ -298,8 +309,8 @@ static enum gw_s3_err gw_s3_post_headers_collect(struct gw_s3_post *p, const cha
     return GW_S3_OK;
 }
 
-/* success_action_status / success_action_redirect (or redirect), and the
- * ACL: only the owner's, as PutObject's x-amz-acl (s3_subres.c). */
+/* success_action_status / success_action_redirect (or redirect). The acl
+ * field is checked with the access (gw_s3_post_owned). */
 static enum gw_s3_err gw_s3_post_answer_fields(struct gw_s3_post *p, const char **why)
 {
     size_t len;
@@ -319,12 +330,6 @@ static enum gw_s3_err gw_s3_post_answer_fields(struct gw_s3_post *p, const char 
             return GW_S3_INVALID_ARGUMENT;
         }
     }
-    const char *acl = gw_s3_post_field(p, "acl", &len);
-    if (acl != NULL && !(len == 7 && memcmp(acl, "private", 7) == 0) &&
-        !(len == 25 && memcmp(acl, "bucket-owner-full-control", 25) == 0)) {
-        *why = NULL;
-        return GW_S3_ACCESS_CONTROL_LIST_NOT_SUPPORTED;
-    }
     return GW_S3_OK;
 }
 
@@ -333,10 +338,26 @@ static enum gw_s3_err gw_s3_post_answer_fields(struct gw_s3_post *p, const char 
 /* The access decision passed: CORS headers for a browser, then the write. */
 static void gw_s3_post_owned(struct gw_req *r)
 {
+    struct gw_s3_post *p = r->post;
     if (!r->cors_checked && gw_s3_cors_wanted(r)) {
         r->cors_checked = 1;
         gw_s3_cors_lookup(r, gw_s3_post_owned);
         return;
+    }
+    /* the acl field, as PutObject's x-amz-acl (s3_subres.h), on the
+     * bucket's current configuration */
+    if (!p->acl_checked) {
+        if (r->access_cfg != NULL && !r->access_cfg_fresh && gw_s3_acl_wanted(r)) {
+            gw_bucket_owner_refresh(r, gw_s3_post_owned);
+            return;
+        }
+        p->acl_checked = 1;
+        const char *why = NULL;
+        enum gw_s3_err err = gw_s3_acl_request(r, &why);
+        if (err != GW_S3_OK) {
+            gw_req_error(r, err, why);
+            return;
+        }
     }
     CN_LOGR(CN_LOG_DEBUG, r->id, "POST object: access granted, %zu bytes buffered",
             evbuffer_get_length(r->hr.body));
@@ -350,7 +371,9 @@ static void gw_s3_post_fields_ready(struct gw_req *r)
     const char *why = NULL;
     char pwhy[CN_ERR_LEN];
     enum gw_s3_err err = gw_s3_post_auth(r, &why);
-    if (err == GW_S3_OK) {
+    if (err == GW_S3_OK && r->anonymous) {
+        gw_post_form_set_range(p->form, 0, r->s3->opts.put_limit);   /* no policy to say less */
+    } else if (err == GW_S3_OK) {
         size_t plen;
         const char *policy = gw_s3_post_field(p, "policy", &plen);
         uint64_t min, max;

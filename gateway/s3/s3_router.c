@@ -360,6 +360,11 @@ static void gw_s3_router_route(struct gw_req *r)
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return;
     }
+    if (create && gw_access_decide(r, &gw_access_no_bucket, "s3:CreateBucket", r->bucket,
+                                   r->bucket_len, NULL, 0, 0, NULL) != GW_ACCESS_ALLOW) {
+        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);   /* a restricted key without the flag */
+        return;
+    }
     if (r->bucket_len > 0 && !create)
         gw_bucket_owner_check(r, r->bucket, r->bucket_len, gw_s3_router_route_target_owned);
     else
@@ -405,7 +410,8 @@ static void gw_s3_router_route_owned(struct gw_req *r)
         gw_versioning_id_check(vid->value, vid->value_len) == 2 &&
         op->id != GW_S3_OP_GET_OBJECT && op->id != GW_S3_OP_HEAD_OBJECT &&
         op->id != GW_S3_OP_DELETE_OBJECT && op->id != GW_S3_OP_GET_OBJECT_TAGGING &&
-        op->id != GW_S3_OP_PUT_OBJECT_TAGGING && op->id != GW_S3_OP_DELETE_OBJECT_TAGGING) {
+        op->id != GW_S3_OP_PUT_OBJECT_TAGGING && op->id != GW_S3_OP_DELETE_OBJECT_TAGGING &&
+        op->id != GW_S3_OP_GET_OBJECT_ACL && op->id != GW_S3_OP_PUT_OBJECT_ACL) {
         gw_req_error(r, GW_S3_NOT_IMPLEMENTED,
                      "This operation does not take a version id other than null yet.");
         return;

@@ -1,5 +1,5 @@
 /* The status document (s3_status.h), built per request from the shared
- * node states and hint queues (a glance: no lock but the hint queues'). */
+ * node states and hint counters (a glance: no lock but the hint counters'). */
 #include "s3_status.h"
 
 #include <stdio.h>

@@ -7,6 +7,11 @@
  *   PUT ?acl (object)   rewrites the object's record with ":acl" replaced,
  *                       as a tagging write does (s3_tagging.c: ts + 1 of the
  *                       record read, so a later overwrite is never undone)
+ *   ?versionId=         (objects) the version's record (s3_versions.h); in a
+ *                       bucket with a versioning state a PUT rewrites both
+ *                       copies of the version ("o/" and its version record)
+ *                       as a tagging write does, so a GET by id and of the
+ *                       latest agree
  *   writes              x-amz-acl / x-amz-grant-* checked by the router and
  *                       stored with the object, the upload (then applied at
  *                       Complete, which keeps the upload's meta) or the bucket
@@ -29,9 +34,13 @@
 #include "objmeta.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
+#include "post_form.h"
 #include "s3_ops.h"
+#include "s3_post.h"
 #include "s3_reply.h"
+#include "s3_versions.h"
 #include "store.h"
+#include "versioning.h"
 #include "xml.h"
 
 #include "cn/alloc.h"
@@ -52,6 +61,20 @@ static const char *gw_s3_acl_writer(const struct gw_req *r)
     return p != NULL ? p : gw_access_anonymous.owner_id;
 }
 
+/* An ACL header of r; for POST object the form's field instead (only
+ * `acl`: S3's forms carry no grant fields). */
+static const char *gw_s3_acl_header(const struct gw_req *r, const char *name, size_t *len)
+{
+    if (r->post == NULL)
+        return gw_req_header(r, name, len);
+    const struct gw_post_form_field *f =
+        strcmp(name, "x-amz-acl") == 0 ? gw_post_form_field(gw_s3_post_form(r->post), "acl")
+                                       : NULL;
+    if (f != NULL && len != NULL)
+        *len = f->value_len;
+    return f != NULL ? f->value : NULL;
+}
+
 /* The ACL of r's headers into acl, owner writer. *given: some header was
  * there. *canned: x-amz-acl's value, or NULL. */
 static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char *writer,
@@ -59,10 +82,10 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
                                              int *given, const char **canned, size_t *clen,
                                              const char **why)
 {
-    *canned = gw_req_header(r, "x-amz-acl", clen);
+    *canned = gw_s3_acl_header(r, "x-amz-acl", clen);
     int grants = 0;
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++)
-        grants |= gw_req_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL;
+        grants |= gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL;
     *given = *canned != NULL || grants;
     gw_acl_canned(acl, "private", 7, writer, bucket_owner);
     if (*canned != NULL && grants) {
@@ -79,7 +102,7 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
     acl->n = 0;   /* header grants are the whole ACL */
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++) {
         size_t len;
-        const char *v = gw_req_header(r, gw_s3_acl_grant_headers[i], &len);
+        const char *v = gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], &len);
         if (v == NULL)
             continue;
         enum gw_s3_err err = gw_acl_add_grant_header(acl, gw_s3_acl_grant_perms[i], v, len);
@@ -87,6 +110,31 @@ static enum gw_s3_err gw_s3_acl_from_headers(const struct gw_req *r, const char 
             return err;
     }
     return GW_S3_OK;
+}
+
+/* Does every account acl grants to exist, as the owner id of some key the
+ * gateway knows (the credentials file and the cluster's keys)? S3 refuses a
+ * grant to a canonical id it does not know with 400 InvalidArgument (s3-tests
+ * test_bucket_acl_grant_nonexist_user). known, the ACL's and the bucket's
+ * owners, always pass (a deleted account's object keeps its own owner).
+ * Cost: grants x keys string compares, at most GW_ACL_MAX_GRANTS per key. */
+static int gw_s3_acl_ids_known(const struct gw_req *r, const struct gw_acl *acl,
+                               const char *known)
+{
+    const struct gw_credentials *c = r->s3->creds;
+    size_t n = c != NULL ? gw_credentials_count(c) : 0;
+    for (size_t i = 0; i < acl->n; i++) {
+        const char *id = acl->g[i].id;
+        if (acl->g[i].grantee != GW_ACL_USER || strcmp(id, known) == 0 ||
+            strcmp(id, acl->owner) == 0 || strcmp(id, gw_s3_acl_writer(r)) == 0)
+            continue;
+        size_t k = 0;
+        while (k < n && strcmp(gw_credentials_at(c, k)->owner_id, id) != 0)
+            k++;
+        if (k == n)
+            return 0;
+    }
+    return 1;
 }
 
 /* Does acl give nobody but the bucket owner anything (the only ACL that
@@ -116,10 +164,10 @@ static int gw_s3_acl_create_ownership(const struct gw_req *r)
 
 int gw_s3_acl_wanted(const struct gw_req *r)
 {
-    if (gw_req_header(r, "x-amz-acl", NULL) != NULL)
+    if (gw_s3_acl_header(r, "x-amz-acl", NULL) != NULL)
         return 1;
     for (size_t i = 0; i < CN_ARRAY_LEN(gw_s3_acl_grant_headers); i++)
-        if (gw_req_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL)
+        if (gw_s3_acl_header(r, gw_s3_acl_grant_headers[i], NULL) != NULL)
             return 1;
     return r->access_cfg != NULL && strcmp(gw_s3_acl_writer(r), r->access_cfg->owner) != 0;
 }
@@ -129,7 +177,7 @@ enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why)
     enum gw_s3_op_id id = r->op->id;
     int create = id == GW_S3_OP_CREATE_BUCKET;
     if (!create && id != GW_S3_OP_PUT_OBJECT && id != GW_S3_OP_COPY_OBJECT &&
-        id != GW_S3_OP_CREATE_MULTIPART_UPLOAD)
+        id != GW_S3_OP_CREATE_MULTIPART_UPLOAD && id != GW_S3_OP_POST_OBJECT)
         return GW_S3_OK;   /* S3 ignores ACL headers on the other writes */
     const struct gw_access_config *cfg = r->access_cfg;
     const char *writer = gw_s3_acl_writer(r);
@@ -151,6 +199,10 @@ enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why)
     size_t clen;
     enum gw_s3_err err =
         gw_s3_acl_from_headers(r, writer, bucket_owner, acl, &given, &canned, &clen, why);
+    if (err == GW_S3_OK && !gw_s3_acl_ids_known(r, acl, bucket_owner)) {
+        *why = "Invalid id";
+        err = GW_S3_INVALID_ARGUMENT;
+    }
     if (err != GW_S3_OK)
         goto out;
     if (ownership == GW_OWNERSHIP_BUCKET_OWNER_ENFORCED) {
@@ -255,7 +307,21 @@ static void gw_s3_acl_bucket_get_found(struct gw_req *r)
 
 static void gw_s3_acl_missing(struct gw_req *r)
 {
-    gw_req_error(r, gw_bucket_owner_missing_key(r), NULL);
+    enum gw_s3_err err = gw_bucket_owner_missing_key(r);   /* 403 to who may not list */
+    if (err == GW_S3_NO_SUCH_KEY && gw_s3_versions_not_found(r))
+        return;   /* NoSuchVersion, or NoSuchKey under a delete marker */
+    gw_req_error(r, err, NULL);
+}
+
+/* The version-specific part of a record read for ?acl: 1 when r was
+ * answered (a delete marker named by id: 405; not the null version asked
+ * for: NoSuchVersion). S3's ACL answers carry no version id header. */
+static int gw_s3_acl_version_check(struct gw_req *r, const struct msg *m)
+{
+    if (gw_s3_versions_on_record(r, m))
+        return 1;
+    r->version_id[0] = '\0';
+    return 0;
 }
 
 /* The object's record (HEAD) of GET ?acl came back. */
@@ -278,6 +344,8 @@ static void gw_s3_acl_object_on_head(struct gw_store_result *res, void *arg)
             gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return;
     }
+    if (gw_s3_acl_version_check(r, m))
+        return;
     struct gw_objmeta om;
     const struct gw_objmeta_header *h = NULL;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK)
@@ -288,16 +356,26 @@ static void gw_s3_acl_object_on_head(struct gw_store_result *res, void *arg)
     cn_free(acl);
 }
 
+/* Reads the record at key for GET ?acl: the object's, or a version's. */
+static void gw_s3_acl_object_head_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    gw_req_hold(r);
+    gw_store_head(r->s3->store, key, key_len, gw_s3_acl_object_on_head, r);
+}
+
 void gw_s3_subres_acl_get(struct gw_req *r)
 {
     if (r->key == NULL) {
         gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_ACL, gw_s3_acl_bucket_get_found);
         return;
     }
+    if (gw_req_param(r, "versionId") != NULL) {
+        gw_s3_versions_get(r, gw_s3_acl_object_head_from);
+        return;
+    }
     char skey[GW_KEYS_MAX];
     size_t n = gw_keys_object(skey, r->bucket, r->bucket_len, r->key, r->key_len);
-    gw_req_hold(r);
-    gw_store_head(r->s3->store, skey, n, gw_s3_acl_object_on_head, r);
+    gw_s3_acl_object_head_from(r, skey, n);
 }
 
 /* ---- PUT ?acl ------------------------------------------------------------ */
@@ -308,6 +386,10 @@ struct gw_s3_acl_put {
     struct gw_acl acl;
     char skey[GW_KEYS_MAX];
     size_t skey_len;
+    char rkey[GW_VERSIONING_KEY_MAX];  /* the record rewritten: skey or a version's */
+    size_t rkey_len;
+    int twin;                          /* versioned: now the other copy of the version */
+    char vid[GW_VERSIONING_ID_MAX];    /* the version rewritten first ("": none) */
     char *text;
     size_t text_len;
     char *etag;
@@ -333,6 +415,8 @@ static enum gw_s3_err gw_s3_acl_put_check(struct gw_req *r, struct gw_acl *acl, 
     const struct gw_access_config *cfg = r->access_cfg;
     if (cfg == NULL)
         return GW_S3_ACCESS_DENIED;
+    if (!gw_s3_acl_ids_known(r, acl, cfg->owner))
+        return GW_S3_INVALID_ARGUMENT;
     if (cfg->ownership == GW_OWNERSHIP_BUCKET_OWNER_ENFORCED) {
         int ok = given_canned ? (gw_s3_acl_is(canned, clen, "private") ||
                                  gw_s3_acl_is(canned, clen, "bucket-owner-full-control"))
@@ -350,6 +434,27 @@ static void gw_s3_acl_put_done(struct gw_req *r)
     gw_req_reply_empty(r, 200);
 }
 
+static void gw_s3_acl_object_read_from(struct gw_req *r, const char *key, size_t key_len);
+
+/* The other copy of the version just rewritten: the version record when
+ * "o/" was rewritten, "o/" when the version's record was (the same key:
+ * a null version kept only as "o/", none). */
+static void gw_s3_acl_twin_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_s3_acl_put *a = r->h;
+    if (key_len == a->rkey_len && memcmp(key, a->rkey, key_len) == 0) {
+        gw_req_reply_empty(r, 200);
+        return;
+    }
+    a->twin = 1;
+    cn_free(a->etag);
+    cn_free(a->meta);
+    gw_blob_unref(a->blob);
+    a->etag = a->meta = NULL;
+    a->blob = NULL;
+    gw_s3_acl_object_read_from(r, key, key_len);
+}
+
 static void gw_s3_acl_object_on_written(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
@@ -359,7 +464,29 @@ static void gw_s3_acl_object_on_written(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    gw_req_reply_empty(r, 200);
+    struct gw_s3_acl_put *a = r->h;
+    if (a->twin || a->vid[0] == '\0' || r->versioning == GW_VERSIONING_OFF) {
+        gw_req_reply_empty(r, 200);
+        return;
+    }
+    if (a->rkey_len == a->skey_len && memcmp(a->rkey, a->skey, a->skey_len) == 0)
+        gw_s3_versions_get_id(r, a->vid, gw_s3_acl_twin_from);
+    else
+        gw_s3_acl_twin_from(r, a->skey, a->skey_len);
+}
+
+/* The version id a record's meta carries into id ("" when none). */
+static void gw_s3_acl_vid(const struct msg *m, char id[GW_VERSIONING_ID_MAX])
+{
+    struct gw_objmeta om;
+    const struct gw_objmeta_header *h;
+    id[0] = '\0';
+    if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK &&
+        (h = gw_objmeta_find(&om, GW_VERSIONING_META)) != NULL &&
+        h->value_len < GW_VERSIONING_ID_MAX && gw_versioning_id_check(h->value, h->value_len)) {
+        memcpy(id, h->value, h->value_len);
+        id[h->value_len] = '\0';
+    }
 }
 
 /* The object's record came back whole: write it again with the new ACL,
@@ -370,19 +497,33 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
     if (!gw_req_release(r))
         return;
     struct gw_s3_acl_put *a = r->h;
-    if (res->rc == CN_NOTFOUND) {
-        gw_req_error(r, gw_bucket_owner_missing_key(r), NULL);
-        return;
-    }
-    if (res->rc != CN_OK) {
-        gw_s3_reply_store_error(r, res->rc, res->err);
-        return;
+    if (a->twin) {   /* the other copy: gone or another version: done */
+        char id[GW_VERSIONING_ID_MAX];
+        if (res->rc == CN_OK)
+            gw_s3_acl_vid(&res->reply->m, id);
+        if (res->rc != CN_OK || strcmp(id, a->vid) != 0) {
+            gw_req_reply_empty(r, 200);
+            return;
+        }
+        a->acl.owner[0] = '\0';   /* the twin's owner is the version's */
+    } else {
+        if (res->rc == CN_NOTFOUND) {
+            gw_s3_acl_missing(r);   /* r->versioning is known (gw_s3_bucket_require) */
+            return;
+        }
+        if (res->rc != CN_OK) {
+            gw_s3_reply_store_error(r, res->rc, res->err);
+            return;
+        }
+        if (!gw_access_object_allows(r, res->reply->m.meta.ptr, res->reply->m.meta.len)) {
+            gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
+            return;
+        }
+        if (gw_s3_acl_version_check(r, &res->reply->m))
+            return;
+        gw_s3_acl_vid(&res->reply->m, a->vid);
     }
     const struct msg *m = &res->reply->m;
-    if (!gw_access_object_allows(r, m->meta.ptr, m->meta.len)) {
-        gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
-        return;
-    }
     struct gw_objmeta om;
     const struct gw_objmeta_header *h = NULL;
     if (gw_objmeta_decode(&om, m->meta.ptr, m->meta.len) == CN_OK)
@@ -396,6 +537,7 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
         gw_req_error(r, GW_S3_ACCESS_DENIED, "The owner in the ACL is not the object's owner.");
         return;
     }
+    cn_free(a->text);
     gw_acl_encode(&a->acl, &a->text, &a->text_len);
     if (gw_objmeta_replace(m->meta.ptr, m->meta.len, GW_OBJMETA_ACL, a->text, a->text_len,
                            &a->meta, &a->meta_len) != CN_OK) {
@@ -404,7 +546,7 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
     }
     a->etag = cn_memdup(m->etag.ptr, m->etag.len > 0 ? m->etag.len : 1);
     struct gw_store_record rec = {
-        .key = a->skey, .key_len = a->skey_len,
+        .key = a->rkey, .key_len = a->rkey_len,
         .etag = a->etag, .etag_len = m->etag.len,
         .meta = a->meta, .meta_len = a->meta_len,
         .ver = r->id, .ts = m->ts + 1,   /* as a tagging write (s3_tagging.c) */
@@ -418,6 +560,17 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
 
 static void gw_s3_acl_bucket_write(struct gw_req *r);
 
+/* Reads the record at key whole for PUT ?acl: the object's, a version's,
+ * or the other copy of the version rewritten. */
+static void gw_s3_acl_object_read_from(struct gw_req *r, const char *key, size_t key_len)
+{
+    struct gw_s3_acl_put *a = r->h;
+    memcpy(a->rkey, key, key_len);
+    a->rkey_len = key_len;
+    gw_req_hold(r);
+    gw_store_get(r->s3->store, a->rkey, a->rkey_len, 1, 0, 0, gw_s3_acl_object_on_record, r);
+}
+
 /* The new ACL is in a->acl (owner as given, or empty): check and store it. */
 static void gw_s3_acl_put_apply(struct gw_req *r, int canned_given, const char *canned,
                                 size_t clen)
@@ -429,8 +582,10 @@ static void gw_s3_acl_put_apply(struct gw_req *r, int canned_given, const char *
         return;
     }
     if (r->key != NULL) {
-        gw_req_hold(r);
-        gw_store_get(r->s3->store, a->skey, a->skey_len, 1, 0, 0, gw_s3_acl_object_on_record, r);
+        if (gw_req_param(r, "versionId") != NULL)
+            gw_s3_versions_get(r, gw_s3_acl_object_read_from);
+        else
+            gw_s3_acl_object_read_from(r, a->skey, a->skey_len);
         return;
     }
     const char *owner = r->access_cfg->owner;

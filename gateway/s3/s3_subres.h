@@ -15,11 +15,13 @@ void gw_s3_subres_acl_get(struct gw_req *r);
 void gw_s3_subres_acl_put(struct gw_req *r);
 
 /* The router's check of the ACL headers of a write (GW_S3_OP_CHECK_ACL):
- * for PutObject, CopyObject, CreateMultipartUpload and CreateBucket, builds
- * the ACL they ask for and keeps it in r->acl_text when there is one to
+ * for PutObject, CopyObject, CreateMultipartUpload and CreateBucket (and
+ * PostObject's `acl` form field, called by s3_post.c once the form is read),
+ * builds the ACL they ask for and keeps it in r->acl_text when there is one to
  * store (the object or upload record's ":acl", the bucket's "acl"). Returns
  * GW_S3_OK, or the error to answer: InvalidRequest (x-amz-acl together with
- * x-amz-grant-*), InvalidArgument (an unknown canned ACL, a bad grant),
+ * x-amz-grant-*), InvalidArgument (an unknown canned ACL, a bad grant, a
+ * grant to an id that is no account's),
  * AccessControlListNotSupported / InvalidBucketAclWithObjectOwnership (ACLs
  * disabled by BucketOwnerEnforced), AccessDenied (BlockPublicAcls). */
 enum gw_s3_err gw_s3_acl_request(struct gw_req *r, const char **why);

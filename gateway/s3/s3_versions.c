@@ -1571,6 +1571,10 @@ const char *gw_s3_versions_action(const struct gw_req *r)
         return "s3:PutObjectVersionTagging";
     if (strcmp(action, "s3:DeleteObjectTagging") == 0)
         return "s3:DeleteObjectVersionTagging";
+    if (strcmp(action, "s3:GetObjectAcl") == 0)
+        return "s3:GetObjectVersionAcl";
+    if (strcmp(action, "s3:PutObjectAcl") == 0)
+        return "s3:PutObjectVersionAcl";
     return action;
 }
 

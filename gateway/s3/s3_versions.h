@@ -100,7 +100,8 @@ int gw_s3_versions_on_copy_record(struct gw_req *r, const struct msg *m);
 /* The IAM action an access decision asks for r: its operation's
  * (gw_s3_op_action()), or the version action S3 names when r carries a
  * versionId: s3:GetObjectVersion (GET/HEAD), s3:DeleteObjectVersion,
- * s3:GetObjectVersionTagging. Never NULL. */
+ * s3:GetObjectVersionTagging (and the other tagging ones),
+ * s3:GetObjectVersionAcl, s3:PutObjectVersionAcl. Never NULL. */
 const char *gw_s3_versions_action(const struct gw_req *r);
 
 /* The same for a copy's source: s3:GetObjectVersion when

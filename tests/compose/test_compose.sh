@@ -13,9 +13,13 @@
 #     gateway and read through the other
 #  5. the compose bench service: cairn-bench with integrity checking through
 #     both gateways, no errors allowed
+#  5b. Prometheus (profile monitoring) scrapes all 5 daemons: targets up,
+#     node writes counted, gateways report every node up
 #  6. every object (listed, read, MD5 = ETag) is snapshotted; one storage
 #     container is stopped; every object must still be listed and read back
-#     identical through both gateways
+#     identical through both gateways; Prometheus and the gateways see it
+#     down; /_cairn/ready stays 200, turns 503 with a second node stopped,
+#     200 again when it is back
 #  7. the stopped node comes back with its volume's data
 #  8. the cluster grows (deploy/docker/compose-grow.yml): node4 joins, the
 #     gateways are restarted with it one at a time, every object still reads
@@ -105,7 +109,7 @@ cleanup() {
   fi
   if [ "$dockerd_started" -eq 1 ]; then
     step "teardown"
-    "${dcg[@]}" --profile bench down -v --remove-orphans -t 10 >/dev/null 2>&1
+    "${dcg[@]}" --profile bench --profile monitoring down -v --remove-orphans -t 10 >/dev/null 2>&1
     if ! deploy/docker/dockerd-sandbox.sh stop "$sandbox"; then
       echo "FAIL: test_compose: the host was not left as it was found (see above)" >&2
       rc=1
@@ -189,6 +193,14 @@ $docker build -t "$image" "${build_args[@]}" - <"$ctx" >"$tmp/build.log" 2>&1 ||
 grep -E '^(built|runtime packages):' "$tmp/build.log" || true
 echo "docker build: $((SECONDS - t))s; image $($docker image inspect -f '{{.Size}}' "$image" |
   awk '{ printf "%.0f MB", $1 / 1e6 }')"
+t=$SECONDS
+prom_image=cairn-prometheus:compose-test
+$docker build -q -t "$prom_image" --network host -f deploy/docker/Dockerfile.prometheus \
+  --build-arg BASE_IMAGE=cairn-base:bookworm \
+  --build-arg DEBIAN_MIRROR="$mirror" --build-arg DEBIAN_SECURITY_MIRROR="$security" \
+  - <"$ctx" >"$tmp/build-prom.log" 2>&1 ||
+  { tail -n 40 "$tmp/build-prom.log"; fail "docker build of the Prometheus image failed"; }
+echo "docker build (prometheus): $((SECONDS - t))s"
 $docker image prune -f >/dev/null
 
 has() { $docker run --rm --entrypoint sh "$image" -c "command -v $1" >/dev/null 2>&1; }
@@ -205,6 +217,8 @@ gw1_port=$(free_port); gw2_port=$(free_port)
 # this long before the gateway asks the next replica (see the report)
 export CAIRN_IMAGE=$image CAIRN_RESTART=no CAIRN_STORAGE_REQUEST_TIMEOUT=3s
 export CAIRN_GATEWAY1_ADDR=127.0.0.1:$gw1_port CAIRN_GATEWAY2_ADDR=127.0.0.1:$gw2_port
+prom_port=$(free_port)
+export CAIRN_PROMETHEUS_IMAGE=$prom_image CAIRN_PROMETHEUS_ADDR=127.0.0.1:$prom_port
 "${dc[@]}" up -d --no-build node1 node2 node3
 
 # Waits until every named service's container reports healthy.
@@ -330,6 +344,15 @@ for i in range(1, 31):
 PY
 fi
 
+step "Prometheus scrapes every node and gateway"
+"${dc[@]}" --profile monitoring up -d --no-build prometheus
+prom() { /usr/bin/python3 tests/compose/prom.py "http://127.0.0.1:$prom_port" "$@"; }
+prom wait-targets --up 5 --timeout 90 || fail "Prometheus does not see 5 targets up"
+prom wait-query 'sum(cairn_storage_stored_writes_total)' --above 0 --timeout 60 ||
+  fail "no node request was counted"
+prom wait-query 'count(cairn_gateway_node_up == 1)' --above 5 --timeout 60 ||
+  fail "the gateways do not report the three nodes up"
+
 step "snapshot of every object, then node2 stops"
 objects snapshot --endpoints "${eps%%,*}" --bucket "$bucket" --out "$tmp/snap.json" ||
   fail "objects did not read back before a node was stopped"
@@ -338,6 +361,30 @@ t=$SECONDS
 objects verify --degraded --endpoints "$eps" --bucket "$bucket" --expect "$tmp/snap.json" ||
   fail "objects did not read back with node2 stopped"
 echo "read back with node2 stopped: $((SECONDS - t))s"
+prom wait-query 'up{instance="node2:9100"}' --below 1 --timeout 60 ||
+  fail "Prometheus does not see node2 down"
+prom wait-query 'max(cairn_gateway_node_up{node="tcp://node2:7100"})' --below 1 --timeout 60 ||
+  fail "the gateways do not report node2 down"
+ready() {  # ready PORT: the status line of /_cairn/ready
+  curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/_cairn/ready"
+}
+[ "$(ready "$gw1_port")" = 200 ] || fail "gateway1 not ready with one node of three down (W = R = 2)"
+# a second node down: W = 2 replicas can no longer be reached, ready says so
+"${dc[@]}" stop -t 10 node3
+deadline=$((SECONDS + 60))
+until [ "$(ready "$gw1_port")" = 503 ] && [ "$(ready "$gw2_port")" = 503 ]; do
+  [ $SECONDS -lt $deadline ] || fail "/_cairn/ready did not answer 503 with two nodes down"
+  sleep 1
+done
+echo "ready: 503 on both gateways with node2 and node3 down"
+"${dc[@]}" start node3
+wait_healthy node3
+deadline=$((SECONDS + 60))
+until [ "$(ready "$gw1_port")" = 200 ] && [ "$(ready "$gw2_port")" = 200 ]; do
+  [ $SECONDS -lt $deadline ] || fail "/_cairn/ready did not come back to 200 with node3 back"
+  sleep 1
+done
+echo "ready: 200 again with node3 back"
 
 step "node2 back with its data"
 "${dc[@]}" start node2

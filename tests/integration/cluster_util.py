@@ -37,7 +37,7 @@ class RestartableNode(StorageNode):
         return self.proc is not None
 
 
-def cluster(nodes=3, settings=None):
+def cluster(nodes=3, settings=None, node_settings=None):
     """An s3util.Cluster whose nodes are RestartableNodes; short timeouts so
     failures are detected in a second."""
     base = {"storage.request_timeout": "1s", "storage.probe_interval": "200ms",
@@ -45,7 +45,7 @@ def cluster(nodes=3, settings=None):
     base.update(settings or {})
     s3util.StorageNode = RestartableNode
     try:
-        return s3util.Cluster(nodes=nodes, settings=base)
+        return s3util.Cluster(nodes=nodes, settings=base, node_settings=node_settings)
     finally:
         s3util.StorageNode = StorageNode
 

@@ -4,7 +4,8 @@
 Transport: a ZeroMQ DEALER socket; a request is [header] or [header, payload]
 (payload only for PUT); a reply is [header] or, for an OK GET, [header,
 payload]. The header is one msgpack map with str keys. Requests carry v=1 (v=2
-for the conditional-write ops LOCK/UNLOCK and a PUT with `tok`), a
+for the conditional-write ops LOCK/UNLOCK, a PUT with `tok`, and the hinted
+handoff ops HINT_ADD/HINT_TAKE), a
 client-chosen 64-bit id and op; replies carry the same id and op plus st.
 Replies may come back in any order: match them by id.
 
@@ -21,7 +22,8 @@ import zmq
 VERSION = 1
 
 OPS = {"PING": 1, "STATS": 2, "PUT": 3, "GET": 4, "HEAD": 5, "DELETE": 6,
-       "LIST": 7, "SCRUB": 8, "COMPACT": 9, "LOCK": 10, "UNLOCK": 11, "DIGEST": 12}
+       "LIST": 7, "SCRUB": 8, "COMPACT": 9, "LOCK": 10, "UNLOCK": 11, "DIGEST": 12,
+       "HINT_ADD": 13, "HINT_TAKE": 14}
 OP_NAMES = {v: k for k, v in OPS.items()}
 
 ST = {"OK": 0, "NOT_FOUND": 1, "BAD_REQUEST": 2, "CORRUPT": 3, "TOO_LARGE": 4,
@@ -229,6 +231,25 @@ class Client:
         if after is not None:
             f["after"] = after
         return self.call("LIST", **f)
+
+    def hint_add(self, node, key, ts, ver):
+        """HINT_ADD (v2): keep a hint that node missed the write (ts, ver) of key."""
+        return self.call("HINT_ADD", v=2, node=node, key=key, ts=ts, ver=ver)
+
+    def hint_take(self, node=None, after=None, limit=None, done=None):
+        """HINT_TAKE (v2): drop the replayed hints done ([(key, ts, ver)]) of
+        node, then list node's hints; the reply's stats count every node's."""
+        f = {"v": 2}
+        if node is not None:
+            f["node"] = node
+        if after is not None:
+            f["after"] = after.encode() if isinstance(after, str) else after
+        if limit is not None:
+            f["limit"] = limit
+        if done:
+            f["ents"] = [{"key": k.encode() if isinstance(k, str) else k, "ts": ts, "ver": ver}
+                         for k, ts, ver in done]
+        return self.call("HINT_TAKE", **f)
 
     def stats(self):
         r = self.call("STATS")

@@ -201,6 +201,12 @@ def run(c, g2):
     rc, out, err = admin(c, "key", "create", "carol", "--account", "carol", master=None)
     check(rc == 2 and "master key" in err, "create without a master key: %d %s" % (rc, err))
 
+    # --account names an account of the cluster (docs/operations.md "Accounts")
+    rc, out, err = admin(c, "key", "create", "alice laptop", "--account", "alice")
+    check(rc == 1 and "no account alice" in err, "key of a missing account: %d %s" % (rc, err))
+    rc, out, err = admin(c, "account", "create", "alice")
+    check(rc == 0, "account create: %d %s %s" % (rc, out, err))
+    alice = json.loads(out)["id"]
     rc, out, err = admin(c, "key", "create", "alice laptop", "--account", "alice")
     check(rc == 0, "key create: %d %s %s" % (rc, out, err))
     made = json.loads(out)
@@ -208,7 +214,7 @@ def run(c, g2):
     check(len(ak) == 20 and ak.startswith("AKIA") and ak.isalnum() and ak.upper() == ak,
           "AKID %r" % ak)
     check(len(sk) == 40, "secret %r" % sk)
-    check(made["account"] == "alice", "account %r" % made)
+    check(made["account"] == alice, "account %r" % made)
 
     # the key works on both gateways within the bound: it creates a bucket
     # on the first, and its account owns it
@@ -230,7 +236,7 @@ def run(c, g2):
     check(s3a.get_object(Bucket="alice-bucket", Key="k")["Body"].read() == b"from gateway 2",
           "GET through gateway 1")
     acl = s3a.get_bucket_acl(Bucket="alice-bucket")
-    check(acl["Owner"]["ID"] == "alice", "owner %r" % acl["Owner"])
+    check(acl["Owner"]["ID"] == alice, "owner %r" % acl["Owner"])
     check([b["Name"] for b in s3b.list_buckets()["Buckets"]] == ["alice-bucket"],
           "alice's listing")
     # another account's (file) key is refused there
@@ -256,7 +262,7 @@ def run(c, g2):
     check(rc == 0, "key list: %d %s" % (rc, err))
     listed = json.loads(out)["keys"]
     check([(k["access_key_id"], k["account"], k["name"]) for k in listed] ==
-          [(ak, "alice", "alice laptop")], "listed %r" % listed)
+          [(ak, alice, "alice laptop")], "listed %r" % listed)
     check(sk not in out, "the secret is not listed")
     # with a master key, list says whether each key opens under it (the check
     # before handing a master key file to the gateways)
@@ -319,7 +325,7 @@ def test_swap_mid_request(c, g2, ak, sk):
     try:
         s.sendall(head.encode() + body[:100])
         start = len(g2.log_text())
-        rc, out, err = admin(c, "key", "create", "swapper", "--account", "swapper")
+        rc, out, err = admin(c, "key", "create", "swapper")   # its own account
         check(rc == 0, "create swapper: %s" % err)
         new = json.loads(out)
         wait_until("gateway 2 swapped its table",
@@ -339,7 +345,7 @@ def test_tampered(c, g2):
     """A byte of a record's sealed secret flipped on every node (written
     back as a newer version, as a node's owner could): the key is left out
     with a log line, the gateways keep serving the others."""
-    rc, out, err = admin(c, "key", "create", "bob", "--account", "bob")
+    rc, out, err = admin(c, "key", "create", "bob")
     check(rc == 0, "create bob: %s" % err)
     made = json.loads(out)
     ak, sk = made["access_key_id"], made["secret_access_key"]
@@ -372,7 +378,7 @@ def make_many(c, g2, n):
     gateway 2, which read them in one or more rounds."""
     made = []
     for i in range(n):
-        rc, out, err = admin(c, "key", "create", "many %d" % i, "--account", "many%d" % i)
+        rc, out, err = admin(c, "key", "create", "many%d" % i)
         check(rc == 0, "create many %d: %s" % (i, err))
         m = json.loads(out)
         made.append((m["access_key_id"], m["secret_access_key"]))

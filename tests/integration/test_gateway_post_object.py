@@ -6,7 +6,8 @@ forms made by boto3's generate_presigned_post, signed with SigV4 (a
 Config(signature_version='s3v4') client) and with SigV2 (boto3's default in
 us-east-1), posted with the requests library and with curl -F; the answers
 (204, 201 PostResponse, 303 redirect), ${filename}, x-amz-meta-* and
-Content-Type fields; the refusals (expired, tampered or unmet policy,
+Content-Type fields, the acl field and anonymous forms to buckets anyone
+may write; the refusals (expired, tampered or unmet policy,
 content-length-range, extra fields, other account, anonymous, malformed
 bodies) each storing nothing; and a 20 MiB file whose upload does not grow
 the gateway's peak memory by the file's size (it is streamed)."""
@@ -256,6 +257,75 @@ def test_large_file_streams(c):
     check(SANITIZED or grew < 12, "the gateway's peak memory grew %.1f MiB for a 20 MiB file" % grew)
 
 
+def test_acl_field_and_anonymous(c):
+    """The form's acl field sets the object's ACL as PutObject's x-amz-acl
+    (it must be in the signed policy like any field), and an anonymous form
+    (no credential, no policy) is taken where anyone may write: a
+    public-read-write bucket or a policy allowing "*" s3:PutObject (RESTObjectPOST:
+    "policy ... required if the bucket is not publicly writable"; acl: "the
+    specified canned ACL"; https://docs.aws.amazon.com/AmazonS3/latest/API/RESTObjectPOST.html)."""
+    s3 = v4(c)
+    anon_get = lambda b, k: requests.get("%s/%s/%s" % (c.url, b, k), timeout=30)  # noqa: E731
+    f = form(s3, "acl/pub", fields={"acl": "public-read"}, conditions=[{"acl": "public-read"}])
+    check(post(c, f, b"public").status_code == 204, "acl=public-read form")
+    r = anon_get(BUCKET, "acl/pub")
+    check(r.status_code == 200 and r.content == b"public", "anonymous GET %d" % r.status_code)
+    check(any(g["Grantee"].get("URI", "").endswith("/AllUsers") and g["Permission"] == "READ"
+              for g in s3.get_object_acl(Bucket=BUCKET, Key="acl/pub")["Grants"]), "GET ?acl")
+    f = form(s3, "acl/priv", fields={"acl": "private"}, conditions=[{"acl": "private"}])
+    check(post(c, f, b"p").status_code == 204, "acl=private form")
+    check(anon_get(BUCKET, "acl/priv").status_code == 403, "private stays private")
+    # the acl field outside the policy is an extra field; a bad name is refused
+    f = form(s3, "acl/sneaky")
+    r = post(c, f, b"x", extra={"acl": "public-read"})
+    check(r.status_code == 403 and "Extra input fields" in (code_of(r)[1] or ""),
+          "acl not in the policy %r" % r.content)
+    f = form(s3, "acl/bogus", fields={"acl": "world-writable"},
+             conditions=[{"acl": "world-writable"}])
+    r = post(c, f, b"x")
+    check(r.status_code == 400 and code_of(r)[0] == "InvalidArgument", "bad acl %r" % r.content)
+    check(missing(c, "acl/sneaky") and missing(c, "acl/bogus"), "refused forms stored nothing")
+    # BlockPublicAcls refuses a public acl field as it refuses the header
+    s3.create_bucket(Bucket="post-pab")
+    s3.put_public_access_block(Bucket="post-pab", PublicAccessBlockConfiguration={
+        "BlockPublicAcls": True, "IgnorePublicAcls": False, "BlockPublicPolicy": False,
+        "RestrictPublicBuckets": False})
+    f = s3.generate_presigned_post("post-pab", "k", Fields={"acl": "public-read"},
+                                   Conditions=[{"acl": "public-read"}], ExpiresIn=300)
+    r = requests.post(c.url + "/post-pab", data=f["fields"], files={"file": ("a", b"x")},
+                      timeout=30)
+    check(r.status_code == 403 and code_of(r)[0] == "AccessDenied", "BlockPublicAcls %r" %
+          r.content)
+    # anonymous forms: a public-read-write bucket takes them, with an acl too
+    s3.create_bucket(Bucket="post-pub", ACL="public-read-write")
+
+    def anon_post(bucket, fields, data=b"anon"):
+        return requests.post("%s/%s" % (c.url, bucket), data=fields,
+                             files={"file": ("a.txt", data)}, timeout=30, allow_redirects=False)
+    r = anon_post("post-pub", {"key": "up/${filename}"})
+    check(r.status_code == 204, "anonymous form to a public-read-write bucket %r" % r.content)
+    check(s3.get_object(Bucket="post-pub", Key="up/a.txt")["Body"].read() == b"anon", "stored")
+    check(anon_get("post-pub", "up/a.txt").status_code == 403, "its object is private")
+    r = anon_post("post-pub", {"key": "up/open", "acl": "public-read",
+                               "success_action_status": "201"})
+    check(r.status_code == 201 and anon_get("post-pub", "up/open").content == b"anon",
+          "anonymous form with acl=public-read %d" % r.status_code)
+    # a policy field without a credential is no anonymous form
+    r = anon_post("post-pub", {"key": "up/half", "policy": f["fields"]["policy"]})
+    check(r.status_code == 403 and code_of(r)[0] == "AccessDenied", "policy, no key %r" %
+          r.content)
+    check(error_code(s3.head_object, Bucket="post-pub", Key="up/half")[1] == 404, "not stored")
+    # a bucket policy that lets anyone put under a prefix, and only there
+    s3.create_bucket(Bucket="post-drop")
+    s3.put_bucket_policy(Bucket="post-drop", Policy=json.dumps({"Statement": [{
+        "Effect": "Allow", "Principal": "*", "Action": "s3:PutObject",
+        "Resource": "arn:aws:s3:::post-drop/inbox/*"}]}))
+    check(anon_post("post-drop", {"key": "inbox/x"}).status_code == 204, "policy allows")
+    r = anon_post("post-drop", {"key": "other/x"})
+    check(r.status_code == 403 and code_of(r)[0] == "AccessDenied", "outside the prefix")
+    check(error_code(s3.head_object, Bucket="post-drop", Key="other/x")[1] == 404, "refused")
+
+
 def test_sigv2_off():
     """s3.sigv2 = false: a V2-signed form is InvalidRequest; SigV4 still works."""
     with Cluster(nodes=1, settings={"s3.sigv2": "false"}) as c:
@@ -268,7 +338,8 @@ def test_sigv2_off():
 
 def main():
     tests = [test_sigv4_form_requests, test_sigv2_form_201_and_redirect, test_curl_form,
-             test_virtual_host_form, test_refusals, test_large_file_streams]
+             test_virtual_host_form, test_refusals, test_acl_field_and_anonymous,
+             test_large_file_streams]
     with Cluster(nodes=1, settings=SETTINGS) as c:
         v4(c).create_bucket(Bucket=BUCKET)
         for t in tests:

@@ -24,7 +24,7 @@ SETTINGS = {
     "large_object.chunked_obj_len": 128 * K,
     "large_object.reading_chunked_obj_len": 32 * K,
     "large_object.reclaim_delay": "1s",
-    # lifecycle runs quickly, to show it leaves versioned buckets alone
+    # lifecycle runs quickly, to show it writes delete markers in versioned buckets
     "lifecycle.day_length": "2s",
     "lifecycle.interval": "1s",
     "lifecycle.lease_time": "6s",
@@ -536,11 +536,11 @@ def test_other_account(c):
     check(len(s3.list_object_versions(Bucket="vmine")["Versions"]) == 1, "no marker added")
 
 
-def test_lifecycle_skips_versioned(c):
-    """Expiration in a versioned bucket would be delete markers; until the
-    worker does that, it must not delete the latest record and the chunks
-    its versions share. A never-versioned bucket with the same rule is
-    expired, which shows the worker ran."""
+def test_lifecycle_marks_versioned(c):
+    """Expiration in a versioned bucket writes a delete marker: the latest
+    is hidden, its version (and the chunks it owns) kept and readable by id
+    (tests/integration/test_lifecycle_versioned.py covers the rest). A
+    never-versioned bucket with the same rule has its object deleted."""
     s3 = c.boto()
     rules = {"Rules": [{"ID": "all", "Filter": {"Prefix": ""}, "Status": "Enabled",
                         "Expiration": {"Days": 1}}]}
@@ -553,12 +553,128 @@ def test_lifecycle_skips_versioned(c):
     s3.put_object(Bucket="vlc-plain", Key="k", Body=b"x")
     v = s3.put_object(Bucket="vlc-versioned", Key="k", Body=data)["VersionId"]
     deadline = time.monotonic() + 40
-    while s3.list_objects_v2(Bucket="vlc-plain").get("KeyCount", 0) > 0:
-        check(time.monotonic() < deadline, "the plain bucket's object was never expired")
+    while (s3.list_objects_v2(Bucket="vlc-plain").get("KeyCount", 0) > 0 or
+           s3.list_objects_v2(Bucket="vlc-versioned").get("KeyCount", 0) > 0):
+        check(time.monotonic() < deadline, "an object was never expired")
         time.sleep(0.5)
     time.sleep(2)   # past reclaim_delay
-    check(body(s3, "vlc-versioned", "k") == data, "latest kept")
-    check(body(s3, "vlc-versioned", "k", v) == data, "version kept")
+    r = s3.list_object_versions(Bucket="vlc-versioned")
+    check([d["IsLatest"] for d in r.get("DeleteMarkers", [])] == [True] and
+          [x["VersionId"] for x in r.get("Versions", [])] == [v], "a marker over v: %r" % r)
+    check(body(s3, "vlc-versioned", "k", v) == data, "version kept byte for byte")
+
+
+def wait_until(fn, what, timeout=8):
+    """fn() true within timeout (a bucket policy change reaches every worker
+    within s3.bucket_owner_ttl); an S3 error counts as not yet."""
+    from botocore.exceptions import ClientError
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if fn():
+                return
+        except ClientError:
+            pass
+        check(time.monotonic() < deadline, "timed out: " + what)
+        time.sleep(0.2)
+
+
+def test_acl_by_version(c):
+    """GetObjectAcl / PutObjectAcl with a versionId act on that version; a
+    PUT on the latest changes its version record too (and the reverse), so
+    the two copies agree; a delete marker is 405, a missing id NoSuchVersion,
+    and s3:GetObjectVersionAcl is the action a policy must grant."""
+    import json
+    s3 = c.boto()
+    o = c.boto(*OTHER)
+    from botocore import UNSIGNED
+    anon = c.boto(signature_version=UNSIGNED)
+    s3.create_bucket(Bucket="vacl")   # ObjectWriter, no public access block: ACLs apply
+    enable(s3, "vacl")
+    v1 = s3.put_object(Bucket="vacl", Key="k", Body=b"1")["VersionId"]
+    v2 = s3.put_object(Bucket="vacl", Key="k", Body=b"2")["VersionId"]
+
+    def grants(vid=None):
+        kw = {"VersionId": vid} if vid else {}
+        return sorted(g["Permission"] + ":" + g["Grantee"].get("URI", g["Grantee"].get("ID", ""))
+                      for g in s3.get_object_acl(Bucket="vacl", Key="k", **kw)["Grants"])
+    private = grants()
+    check(len(private) == 1 and private[0].startswith("FULL_CONTROL:"), "private %r" % private)
+    s3.put_object_acl(Bucket="vacl", Key="k", VersionId=v1, ACL="public-read")
+    pub = grants(v1)
+    check(any(g.startswith("READ:") and g.endswith("/AllUsers") for g in pub),
+          "v1 public-read %r" % pub)
+    check(grants() == private and grants(v2) == private, "the latest untouched")
+    check(body(anon, "vacl", "k", v1) == b"1", "anonymous reads v1 by id")
+    check(error_code(anon.get_object, Bucket="vacl", Key="k", VersionId=v2)[0] ==
+          "AccessDenied", "but not v2")
+    s3.put_object_acl(Bucket="vacl", Key="k", ACL="public-read")
+    check(grants(v2) == grants() and grants() != private, "latest's ACL on its version too")
+    s3.put_object_acl(Bucket="vacl", Key="k", VersionId=v2, ACL="private")
+    check(grants() == private, "by id on the latest: the latest too")
+    code = error_code(s3.get_object_acl, Bucket="vacl", Key="k", VersionId="e" * 32)
+    check(code == ("NoSuchVersion", 404), "unknown version %r" % (code,))
+    code = error_code(s3.put_object_acl, Bucket="vacl", Key="k", VersionId="e" * 32,
+                      ACL="private")
+    check(code == ("NoSuchVersion", 404), "put on an unknown version %r" % (code,))
+    code = error_code(s3.get_object_acl, Bucket="vacl", Key="k", VersionId="bad")
+    check(code == ("InvalidArgument", 400), "bad id %r" % (code,))
+    dm = s3.delete_object(Bucket="vacl", Key="k")["VersionId"]
+    code = error_code(s3.get_object_acl, Bucket="vacl", Key="k", VersionId=dm)
+    check(code == ("MethodNotAllowed", 405), "a delete marker's ACL %r" % (code,))
+    # the version action in a policy
+    s3.put_bucket_policy(Bucket="vacl", Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"AWS": "other"}, "Action": "s3:GetObjectAcl",
+         "Resource": "arn:aws:s3:::vacl/*"}]}))
+    s3.put_object(Bucket="vacl", Key="k", Body=b"3")   # a latest again (k's was a marker)
+    wait_until(lambda: o.get_object_acl(Bucket="vacl", Key="k")["Grants"],
+               "s3:GetObjectAcl in force")
+    check(error_code(o.get_object_acl, Bucket="vacl", Key="k", VersionId=v1)[0] ==
+          "AccessDenied", "a version's ACL needs s3:GetObjectVersionAcl")
+    for who, cl in (("other", o), ("anonymous", anon)):
+        check(error_code(cl.put_object_acl, Bucket="vacl", Key="k", VersionId=v1,
+                         ACL="public-read-write")[0] == "AccessDenied",
+              "%s may not set a version's ACL" % who)
+    s3.put_bucket_policy(Bucket="vacl", Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"AWS": "other"}, "Action": "s3:GetObjectVersionAcl",
+         "Resource": "arn:aws:s3:::vacl/*"}]}))
+    wait_until(lambda: o.get_object_acl(Bucket="vacl", Key="k", VersionId=v1)["Grants"],
+               "granted s3:GetObjectVersionAcl")
+    s3.delete_bucket_policy(Bucket="vacl")
+
+
+def test_upload_part_copy_version(c):
+    """UploadPartCopy from x-amz-copy-source ...?versionId=: that version's
+    bytes (small and chunked), byte for byte; a missing version is
+    NoSuchVersion, a delete marker InvalidRequest."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vupc")
+    enable(s3, "vupc")
+    old = [os.urandom(5 * 1024 * K + 17), os.urandom(300)]
+    ids = [s3.put_object(Bucket="vupc", Key="src", Body=d)["VersionId"] for d in old]
+    s3.put_object(Bucket="vupc", Key="src", Body=b"latest")
+    up = s3.create_multipart_upload(Bucket="vupc", Key="dst")["UploadId"]
+    parts = []
+    for n, vid in enumerate(ids, 1):
+        r = s3.upload_part_copy(Bucket="vupc", Key="dst", UploadId=up, PartNumber=n,
+                                CopySource={"Bucket": "vupc", "Key": "src", "VersionId": vid})
+        check(r.get("CopySourceVersionId") == vid, "source version echoed %r" % r)
+        parts.append({"PartNumber": n, "ETag": r["CopyPartResult"]["ETag"]})
+    code = error_code(s3.upload_part_copy, Bucket="vupc", Key="dst", UploadId=up, PartNumber=3,
+                      CopySource={"Bucket": "vupc", "Key": "src", "VersionId": "0" * 32})
+    check(code == ("NoSuchVersion", 404), "a missing version %r" % (code,))
+    for bad in ("V" * 32, "v1", "0" * 31):
+        code = error_code(s3.upload_part_copy, Bucket="vupc", Key="dst", UploadId=up,
+                          PartNumber=3, CopySource={"Bucket": "vupc", "Key": "src",
+                                                    "VersionId": bad})
+        check(code == ("InvalidArgument", 400), "bad version id %r: %r" % (bad, code))
+    dm = s3.delete_object(Bucket="vupc", Key="gone")["VersionId"]
+    code = error_code(s3.upload_part_copy, Bucket="vupc", Key="dst", UploadId=up, PartNumber=3,
+                      CopySource={"Bucket": "vupc", "Key": "gone", "VersionId": dm})
+    check(code == ("InvalidRequest", 400), "a delete marker %r" % (code,))
+    s3.complete_multipart_upload(Bucket="vupc", Key="dst", UploadId=up,
+                                 MultipartUpload={"Parts": parts})
+    check(body(s3, "vupc", "dst") == old[0] + old[1], "the parts are the old versions' bytes")
 
 
 if __name__ == "__main__":
@@ -566,5 +682,6 @@ if __name__ == "__main__":
                test_suspended_large_reclaim,
                test_list_paging, test_large_versions, test_copy_version, test_other_account,
                test_delete_objects, test_tagging_by_version, test_version_actions_in_policies,
-               test_conditional_writes, test_two_gateways, test_lifecycle_skips_versioned],
+               test_conditional_writes, test_two_gateways, test_lifecycle_marks_versioned,
+               test_acl_by_version, test_upload_part_copy_version],
               {"settings": SETTINGS})

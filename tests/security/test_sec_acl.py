@@ -229,6 +229,28 @@ def test_acl_writes_and_errors(c):
           ("UnresolvableGrantByEmailAddress", 400), "e-mail grant")
     check(error_code(s3.put_object_acl, Bucket="acl-err", Key="src",
                      GrantRead='uri="http://example.com/evil"')[1] == 400, "unknown group")
+    # an id no account has: 400 InvalidArgument, as S3 answers an unknown
+    # canonical id (s3-tests test_bucket_acl_grant_nonexist_user); nothing
+    # is stored or written (API_PutObjectAcl.html, x-amz-grant-*: id=)
+    ghost = 'id="%s"' % ("f" * 64)
+    before = a.get_object_acl(Bucket="acl-err", Key="src")["Grants"]
+    for what, fn, kw in (
+            ("PutObject", s3.put_object, {"Key": "ghost", "Body": b"x", "GrantRead": ghost}),
+            ("CreateMultipartUpload", s3.create_multipart_upload,
+             {"Key": "ghost", "GrantFullControl": ghost}),
+            ("PutObjectAcl", s3.put_object_acl, {"Key": "src", "GrantWriteACP": ghost}),
+            ("PutBucketAcl", s3.put_bucket_acl, {"GrantRead": ghost}),
+            ("PutObjectAcl body", s3.put_object_acl, {"Key": "src", "AccessControlPolicy": {
+                "Owner": {"ID": A_ID}, "Grants": [
+                    {"Grantee": {"Type": "CanonicalUser", "ID": "f" * 64},
+                     "Permission": "READ"}]}})):
+        check(error_code(fn, Bucket="acl-err", **kw) == ("InvalidArgument", 400),
+              "grant to an unknown id: %s" % what)
+    check(error_code(s3.head_object, Bucket="acl-err", Key="ghost")[1] == 404, "not written")
+    check(a.get_object_acl(Bucket="acl-err", Key="src")["Grants"] == before, "ACL unchanged")
+    # a known account in any of the forms is fine
+    s3.put_object(Bucket="acl-err", Key="known", Body=b"k", GrantRead='id="%s"' % B_ID)
+    check(b.get_object(Bucket="acl-err", Key="known")["Body"].read() == b"k", "known id")
     bad_xml = b"<AccessControlPolicy><AccessControlList><Grant><Permission>READ</Permission>" \
               b"</Grant></AccessControlList></AccessControlPolicy>"
     for body, what in ((bad_xml, "grant without grantee"), (b"<nope/>", "wrong root"),

@@ -204,8 +204,11 @@ def test_malformed(c):
         ("bad action", policy(stmt("Allow", "*", "ec2:RunInstances", "arn:aws:s3:::pol-bad/*"))),
         ("bad principal", policy(stmt("Allow", {"AWS": "arn:aws:iam::1:user/x"}, "s3:GetObject",
                                       "arn:aws:s3:::pol-bad/*"))),
-        ("NotPrincipal", json.dumps({"Statement": [{
-            "Effect": "Deny", "NotPrincipal": {"AWS": A_ID}, "Action": "s3:*",
+        ("NotPrincipal *", json.dumps({"Statement": [{
+            "Effect": "Deny", "NotPrincipal": "*", "Action": "s3:*",
+            "Resource": "arn:aws:s3:::pol-bad/*"}]})),
+        ("Principal and NotPrincipal", json.dumps({"Statement": [{
+            "Effect": "Deny", "Principal": "*", "NotPrincipal": {"AWS": A_ID}, "Action": "s3:*",
             "Resource": "arn:aws:s3:::pol-bad/*"}]})),
         ("unknown condition", policy(stmt("Allow", "*", "s3:GetObject", "arn:aws:s3:::pol-bad/*",
                                           {"DateGreaterThan": {"aws:CurrentTime": "2020"}}))),
@@ -254,6 +257,42 @@ def test_public_access_block(c):
           "public once unblocked")
 
 
+def test_not_principal(c):
+    """NotPrincipal: the statement applies to every caller the list does not
+    name, the anonymous one included (IAM User Guide, "AWS JSON policy
+    elements: NotPrincipal":
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_notprincipal.html)."""
+    a, b, anon = accounts(c)
+    a.create_bucket(Bucket="pol-notp")
+    a.put_object(Bucket="pol-notp", Key="k", Body=b"k", ACL="public-read")
+    check(anon.get_object(Bucket="pol-notp", Key="k")["Body"].read() == b"k", "public first")
+    a.put_bucket_policy(Bucket="pol-notp", Policy=json.dumps({"Statement": [
+        stmt("Allow", {"AWS": "arn:aws:iam::%s:root" % B_ID}, "s3:GetObject",
+             "arn:aws:s3:::pol-notp/*"),
+        {"Effect": "Deny", "NotPrincipal": {"AWS": [A_ID, "arn:aws:iam::%s:root" % B_ID]},
+         "Action": "s3:GetObject", "Resource": "arn:aws:s3:::pol-notp/*"}]}))
+    check("NotPrincipal" in a.get_bucket_policy(Bucket="pol-notp")["Policy"], "stored")
+    eventually(lambda: denied(anon.get_object, Bucket="pol-notp", Key="k"),
+               "anonymous is not named: denied over the public ACL")
+    eventually(lambda: raw(c, "GET", "/pol-notp/k")[0] == 403, "plain HTTP too")
+    check(b.get_object(Bucket="pol-notp", Key="k")["Body"].read() == b"k", "B is named")
+    check(a.get_object(Bucket="pol-notp", Key="k")["Body"].read() == b"k", "A is named")
+    # naming only B: the owner is denied too (the Deny binds it), B is not
+    a.put_bucket_policy(Bucket="pol-notp", Policy=json.dumps({"Statement": [
+        stmt("Allow", {"AWS": B_ID}, "s3:GetObject", "arn:aws:s3:::pol-notp/*"),
+        {"Effect": "Deny", "NotPrincipal": {"AWS": B_ID}, "Action": "s3:GetObject",
+         "Resource": "arn:aws:s3:::pol-notp/*"}]}))
+    eventually(lambda: denied(a.get_object, Bucket="pol-notp", Key="k"), "owner not named")
+    check(b.get_object(Bucket="pol-notp", Key="k")["Body"].read() == b"k", "B still reads")
+    eventually(lambda: denied(anon.get_object, Bucket="pol-notp", Key="k"), "anonymous denied")
+    # an Allow to everyone but B is public (and so refused by BlockPublicPolicy)
+    a.put_bucket_policy(Bucket="pol-notp", Policy=json.dumps({"Statement": [
+        {"Effect": "Allow", "NotPrincipal": {"AWS": B_ID}, "Action": "s3:GetObject",
+         "Resource": "arn:aws:s3:::pol-notp/*"}]}))
+    check(a.get_bucket_policy_status(Bucket="pol-notp")["PolicyStatus"]["IsPublic"], "public")
+    a.delete_bucket_policy(Bucket="pol-notp")
+
+
 def test_grant_seen_at_once(c):
     a = accounts(c)[0]
     a.create_bucket(Bucket="pol-now")
@@ -274,5 +313,5 @@ def test_grant_seen_at_once(c):
 
 if __name__ == "__main__":
     run_tests([test_prefix_policy, test_accounts_and_deny, test_conditions, test_malformed,
-               test_public_access_block, test_grant_seen_at_once],
+               test_public_access_block, test_not_principal, test_grant_seen_at_once],
               cluster_kw={"settings": {"s3.bucket_owner_ttl": "1s"}})

@@ -22,6 +22,30 @@ static void test_crc_vectors(void)
     uint32_t c = cn_crc32c(0, "1234", 4);
     CN_CHECK_EQ_INT(cn_crc32c(c, "56789", 5), 0xE3069283u);
     CN_CHECK_EQ_INT(cn_crc32c(0, "", 0), 0);
+    /* combining the CRCs of two parts gives the whole's, at every split */
+    static unsigned char buf[3 * 65536 + 77];
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (unsigned char)(i * 2654435761u >> 11);
+    uint32_t whole = cn_crc32c(0, buf, sizeof(buf));
+    static const size_t cuts[] = {0, 1, 9, 4096, 65536, 65537, 131072, sizeof(buf) - 1,
+                                  sizeof(buf)};
+    for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
+        size_t n = cuts[k];
+        CN_CHECK_EQ_INT(cn_crc32c_combine(cn_crc32c(0, buf, n), cn_crc32c(0, buf + n,
+                                          sizeof(buf) - n), sizeof(buf) - n), whole);
+    }
+    CN_CHECK_EQ_INT(cn_crc32c_combine(cn_crc32c(0, "1234", 4), cn_crc32c(0, "56789", 5), 5),
+                    0xE3069283u);
+    /* block by block with one operator, as the storage node checks a value */
+    uint32_t op = cn_crc32c_shift_op(65536), acc = 0;
+    for (size_t off = 0; off < sizeof(buf); off += 65536) {
+        size_t n = sizeof(buf) - off < 65536 ? sizeof(buf) - off : 65536;
+        uint32_t b = cn_crc32c(0, buf + off, n);
+        acc = n == 65536 ? cn_crc32c_combine_op(acc, b, op) : cn_crc32c_combine(acc, b, n);
+    }
+    CN_CHECK_EQ_INT(acc, whole);
+    CN_CHECK(cn_crc32c_combine(whole ^ 1, cn_crc32c(0, "x", 1), 1) !=
+             cn_crc32c_combine(whole, cn_crc32c(0, "x", 1), 1));
 }
 
 struct test_conf {

@@ -2,7 +2,8 @@
  * canned ACLs, grant headers, AccessControlPolicy documents, the stored
  * form's round trip, the permissions a grant gives, and the order of the
  * decision (explicit Deny, owner, policy Allow, ACL grant, else deny) with
- * object ownership and the public access block. */
+ * object ownership and the public access block, and a restricted key's
+ * list narrowing (never widening) its account's rights. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "cn/alloc.h"
 #include "cn/rc.h"
 #include "cn/test.h"
+#include "key_record.h"
 
 CN_TEST_GLOBALS;
 
@@ -239,11 +241,99 @@ static void test_decision(void)
     cn_free(grant);
 }
 
+/* q on bucket[blen] by principal who holding limits l. */
+static enum gw_access_result test_limited(const struct gw_access_config *c, const char *who,
+                                          const struct gw_key_limits *l, const char *action,
+                                          const char *bucket, size_t blen, const char *key,
+                                          int known)
+{
+    struct gw_access_query q = {
+        .principal = who, .action = action, .bucket = bucket, .bucket_len = blen, .key = key,
+        .key_len = key != NULL ? strlen(key) : 0, .object_known = known, .limits = l,
+    };
+    return gw_access_eval(c, &q);
+}
+
+static void test_key_limits(void)
+{
+    struct gw_key_limits *l = cn_calloc(1, sizeof(*l));
+    CN_CHECK_EQ_INT(gw_key_limits_set(l, "bb", 2, GW_KEY_RIGHT_READ), CN_INVAL);   /* too short */
+    CN_CHECK_EQ_INT(gw_key_limits_set(l, "b", 1, GW_KEY_RIGHT_READ), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_key_limits_set(l, "a1b", 3, GW_KEY_RIGHT_READ), CN_OK);
+    CN_CHECK_EQ_INT(gw_key_limits_set(l, "zzz", 3, GW_KEY_RIGHTS_ALL), CN_OK);
+    struct gw_access_config *c = test_config(NULL, NULL);   /* owned by "o" */
+    /* the owner's key, read-only on a1b: reads pass, writes and config do not */
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:GetObject", "a1b", 3, "k", 0), GW_ACCESS_ALLOW);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:ListBucket", "a1b", 3, NULL, 0), GW_ACCESS_ALLOW);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:PutObject", "a1b", 3, "k", 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:DeleteObject", "a1b", 3, "k", 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:PutBucketPolicy", "a1b", 3, NULL, 0),
+                    GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:DeleteBucket", "a1b", 3, NULL, 0),
+                    GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:Unknown", "a1b", 3, NULL, 0), GW_ACCESS_DENY);
+    /* another name, or the same in another case / with a trailing byte / a prefix of it */
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:GetObject", "a2b", 3, "k", 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:GetObject", "A1B", 3, "k", 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:GetObject", "a1b/", 4, "k", 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:GetObject", "a1", 2, "k", 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:GetObject", "a1b%2f", 6, "k", 0),
+                    GW_ACCESS_DENY);
+    /* full rights on zzz: the owner's rights come back, all of them */
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:PutBucketPolicy", "zzz", 3, NULL, 0),
+                    GW_ACCESS_ALLOW);
+    /* never wider than the account: another account's key listed with
+     * every right gets nothing on o's private bucket */
+    CN_CHECK_EQ_INT(test_limited(c, "x", l, "s3:GetObject", "zzz", 3, "k", 1), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "x", l, "s3:PutObject", "zzz", 3, "k", 0), GW_ACCESS_DENY);
+    gw_access_config_unref(c);
+    /* a public-read-write bucket: the grant gives x WRITE, the key's list only READ */
+    struct gw_acl *prw = test_acl();
+    gw_acl_canned(prw, "public-read-write", 17, "o", "o");
+    c = test_config(prw, NULL);
+    CN_CHECK_EQ_INT(test_limited(c, "x", NULL, "s3:PutObject", "a1b", 3, "k", 0),
+                    GW_ACCESS_ALLOW);
+    CN_CHECK_EQ_INT(test_limited(c, "x", l, "s3:PutObject", "a1b", 3, "k", 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(c, "x", l, "s3:ListBucket", "a1b", 3, NULL, 0),
+                    GW_ACCESS_ALLOW);
+    /* an object read still waits for the object's ACL on a listed bucket,
+     * and is refused at once elsewhere */
+    CN_CHECK_EQ_INT(test_limited(c, "x", l, "s3:GetObject", "a1b", 3, "k", 0),
+                    GW_ACCESS_NEED_OBJECT);
+    CN_CHECK_EQ_INT(test_limited(c, "x", l, "s3:GetObject", "b2b", 3, "k", 0), GW_ACCESS_DENY);
+    gw_access_config_unref(c);
+    /* CreateBucket: any signed principal; a restricted key only with the flag */
+    CN_CHECK_EQ_INT(test_limited(&gw_access_no_bucket, "o", NULL, "s3:CreateBucket", "new", 3,
+                                 NULL, 0), GW_ACCESS_ALLOW);
+    CN_CHECK_EQ_INT(test_limited(&gw_access_no_bucket, NULL, NULL, "s3:CreateBucket", "new", 3,
+                                 NULL, 0), GW_ACCESS_DENY);
+    CN_CHECK_EQ_INT(test_limited(&gw_access_no_bucket, "o", l, "s3:CreateBucket", "a1b", 3, NULL,
+                                 0), GW_ACCESS_DENY);
+    l->create_bucket = 1;
+    CN_CHECK_EQ_INT(test_limited(&gw_access_no_bucket, "o", l, "s3:CreateBucket", "new", 3, NULL,
+                                 0), GW_ACCESS_ALLOW);
+    /* an empty list: nothing on any bucket */
+    CN_CHECK_EQ_INT(gw_key_limits_set(l, "a1b", 3, 0), CN_OK);
+    CN_CHECK_EQ_INT(gw_key_limits_set(l, "zzz", 3, 0), CN_OK);
+    CN_CHECK_EQ_INT((int)l->n, 0);
+    c = test_config(NULL, NULL);
+    CN_CHECK_EQ_INT(test_limited(c, "o", l, "s3:GetObject", "zzz", 3, "k", 0), GW_ACCESS_DENY);
+    gw_access_config_unref(c);
+    /* the action table */
+    CN_CHECK_EQ_INT((int)gw_access_key_right("s3:GetObjectVersion"), GW_KEY_RIGHT_READ);
+    CN_CHECK_EQ_INT((int)gw_access_key_right("s3:AbortMultipartUpload"), GW_KEY_RIGHT_WRITE);
+    CN_CHECK_EQ_INT((int)gw_access_key_right("s3:GetObjectAcl"), GW_KEY_RIGHT_OWNER);
+    CN_CHECK_EQ_INT((int)gw_access_key_right("s3:PutBucketAcl"), GW_KEY_RIGHT_OWNER);
+    cn_free(prw);
+    cn_free(l);
+}
+
 static const struct cn_test_case cases[] = {
     {"canned", test_canned},
     {"grant_headers", test_grant_headers},
     {"xml_and_text", test_xml_and_text},
     {"decision", test_decision},
+    {"key_limits", test_key_limits},
     {NULL, NULL},
 };
 

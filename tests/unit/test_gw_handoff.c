@@ -1,5 +1,6 @@
-/* Hint queues (gateway/cluster/handoff.c): FIFO order, one hint per key and node,
- * the bound, and taking hints back; node states (gateway/cluster/node_health.c). */
+/* Hint counters (gateway/cluster/handoff.c): node ids both ways, the holders'
+ * counts summed per node as holders report and add, the added / replayed /
+ * dropped counters; node states (gateway/cluster/node_health.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,73 +8,69 @@
 #include "node_health.h"
 
 #include "cn/alloc.h"
+#include "cn/cluster.h"
 #include "cn/rc.h"
 #include "cn/test.h"
 
 CN_TEST_GLOBALS;
 
-static void test_gw_handoff_fifo_dedupe(void)
+static struct cn_cluster *test_gw_handoff_cluster(void)
 {
-    struct gw_handoff *h = gw_handoff_new(3, 100);
-    CN_CHECK_EQ_INT(gw_handoff_add(h, 1, "a", 1), 1);
-    CN_CHECK_EQ_INT(gw_handoff_add(h, 1, "b", 1), 1);
-    CN_CHECK_EQ_INT(gw_handoff_add(h, 1, "a", 1), 0);  /* already pending */
-    CN_CHECK_EQ_INT(gw_handoff_add(h, 2, "a", 1), 1);  /* other node */
-    CN_CHECK_EQ_INT(gw_handoff_add(h, 1, "ab", 2), 1);
-    CN_CHECK_EQ_INT(gw_handoff_validate(h), CN_OK);
-    CN_CHECK_EQ_INT(gw_handoff_pending(h, 1), 3);
-    CN_CHECK_EQ_INT(gw_handoff_pending(h, 0), 0);
-    struct gw_handoff_hint out[4];
-    CN_CHECK_EQ_INT(gw_handoff_take(h, 1, out, 2), 2);
-    CN_CHECK(out[0].key_len == 1 && out[0].key[0] == 'a');
-    CN_CHECK(out[1].key_len == 1 && out[1].key[0] == 'b');
-    cn_free(out[0].key);
-    cn_free(out[1].key);
-    CN_CHECK_EQ_INT(gw_handoff_validate(h), CN_OK);
-    /* taken: the same key can be hinted again */
-    CN_CHECK_EQ_INT(gw_handoff_add(h, 1, "a", 1), 1);
-    CN_CHECK_EQ_INT(gw_handoff_take(h, 1, out, 4), 2);
-    CN_CHECK(out[0].key_len == 2 && memcmp(out[0].key, "ab", 2) == 0);
-    CN_CHECK(out[1].key_len == 1 && out[1].key[0] == 'a');
-    cn_free(out[0].key);
-    cn_free(out[1].key);
-    CN_CHECK_EQ_INT(gw_handoff_take(h, 1, out, 4), 0);
-    gw_handoff_replayed(h, 1, 4);
-    struct gw_handoff_stats st;
-    gw_handoff_stats(h, 1, &st);
-    CN_CHECK_EQ_INT(st.pending, 0);
-    CN_CHECK_EQ_INT(st.added, 4);
-    CN_CHECK_EQ_INT(st.replayed, 4);
-    CN_CHECK_EQ_INT(gw_handoff_validate(h), CN_OK);
-    gw_handoff_free(h); /* node 2's hint is freed here */
+    static const char text[] = "node a tcp://127.0.0.1:1\nnode bb tcp://127.0.0.1:2\n"
+                               "node c tcp://127.0.0.1:3\n";
+    struct cn_cluster *c = NULL;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(cn_cluster_parse(text, sizeof(text) - 1, &c, err), CN_OK);
+    return c;
 }
 
-static void test_gw_handoff_bound(void)
+static void test_gw_handoff_ids(void)
 {
-    struct gw_handoff *h = gw_handoff_new(1, 1000);
-    char key[32];
-    for (int i = 0; i < 1500; i++) {
-        int n = snprintf(key, sizeof(key), "k%d", i);
-        CN_CHECK_EQ_INT(gw_handoff_add(h, 0, key, (size_t)n), i < 1000 ? 1 : -1);
-    }
+    struct cn_cluster *c = test_gw_handoff_cluster();
+    struct gw_handoff *h = gw_handoff_new(c);
+    CN_CHECK_EQ_INT(gw_handoff_nodes(h), 3);
+    CN_CHECK(strcmp(gw_handoff_node_id(h, 1), "bb") == 0);
+    CN_CHECK_EQ_INT(gw_handoff_node_find(h, "bb", 2), 1);
+    CN_CHECK_EQ_INT(gw_handoff_node_find(h, "b", 1), -1);     /* a prefix is not an id */
+    CN_CHECK_EQ_INT(gw_handoff_node_find(h, "bbb", 3), -1);
+    CN_CHECK_EQ_INT(gw_handoff_node_find(h, "tcp://127.0.0.1:1", 17), -1); /* ids only */
+    gw_handoff_free(h);
+    cn_cluster_free(c);
+}
+
+static void test_gw_handoff_held(void)
+{
+    struct cn_cluster *c = test_gw_handoff_cluster();
+    struct gw_handoff *h = gw_handoff_new(c);
     struct gw_handoff_stats st;
-    gw_handoff_stats(h, 0, &st);
-    CN_CHECK_EQ_INT(st.pending, 1000);
-    CN_CHECK_EQ_INT(st.dropped, 500);
+    /* node 2 missed writes: holders 0 and 1 keep hints for it */
+    gw_handoff_added(h, 0, 2);
+    gw_handoff_added(h, 0, 2);
+    gw_handoff_added(h, 1, 2);
+    CN_CHECK_EQ_INT(gw_handoff_pending(h, 2), 3);
+    CN_CHECK_EQ_INT(gw_handoff_pending(h, 0), 0);
     CN_CHECK_EQ_INT(gw_handoff_validate(h), CN_OK);
-    struct gw_handoff_hint out[64];
-    uint32_t total = 0, got;
-    while ((got = gw_handoff_take(h, 0, out, 64)) > 0) {
-        for (uint32_t i = 0; i < got; i++) {
-            int n = snprintf(key, sizeof(key), "k%u", total + i);
-            CN_CHECK(out[i].key_len == (size_t)n && memcmp(out[i].key, key, (size_t)n) == 0);
-            cn_free(out[i].key);
-        }
-        total += got;
-    }
-    CN_CHECK_EQ_INT(total, 1000);
+    /* a holder's report replaces what was counted for it (another gateway
+     * added hints too, or some were replayed) */
+    gw_handoff_set_held(h, 0, 2, 10);
+    CN_CHECK_EQ_INT(gw_handoff_pending(h, 2), 11);
+    gw_handoff_set_held(h, 1, 2, 0);
+    CN_CHECK_EQ_INT(gw_handoff_pending(h, 2), 10);
+    gw_handoff_set_held(h, 0, 2, 4);   /* lower: replayed meanwhile */
+    CN_CHECK_EQ_INT(gw_handoff_pending(h, 2), 4);
+    CN_CHECK_EQ_INT(gw_handoff_validate(h), CN_OK);
+    gw_handoff_replayed(h, 2, 6);
+    gw_handoff_dropped(h, 2);
+    gw_handoff_stats(h, 2, &st);
+    CN_CHECK_EQ_INT(st.pending, 4);
+    CN_CHECK_EQ_INT(st.added, 3);
+    CN_CHECK_EQ_INT(st.replayed, 6);
+    CN_CHECK_EQ_INT(st.dropped, 1);
+    gw_handoff_set_held(h, 0, 2, 0);
+    CN_CHECK_EQ_INT(gw_handoff_pending(h, 2), 0);
     CN_CHECK_EQ_INT(gw_handoff_validate(h), CN_OK);
     gw_handoff_free(h);
+    cn_cluster_free(c);
 }
 
 static void test_gw_node_health(void)
@@ -98,8 +95,8 @@ static void test_gw_node_health(void)
 }
 
 static const struct cn_test_case cases[] = {
-    {"fifo_dedupe", test_gw_handoff_fifo_dedupe},
-    {"bound", test_gw_handoff_bound},
+    {"ids", test_gw_handoff_ids},
+    {"held", test_gw_handoff_held},
     {"node_health", test_gw_node_health},
     {NULL, NULL},
 };

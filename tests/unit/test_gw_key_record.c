@@ -212,6 +212,25 @@ static void test_merge(void)
     gw_credentials_free(c);
 }
 
+/* Merging copies a cluster key's limits into the table (the table owns its
+ * copy: the source may go away). */
+static void test_merge_limits(void)
+{
+    struct gw_key_limits *l = cn_calloc(1, sizeof(*l));
+    CN_CHECK_EQ_INT(gw_key_limits_set(l, "abc", 3, GW_KEY_RIGHT_READ), CN_OK);
+    struct gw_cred extra[1] = {
+        {.access_key = "AKIAL", .access_key_len = 5, .secret_key = "s", .secret_key_len = 1,
+         .owner_id = "o", .display_name = "d", .limits = l},
+    };
+    size_t shadowed = 0;
+    struct gw_credentials *m = gw_credentials_merge(NULL, extra, 1, &shadowed);
+    cn_free(l);
+    const struct gw_cred *e = gw_credentials_find(m, "AKIAL", 5);
+    CN_CHECK(e != NULL && e->limits != NULL && e->limits->n == 1 &&
+             gw_key_limits_find(e->limits, "abc", 3) != NULL);
+    gw_credentials_free(m);
+}
+
 /* A record sealed by another implementation (Python's cryptography AESGCM
  * and msgpack, as tests/fuzz/seeds/fuzz_gw_key_record/valid was made):
  * the format and the AAD are what docs/gateway.md says, not only what this
@@ -236,14 +255,279 @@ static void test_known_answer(void)
     CN_CHECK_EQ_STR(d.name, "Alice key");
 }
 
+/* A restricted key: the list round-trips in bucket order with its rights
+ * and flag, and is bound to the secret (a changed right or name does not
+ * open). */
+static void test_limits_round_trip(void)
+{
+    struct gw_key_record k, d;
+    char err[CN_ERR_LEN], *buf = NULL;
+    size_t len = 0;
+    test_make(&k, "AKIATESTTESTTEST0009", "abcdefghijABCDEFGHIJ0123456789+/abcdefgh");
+    k.restricted = 1;
+    k.limits.create_bucket = 1;
+    CN_CHECK_EQ_INT(gw_key_limits_set(&k.limits, "zeta-bucket", 11, GW_KEY_RIGHT_READ), CN_OK);
+    CN_CHECK_EQ_INT(gw_key_limits_set(&k.limits, "alpha", 5, GW_KEY_RIGHT_READ |
+                                      GW_KEY_RIGHT_WRITE), CN_OK);
+    CN_CHECK_EQ_INT(gw_key_limits_set(&k.limits, "mid.b", 5, GW_KEY_RIGHT_OWNER), CN_OK);
+    CN_CHECK_EQ_INT(gw_key_limits_set(&k.limits, "Alpha", 5, GW_KEY_RIGHT_READ), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_key_limits_set(&k.limits, "alpha", 5, 8), CN_INVAL);
+    CN_CHECK_EQ_INT(gw_key_record_seal(&k, mk1, &buf, &len, err), CN_OK);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, len, k.akid, k.akid_len, err), CN_OK);
+    CN_CHECK_EQ_INT(d.restricted, 1);
+    CN_CHECK_EQ_INT(d.limits.create_bucket, 1);
+    CN_CHECK_EQ_INT((int)d.limits.n, 3);
+    CN_CHECK_EQ_STR(d.limits.v[0].bucket, "alpha");
+    CN_CHECK_EQ_STR(d.limits.v[1].bucket, "mid.b");
+    CN_CHECK_EQ_STR(d.limits.v[2].bucket, "zeta-bucket");
+    CN_CHECK_EQ_INT(d.limits.v[0].rights, GW_KEY_RIGHT_READ | GW_KEY_RIGHT_WRITE);
+    CN_CHECK_EQ_INT(d.limits.v[1].rights, GW_KEY_RIGHT_OWNER);
+    CN_CHECK(gw_key_limits_find(&d.limits, "mid.b", 5) == &d.limits.v[1]);
+    CN_CHECK(gw_key_limits_find(&d.limits, "mid.", 4) == NULL);
+    CN_CHECK(gw_key_limits_find(&d.limits, "MID.B", 5) == NULL);
+    CN_CHECK_EQ_INT(gw_key_record_open(&d, mk1, err), CN_OK);
+    CN_CHECK_EQ_STR(d.secret, k.secret);
+    /* a node widens the key: alpha's rights 3 -> 7 (the uint right after its name) */
+    char *p = memmem(buf, len, "alpha\x03", 6);
+    CN_CHECK(p != NULL);
+    if (p != NULL) {
+        p[5] = 7;
+        CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, len, k.akid, k.akid_len, err), CN_OK);
+        CN_CHECK_EQ_INT(d.limits.v[0].rights, 7);
+        CN_CHECK_EQ_INT(gw_key_record_open(&d, mk1, err), CN_CORRUPT);
+        p[5] = 3;
+    }
+    /* or moves the list to another bucket name */
+    p = memmem(buf, len, "zeta-bucket", 11);
+    CN_CHECK(p != NULL);
+    if (p != NULL) {
+        p[0] = 'y';
+        CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, len, k.akid, k.akid_len, err), CN_OK);
+        CN_CHECK_EQ_INT(gw_key_record_open(&d, mk1, err), CN_CORRUPT);
+    }
+    cn_free(buf);
+    /* an unrestricted key stays a version 1 record (older gateways read it) */
+    test_make(&k, "AKIATESTTESTTEST0010", "s");
+    CN_CHECK_EQ_INT(gw_key_record_seal(&k, mk1, &buf, &len, err), CN_OK);
+    CN_CHECK(memmem(buf, len, "allow", 5) == NULL);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, len, k.akid, k.akid_len, err), CN_OK);
+    CN_CHECK_EQ_INT(d.restricted, 0);
+    cn_free(buf);
+    /* the list's bound */
+    struct gw_key_limits l;
+    memset(&l, 0, sizeof(l));
+    for (int i = 0; i < GW_KEY_ALLOW_MAX; i++) {
+        char b[8];
+        snprintf(b, sizeof(b), "b%03d", i);
+        CN_CHECK_EQ_INT(gw_key_limits_set(&l, b, 4, GW_KEY_RIGHTS_ALL), CN_OK);
+    }
+    CN_CHECK_EQ_INT(gw_key_limits_set(&l, "c000", 4, GW_KEY_RIGHT_READ), CN_TOOBIG);
+    CN_CHECK_EQ_INT(gw_key_limits_set(&l, "b005", 4, GW_KEY_RIGHT_READ), CN_OK);   /* a change */
+    CN_CHECK_EQ_INT((int)l.n, GW_KEY_ALLOW_MAX);
+    /* the fullest record still fits the decoder's bound */
+    test_make(&k, "AKIATESTTESTTEST0011", "abcdefghijABCDEFGHIJ0123456789+/abcdefgh");
+    k.restricted = 1;
+    memset(&k.limits, 0, sizeof(k.limits));
+    for (int i = 0; i < GW_KEY_ALLOW_MAX; i++) {
+        char b[GW_KEY_BUCKET_MAX + 1];
+        memset(b, 'x', GW_KEY_BUCKET_MAX);
+        snprintf(b, 4, "%03d", i);
+        b[3] = 'x';
+        CN_CHECK_EQ_INT(gw_key_limits_set(&k.limits, b, GW_KEY_BUCKET_MAX, GW_KEY_RIGHTS_ALL),
+                        CN_OK);
+    }
+    CN_CHECK_EQ_INT(gw_key_record_seal(&k, mk1, &buf, &len, err), CN_OK);
+    CN_CHECK(len <= GW_KEY_RECORD_MAX);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, len, k.akid, k.akid_len, err), CN_OK);
+    CN_CHECK_EQ_INT(gw_key_record_open(&d, mk1, err), CN_OK);
+    CN_CHECK_EQ_INT((int)d.limits.n, GW_KEY_ALLOW_MAX);
+    cn_free(buf);
+}
+
+/* A full record's map with the limit fields as given (allow: a packer
+ * callback, or NULL for none). The secret is junk: only decode is tried. */
+static size_t test_pack_limits(char *out, size_t cap, unsigned v, int with_create,
+                               void (*allow)(msgpack_packer *))
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 8 + (with_create != 0) + (allow != NULL));
+    static const unsigned char z[16] = {0};
+    msgpack_pack_str_with_body(&pk, "v", 1);
+    msgpack_pack_uint32(&pk, v);
+    msgpack_pack_str_with_body(&pk, "akid", 4);
+    msgpack_pack_str_with_body(&pk, "AK1", 3);
+    msgpack_pack_str_with_body(&pk, "owner", 5);
+    msgpack_pack_str_with_body(&pk, "o", 1);
+    msgpack_pack_str_with_body(&pk, "name", 4);
+    msgpack_pack_str_with_body(&pk, "n", 1);
+    msgpack_pack_str_with_body(&pk, "created_us", 10);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "nonce", 5);
+    msgpack_pack_bin_with_body(&pk, z, 12);
+    msgpack_pack_str_with_body(&pk, "tag", 3);
+    msgpack_pack_bin_with_body(&pk, z, 16);
+    msgpack_pack_str_with_body(&pk, "sealed", 6);
+    msgpack_pack_bin_with_body(&pk, z, 4);
+    if (with_create) {
+        msgpack_pack_str_with_body(&pk, "create_bucket", 13);
+        if (with_create > 1)
+            msgpack_pack_uint32(&pk, 1);   /* not a bool */
+        else
+            msgpack_pack_false(&pk);
+    }
+    if (allow != NULL) {
+        msgpack_pack_str_with_body(&pk, "allow", 5);
+        allow(&pk);
+    }
+    size_t n = sb.size < cap ? sb.size : 0;
+    memcpy(out, sb.data, n);
+    msgpack_sbuffer_destroy(&sb);
+    return n;
+}
+
+static void test_pack_one(msgpack_packer *pk, const char *b, unsigned rights)
+{
+    msgpack_pack_array(pk, 2);
+    msgpack_pack_str_with_body(pk, b, strlen(b));
+    msgpack_pack_uint32(pk, rights);
+}
+
+static void test_allow_good(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 2);
+    test_pack_one(pk, "aaa", 1);
+    test_pack_one(pk, "bbb", 7);
+}
+
+static void test_allow_unsorted(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 2);
+    test_pack_one(pk, "bbb", 1);
+    test_pack_one(pk, "aaa", 1);
+}
+
+static void test_allow_dup(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 2);
+    test_pack_one(pk, "aaa", 1);
+    test_pack_one(pk, "aaa", 2);
+}
+
+static void test_allow_zero(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 1);
+    test_pack_one(pk, "aaa", 0);
+}
+
+static void test_allow_eight(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 1);
+    test_pack_one(pk, "aaa", 8);
+}
+
+static void test_allow_upper(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 1);
+    test_pack_one(pk, "AAA", 1);
+}
+
+static void test_allow_slash(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 1);
+    test_pack_one(pk, "aa/", 1);
+}
+
+static void test_allow_not_pair(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 1);
+    msgpack_pack_str_with_body(pk, "aaa", 3);
+}
+
+static void test_allow_too_many(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, GW_KEY_ALLOW_MAX + 1);
+    for (int i = 0; i <= GW_KEY_ALLOW_MAX; i++) {
+        char b[8];
+        snprintf(b, sizeof(b), "b%03d", i);
+        test_pack_one(pk, b, 1);
+    }
+}
+
+static void test_limits_decode_refuses(void)
+{
+    char buf[GW_KEY_RECORD_MAX];
+    char err[CN_ERR_LEN];
+    struct gw_key_record d;
+    size_t n = test_pack_limits(buf, sizeof(buf), 2, 1, test_allow_good);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, n, "AK1", 3, err), CN_OK);
+    CN_CHECK_EQ_INT(d.restricted, 1);
+    CN_CHECK_EQ_INT((int)d.limits.n, 2);
+    /* a version 1 record carrying a list, a version 2 record without one */
+    n = test_pack_limits(buf, sizeof(buf), 1, 1, test_allow_good);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, n, "AK1", 3, err), CN_CORRUPT);
+    n = test_pack_limits(buf, sizeof(buf), 2, 1, NULL);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, n, "AK1", 3, err), CN_CORRUPT);
+    n = test_pack_limits(buf, sizeof(buf), 2, 0, test_allow_good);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, n, "AK1", 3, err), CN_CORRUPT);
+    n = test_pack_limits(buf, sizeof(buf), 2, 2, test_allow_good);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, n, "AK1", 3, err), CN_CORRUPT);
+    n = test_pack_limits(buf, sizeof(buf), 3, 1, test_allow_good);
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, n, "AK1", 3, err), CN_CORRUPT);
+    void (*bad[])(msgpack_packer *) = {test_allow_unsorted, test_allow_dup, test_allow_zero,
+                                       test_allow_eight, test_allow_upper, test_allow_slash,
+                                       test_allow_not_pair, test_allow_too_many};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        n = test_pack_limits(buf, sizeof(buf), 2, 1, bad[i]);
+        CN_CHECK(n > 0);
+        CN_CHECK_EQ_INT(gw_key_record_decode(&d, buf, n, "AK1", 3, err), CN_CORRUPT);
+    }
+}
+
+/* A restricted key sealed by Python's cryptography and msgpack
+ * (tests/fuzz/seeds/fuzz_gw_key_record/restricted): version 2, the AAD
+ * "cairn-key-v2" | akid | owner | create flag | count | (len, bucket,
+ * rights)... as docs/security.md says. Master key 07 00 .. 00. */
+static void test_known_answer_v2(void)
+{
+    static const char hex[] =
+        "8aa17602a4616b6964b4414b494146555a5a46555a5a46555a5a30303032a56f776e6572d94039393939"
+        "393939393939393939393939393939393939393939393939393939393939393939393939393939393939"
+        "393939393939393939393939393939393939a46e616d65ae72657374726963746564206b6579aa637265"
+        "617465645f7573cf0006445941624000a56e6f6e6365c40c010101010101010101010101a3746167c410"
+        "8dc1dc10ab0fbff39fcc8d9b89fa7939a67365616c6564c42844b1cdea075a6bef6587d0ced0388b8f73"
+        "61b16ddfd8370510cef2956dedce77b92934ac23ce464cad6372656174655f6275636b6574c3a5616c6c"
+        "6f779392a5616c7068610392a6626574612e620192ab7a6574612d6275636b657407";
+    unsigned char rec[sizeof(hex) / 2], mk[32] = {7};
+    for (size_t i = 0; i < sizeof(rec); i++)
+        sscanf(hex + 2 * i, "%2hhx", &rec[i]);
+    struct gw_key_record d;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(gw_key_record_decode(&d, rec, sizeof(rec), "AKIAFUZZFUZZFUZZ0002", 20, err),
+                    CN_OK);
+    CN_CHECK_EQ_INT(gw_key_record_open(&d, mk, err), CN_OK);
+    CN_CHECK_EQ_STR(d.secret, "abcdefghijABCDEFGHIJ0123456789+/abcdefgh");
+    CN_CHECK_EQ_INT(d.restricted, 1);
+    CN_CHECK_EQ_INT(d.limits.create_bucket, 1);
+    CN_CHECK_EQ_INT((int)d.limits.n, 3);
+    CN_CHECK_EQ_STR(d.limits.v[1].bucket, "beta.b");
+    CN_CHECK_EQ_INT(d.limits.v[2].rights, 7);
+}
+
 static const struct cn_test_case cases[] = {
     {"known_answer", test_known_answer},
+    {"known_answer_v2", test_known_answer_v2},
     {"generate", test_generate},
     {"round_trip", test_round_trip},
     {"owner_bound", test_owner_bound},
     {"decode_refuses", test_decode_refuses},
     {"master_file", test_master_file},
     {"merge", test_merge},
+    {"limits_round_trip", test_limits_round_trip},
+    {"limits_decode_refuses", test_limits_decode_refuses},
+    {"merge_limits", test_merge_limits},
     {NULL, NULL},
 };
 

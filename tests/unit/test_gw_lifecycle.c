@@ -235,6 +235,44 @@ static void test_due(void)
     CN_CHECK(gw_lc_rule_expire_at(&r, created, UINT64_MAX / 4) == UINT64_MAX);
 }
 
+/* NoncurrentVersionExpiration counts from the successor's write and
+ * rounds as Days does; NewerNoncurrentVersions keeps the n newest
+ * noncurrent versions whatever their age; a lone delete marker goes at
+ * once with ExpiredObjectDeleteMarker, else when Days / Date would expire
+ * an object as old as it. */
+static void test_noncurrent_due(void)
+{
+    struct gw_lc_rule r;
+    memset(&r, 0, sizeof(r));
+    r.exp_days = r.exp_date_s = r.abort_days = r.nc_newer = GW_LC_NONE;
+    r.exp_marker = GW_LC_NONE;
+    r.nc_days = GW_LC_NONE;
+    uint64_t since = (1389744000ull + 10 * 3600 + 30 * 60) * 1000000;   /* 2014-01-15 10:30 */
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, since, 1, DAY_US) == UINT64_MAX);
+    r.nc_days = 3;
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, since, 1, DAY_US) == 1390089600ull * 1000000);
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, since, 7, DAY_US) == 1390089600ull * 1000000);
+    r.nc_newer = 2;
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, since, 1, DAY_US) == UINT64_MAX);
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, since, 2, DAY_US) == UINT64_MAX);
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, since, 3, DAY_US) == 1390089600ull * 1000000);
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, 1000500000, 3, 2000000) == 1000000000 + 4 * 2000000);
+    r.nc_days = INT32_MAX;
+    CN_CHECK(gw_lc_rule_noncurrent_at(&r, since, 3, UINT64_MAX / 4) == UINT64_MAX);
+    /* lone delete markers */
+    CN_CHECK(gw_lc_rule_marker_at(&r, since, DAY_US) == UINT64_MAX);
+    r.exp_marker = 0;
+    CN_CHECK(gw_lc_rule_marker_at(&r, since, DAY_US) == UINT64_MAX);
+    r.exp_marker = 1;
+    CN_CHECK(gw_lc_rule_marker_at(&r, since, DAY_US) == since);
+    r.exp_marker = GW_LC_NONE;
+    r.exp_days = 3;
+    CN_CHECK(gw_lc_rule_marker_at(&r, since, DAY_US) == 1390089600ull * 1000000);
+    r.exp_days = GW_LC_NONE;
+    r.exp_date_s = 1798761600;
+    CN_CHECK(gw_lc_rule_marker_at(&r, since, DAY_US) == 1798761600ull * 1000000);
+}
+
 /* The lease record's reader: types checked, unknown keys skipped. */
 static void test_record(void)
 {
@@ -257,6 +295,7 @@ static const struct cn_test_case cases[] = {
     {"round_trip", test_round_trip},
     {"matches", test_matches},
     {"due", test_due},
+    {"noncurrent_due", test_noncurrent_due},
     {NULL, NULL},
 };
 

@@ -4,7 +4,10 @@
  * under the max_inflight bound, with the bytes and keys the map will name;
  * a failed chunk after some succeeded (the error sticks, nothing more is
  * sent, and abandoning reclaims every chunk sent once the ones in flight
- * answered); an abandoned idle writer; a committed one reclaims nothing. */
+ * answered); an abandoned idle writer; a committed one reclaims nothing.
+ * Each case runs again with chunk buffers from a pool (lo_pool.h): the same
+ * bytes and keys, at most max_inflight + 1 buffers ever allocated, every
+ * buffer given back, none kept once the writer let go. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 #include "cn/rc.h"
 #include "cn/test.h"
 #include "lo_map.h"
+#include "lo_pool.h"
 #include "lo_writer.h"
 
 CN_TEST_GLOBALS;
@@ -22,6 +26,8 @@ CN_TEST_GLOBALS;
 #define FAKE_MAX 256
 #define OKEY "o/bkt/big"
 #define VER 0xabcdef01ULL
+
+static struct gw_lo_pool *test_pool;   /* the writers' pool, or NULL */
 
 /* One chunk write the writer started. */
 struct fake_put {
@@ -120,6 +126,7 @@ static void fake_init(struct fake_store *fs, size_t body_len, uint32_t chunk_len
     const struct gw_lo_writer_config cfg = {
         .io = &io, .okey = OKEY, .okey_len = strlen(OKEY), .ver = VER,
         .chunk_len = chunk_len, .max_inflight = max_inflight, .reqid = 1,
+        .pool = test_pool,
     };
     fs->w = gw_lo_writer_new(&cfg, fake_on_writer, fs);
 }
@@ -154,6 +161,11 @@ static void test_chunks_and_bound(void)
         uint32_t idx = 0;
         while (fs.n_pending > 0) {
             CN_CHECK(fs.n_pending <= 3);
+            if (test_pool != NULL) {   /* in flight + the one being filled */
+                struct gw_lo_pool_stats st;
+                gw_lo_pool_stats(test_pool, &st);
+                CN_CHECK(st.in_use <= 4);
+            }
             CN_CHECK_EQ_INT(gw_lo_writer_inflight(fs.w), fs.n_pending);
             check_key(&fs.pending[0], idx++);
             fake_answer(&fs, CN_OK);
@@ -240,10 +252,65 @@ static void test_abandon(void)
     gw_lo_writer_abandon(NULL);
 }
 
+/* Runs fn with writers over a pool of 1000-byte buffers keeping 4 (the
+ * cases use 3 or 4 in flight): buffers are reused (at most max_alloc
+ * allocated over the case's writers), all come back, none stay kept once
+ * no writer holds the pool, and the pool frees cleanly (ASan). A writer
+ * peaks at max_inflight + 2 buffers: those in flight, the one being
+ * filled, and the one whose answer is being handled (fake_answer drops its
+ * reference after the callback that feeds on, as a replica's send may
+ * still hold one after W acks). */
+static void run_with_pool(void (*fn)(void), uint64_t max_alloc)
+{
+    test_pool = gw_lo_pool_new(1000, 4);
+    fn();
+    struct gw_lo_pool_stats st;
+    gw_lo_pool_stats(test_pool, &st);
+    CN_CHECK_EQ_INT(st.in_use, 0);
+    CN_CHECK_EQ_INT(st.kept, 0);
+    CN_CHECK(st.allocated <= max_alloc);
+    gw_lo_pool_close(test_pool);
+    test_pool = NULL;
+}
+
+static void test_chunks_and_bound_pool(void)
+{
+    /* writers of 11, 1, 1, 1 and 0 chunks: 5 + 1 + 1 + 1 buffers at most
+     * for 14 chunks sent */
+    run_with_pool(test_chunks_and_bound, 8);
+}
+
+static void test_failure_reclaims_pool(void)
+{
+    run_with_pool(test_failure_reclaims, 5);   /* 7 chunks filled, 3 in flight */
+}
+
+static void test_abandon_pool(void)
+{
+    run_with_pool(test_abandon, 4);   /* 2 sent + 1 filling; then 1 */
+}
+
+/* A pool whose buffers are shorter than the chunk is not used (the writer
+ * falls back to contiguous allocations), so a chunk never overruns. */
+static void test_pool_too_short(void)
+{
+    test_pool = gw_lo_pool_new(999, 4);
+    test_chunks_and_bound();
+    struct gw_lo_pool_stats st;
+    gw_lo_pool_stats(test_pool, &st);
+    CN_CHECK_EQ_INT(st.allocated, 0);
+    gw_lo_pool_close(test_pool);
+    test_pool = NULL;
+}
+
 static const struct cn_test_case cases[] = {
     {"chunks_and_bound", test_chunks_and_bound},
     {"failure_reclaims", test_failure_reclaims},
     {"abandon", test_abandon},
+    {"chunks_and_bound_pool", test_chunks_and_bound_pool},
+    {"failure_reclaims_pool", test_failure_reclaims_pool},
+    {"abandon_pool", test_abandon_pool},
+    {"pool_too_short", test_pool_too_short},
     {NULL, NULL},
 };
 

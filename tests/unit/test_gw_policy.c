@@ -174,6 +174,42 @@ static void test_not_action_resource(void)
     gw_policy_free(p);
 }
 
+/* NotPrincipal: the statement applies to every caller the list does not
+ * name, anonymous included; an Allow with it is public. */
+static void test_not_principal(void)
+{
+    struct gw_policy *p = test_parse(
+        "{\"Statement\": {\"Effect\": \"Deny\", \"NotPrincipal\": {\"AWS\": "
+        "[\"arn:aws:iam::other:root\", \"owner\"]}, \"Action\": \"s3:GetObject\", "
+        "\"Resource\": \"arn:aws:s3:::b/*\"}}");
+    CN_CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    CN_CHECK_EQ_INT(test_eval(p, "other", "s3:GetObject", "k", NULL), GW_POLICY_NONE);
+    CN_CHECK_EQ_INT(test_eval(p, "owner", "s3:GetObject", "k", NULL), GW_POLICY_NONE);
+    CN_CHECK_EQ_INT(test_eval(p, "third", "s3:GetObject", "k", NULL), GW_POLICY_DENY);
+    CN_CHECK_EQ_INT(test_eval(p, "othe", "s3:GetObject", "k", NULL), GW_POLICY_DENY);
+    CN_CHECK_EQ_INT(test_eval(p, NULL, "s3:GetObject", "k", NULL), GW_POLICY_DENY);
+    CN_CHECK_EQ_INT(test_eval(p, "third", "s3:PutObject", "k", NULL), GW_POLICY_NONE);
+    CN_CHECK(!gw_policy_is_public(p));
+    gw_policy_free(p);
+    p = test_parse("{\"Statement\": {\"Effect\": \"Allow\", \"NotPrincipal\": {\"AWS\": "
+                   "\"other\"}, \"Action\": \"s3:GetObject\", \"Resource\": "
+                   "\"arn:aws:s3:::b/*\"}}");
+    CN_CHECK(p != NULL && gw_policy_is_public(p));
+    if (p != NULL) {
+        CN_CHECK_EQ_INT(test_eval(p, NULL, "s3:GetObject", "k", NULL), GW_POLICY_ALLOW);
+        CN_CHECK_EQ_INT(test_eval(p, "other", "s3:GetObject", "k", NULL), GW_POLICY_NONE);
+    }
+    gw_policy_free(p);
+    /* both, or NotPrincipal "*", are refused */
+    char why[GW_POLICY_WHY_MAX];
+    const char *both = "{\"Statement\": {\"Effect\": \"Deny\", \"Principal\": \"*\", "
+                       "\"NotPrincipal\": {\"AWS\": \"o\"}, \"Action\": \"s3:*\", "
+                       "\"Resource\": \"arn:aws:s3:::b/*\"}}";
+    CN_CHECK(gw_policy_parse(both, strlen(both), "b", why) == NULL);
+}
+
 static void test_conditions(void)
 {
     struct gw_policy *p = test_parse(
@@ -250,6 +286,7 @@ static const struct cn_test_case cases[] = {
     {"prefix_allow", test_prefix_allow},
     {"principals_and_deny", test_principals_and_deny},
     {"not_action_resource", test_not_action_resource},
+    {"not_principal", test_not_principal},
     {"conditions", test_conditions},
     {NULL, NULL},
 };

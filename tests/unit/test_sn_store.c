@@ -1,12 +1,14 @@
 /* Unit tests of the storage engine: write/read semantics, versions and
  * tombstones, listing, recovery of an index that lags the containers, torn
  * tails, corruption on read and in scrub, compaction under concurrent writes,
- * and group commit. Each case works in its own temporary directory. */
+ * and group commit, large values leaving the page cache after their sync.
+ * Each case works in its own temporary directory. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -539,6 +541,72 @@ static void test_sn_store_forget(void)
     sn_store_close(s, NULL);
 }
 
+/* Pages of container `id` in the page cache (mincore over a fresh mapping
+ * of the file); *pages gets the file's page count. */
+static size_t test_sn_resident(uint32_t id, size_t *pages)
+{
+    size_t resident = 0;
+    *pages = 0;
+    int fd = open(test_sn_container_file(id), O_RDONLY);
+    CN_CHECK(fd >= 0);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = ((size_t)st.st_size + pg - 1) / pg;
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    unsigned char *v = cn_malloc(n);
+    CN_CHECK(m != MAP_FAILED);
+    if (m != MAP_FAILED && mincore(m, (size_t)st.st_size, v) == 0)
+        for (size_t i = 0; i < n; i++)
+            resident += v[i] & 1;
+    if (m != MAP_FAILED)
+        munmap(m, (size_t)st.st_size);
+    cn_free(v);
+    close(fd);
+    *pages = n;
+    return resident;
+}
+
+/* writethrough: a value of 1 MiB or more leaves the page cache once synced
+ * (its pages are reused by the next writes), a small one stays, and both
+ * read back whole from the disk, through the mapping and through pread.
+ * Under none the pages are still dirty and stay cached. */
+static void test_sn_store_uncache(void)
+{
+    size_t big = 3u << 20, pages = 0;
+    uint8_t *d = cn_malloc(big);
+    test_sn_fill(d, big, 21);
+    int applied;
+    for (int mode = 0; mode < 2; mode++) {
+        test_sn_fresh_dir();
+        struct sn_store *s = test_sn_open(64 << 20, mode == 0 ? SN_SYNC_WRITETHROUGH
+                                                                 : SN_SYNC_NONE);
+        CN_CHECK_EQ_INT(test_sn_put(s, "small", d, 4000, 1, 1, &applied), CN_OK);
+        CN_CHECK_EQ_INT(test_sn_put(s, "big", d, big, 1, 1, &applied), CN_OK);
+        size_t resident = test_sn_resident(1, &pages);
+        CN_CHECK(pages > big / 4096);
+        if (mode == 0)   /* the small record's pages and the big one's first */
+            CN_CHECK(resident <= 3);
+        else
+            CN_CHECK(resident >= big / 4096);
+        test_sn_expect(s, "small", d, 4000);
+        test_sn_expect(s, "big", d, big);
+        sn_store_close(s, NULL);
+    }
+    test_read_mmap = 0;
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(64 << 20, SN_SYNC_WRITETHROUGH);
+    CN_CHECK_EQ_INT(test_sn_put(s, "big", d, big, 1, 1, &applied), CN_OK);
+    CN_CHECK(test_sn_resident(1, &pages) <= 2);
+    test_sn_expect(s, "big", d, big);
+    sn_store_close(s, NULL);
+    test_read_mmap = 1;
+    cn_free(d);
+}
+
 static void test_sn_cleanup(void)
 {
     test_sn_fresh_dir();
@@ -554,6 +622,7 @@ static const struct cn_test_case cases[] = {
     {"pread", test_sn_store_pread},
     {"mapped_pin", test_sn_store_mapped_pin},
     {"forget", test_sn_store_forget},
+    {"uncache", test_sn_store_uncache},
     {"cleanup", test_sn_cleanup},
     {NULL, NULL},
 };

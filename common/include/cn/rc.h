@@ -14,6 +14,7 @@
 #define CN_IO       -7   /* an operating-system I/O call failed */
 #define CN_TIMEOUT  -8
 #define CN_DONE     -9   /* a stream or iteration has ended */
+#define CN_CONFLICT -10  /* a concurrent writer holds (or took over) what this write needed */
 
 #define CN_ERR_LEN 256
 
