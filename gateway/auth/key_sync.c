@@ -347,7 +347,7 @@ struct gw_key_sync *gw_key_sync_new(struct event_base *base, struct gw_store *st
                                             "Unix time the last complete key refresh ended", 0,
                                             NULL);
     }
-    ks->w = gw_sysrec_new(base, o->interval_ms, gw_key_sync_round_start, ks);
+    ks->w = gw_sysrec_new(base, 0, o->interval_ms, gw_key_sync_round_start, ks);
     return ks;
 }
 

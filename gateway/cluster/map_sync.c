@@ -18,6 +18,8 @@
 #include "cn/metrics.h"
 #include "msg/msg.h"
 
+#define GW_MAP_SYNC_FIRST_MS 500   /* the first round, after start */
+
 /* The last record version warned about, per node slot. */
 struct gw_map_sync_warned {
     uint64_t ts, ver;
@@ -161,7 +163,10 @@ struct gw_map_sync *gw_map_sync_new(struct event_base *base, struct gw_cluster *
         cn_metrics_set(reg, ms->m_version,
                        (int64_t)gw_cluster_view_version(gw_cluster_view(cluster)));
     }
-    ms->w = gw_sysrec_new(base, interval_ms, gw_map_sync_round, ms);
+    /* not at once: a send while the connections are still being set up
+     * fails and would mark every node down (storage_client.h) */
+    ms->w = gw_sysrec_new(base, CN_MIN(interval_ms, GW_MAP_SYNC_FIRST_MS), interval_ms,
+                          gw_map_sync_round, ms);
     return ms;
 }
 

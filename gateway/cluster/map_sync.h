@@ -31,7 +31,8 @@ struct cn_metrics;
 typedef void (*gw_map_sync_publish_cb)(const struct gw_cluster_view *v, void *arg);
 
 /* Starts following every interval_ms (> 0) on base through client (both
- * outlive the sync); the first round runs at once. reg NULL: no metrics,
+ * outlive the sync); the first round runs half a second after start (or
+ * after interval_ms when shorter). reg NULL: no metrics,
  * else cairn_gateway_cluster_map_version and _map_rejected_total. */
 struct gw_map_sync *gw_map_sync_new(struct event_base *base, struct gw_cluster *cluster,
                                     struct gw_storage_client *client, int64_t interval_ms,

@@ -39,7 +39,7 @@ static void gw_sysrec_on_timer(evutil_socket_t fd, short what, void *arg)
     w->round(w->arg);
 }
 
-struct gw_sysrec *gw_sysrec_new(struct event_base *base, int64_t interval_ms,
+struct gw_sysrec *gw_sysrec_new(struct event_base *base, int64_t first_ms, int64_t interval_ms,
                                 gw_sysrec_round_cb round, void *arg)
 {
     struct gw_sysrec *w = cn_calloc(1, sizeof(*w));
@@ -47,7 +47,7 @@ struct gw_sysrec *gw_sysrec_new(struct event_base *base, int64_t interval_ms,
     w->interval_ms = interval_ms;
     w->round = round;
     w->arg = arg;
-    gw_sysrec_arm(w, 0);
+    gw_sysrec_arm(w, first_ms);
     return w;
 }
 

@@ -1,7 +1,7 @@
 /* A follower of system records ("s/..." records the cluster keeps for the
  * gateways: access keys, auth/key_sync.h; the cluster map, map_sync.h):
- * the part they share. A round runs on one loop every interval (the first
- * at once), never two at once: the timer is armed again only when the
+ * the part they share. A round runs on one loop every interval, never two
+ * at once: the timer is armed again only when the
  * round ends. Each store or node request of a round is counted, so that a
  * callback arriving after close does nothing and the follower is freed only
  * when nothing is left in flight. What a round reads and what it does with
@@ -18,9 +18,9 @@ struct gw_sysrec;
 /* Starts a round; the round must end in gw_sysrec_round_end(). */
 typedef void (*gw_sysrec_round_cb)(void *arg);
 
-/* Starts following on base: round(arg) at once, then interval_ms after each
- * round's end. */
-struct gw_sysrec *gw_sysrec_new(struct event_base *base, int64_t interval_ms,
+/* Starts following on base: round(arg) first_ms from now, then interval_ms
+ * after each round's end. */
+struct gw_sysrec *gw_sysrec_new(struct event_base *base, int64_t first_ms, int64_t interval_ms,
                                 gw_sysrec_round_cb round, void *arg);
 /* The round is over: the next one starts interval_ms from now. */
 void gw_sysrec_round_end(struct gw_sysrec *w);
