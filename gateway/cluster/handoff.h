@@ -44,6 +44,8 @@ struct gw_handoff_stats {
     uint64_t replayed;   /* hints this gateway replayed */
     uint64_t dropped;    /* writes it missed that no holder would keep a hint of */
 };
+/* A node outside the start's list (a later cluster map added it) has no
+ * hints: zeros, as gw_handoff_pending() answers 0. */
 void gw_handoff_stats(struct gw_handoff *h, uint32_t node, struct gw_handoff_stats *st);
 
 /* Pending hints of node, without the lock (may be a moment stale). */
