@@ -30,7 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import s3util  # noqa: E402
 from cluster_util import ring_replicas, storage_key  # noqa: E402
 from s3util import check  # noqa: E402
-from test_cluster_map import OtherGateway, admin, wait_for  # noqa: E402
+from snclient import free_port  # noqa: E402
+from test_cluster_map import OtherGateway, admin, gauge, wait_for  # noqa: E402
 
 N = 2
 THROTTLE = 100 * 1024          # bytes/s while throttled
@@ -114,7 +115,11 @@ def test_grow_throttle_kill_purge():
         disk_before = sum(node_stat(n, "bytes_total") for n in cl.nodes[:3])
 
         for name in ("gw-b", "gw-c"):
-            others.append(OtherGateway(cl, name, **{"rebalance.enabled": "true"}))
+            mp = free_port()
+            others.append(OtherGateway(cl, name, **{"rebalance.enabled": "true",
+                                                    "metrics.port": mp,
+                                                    "metrics.listen": "127.0.0.1"}))
+            others[-1].metrics_port = mp
         time.sleep(1.5)   # the workers claim the lease and find nothing to do (version 0)
         rc, out, err = admin(cf, "rebalance", "throttle", str(THROTTLE))
         check(rc == 0, "throttle failed %d: %s %s" % (rc, out, err))
@@ -166,6 +171,14 @@ def test_grow_throttle_kill_purge():
         check(s2["copied"] > 0 and s2["purged"] > 0 and s2["failed"] == 0,
               "nothing copied or purged: %r" % s2)
         read_some((("a", a), ("survivor", survivor.boto())), expect, 40, rnd)
+        mp = survivor.metrics_port
+        check(gauge(mp, "cairn_gateway_rebalance_lease_held") == 1 and
+              gauge(mp, "cairn_gateway_rebalance_running") == 0 and
+              gauge(mp, "cairn_gateway_rebalance_keys_total") > 0 and
+              gauge(mp, "cairn_gateway_rebalance_bytes_total") > 0,
+              "the survivor's rebalance metrics do not match the record: %r" %
+              [gauge(mp, "cairn_gateway_rebalance_" + n) for n in
+               ("lease_held", "running", "keys_total", "bytes_total")])
 
         # placement: each node holds exactly the keys the new ring gives it
         held = [node_keys(n) for n in cl.nodes]
