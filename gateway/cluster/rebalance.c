@@ -71,6 +71,7 @@ struct gw_rebalance {
     uint64_t next_ok;          /* throttle: the earliest next start */
     uint64_t walked_ver;       /* the map version this gateway last walked for (0: none) */
     uint64_t seen_ver, seen_at; /* the map version in use and when this worker first saw it */
+    uint64_t retry_at;         /* a walk that ended with failures starts again from then */
     /* metrics */
     struct cn_metrics *reg;
     uint32_t m_keys, m_copied, m_bytes, m_purged, m_running, m_held;
@@ -403,9 +404,10 @@ static void gw_rb_round_end(struct gw_rebalance *rb)
             rb->st.done_version = rb->st.to_version;
             rb->st.finished = cn_time_now_us();
         }
-        rb->st.cursor_len = 0;   /* a walk with failures starts over */
-        gw_rb_set_running(rb, rb->st.failed != 0);
-        rb->st.failed = 0;
+        rb->st.cursor_len = 0;   /* a walk with failures starts over, after a pause */
+        if (rb->st.failed != 0)
+            rb->retry_at = cn_time_now_us() + CN_MAX(10 * rb->o.interval_us, 10000000u);
+        gw_rb_set_running(rb, rb->st.failed != 0);   /* failed: shown until the next pass */
     }
     rb->n = rb->next = 0;
     gw_rb_read(rb, gw_rb_on_reread);
@@ -598,8 +600,10 @@ static void gw_rb_held_now(struct gw_rebalance *rb)
     gw_rb_set_held(rb, 1);
     rb->st.lease_until = now + rb->o.lease_us;
     gw_rb_note_map(rb, v, now);
-    if (v > rb->st.done_version && now - rb->seen_at < rb->o.map_delay_us) {
-        /* gateways still on the older map may write by its ring: wait */
+    if (v > rb->st.done_version &&
+        (now - rb->seen_at < rb->o.map_delay_us || now < rb->retry_at)) {
+        /* gateways still on the older map may write by its ring, or the last
+         * walk failed on some key (a node down): wait */
         gw_rb_set_running(rb, 0);
         gw_rb_write(rb, gw_rb_on_saved);
         return;
@@ -620,6 +624,8 @@ static void gw_rb_held_now(struct gw_rebalance *rb)
             CN_LOG(CN_LOG_INFO, "rebalance: walk of map version %llu resumes after key '%.*s' "
                    "(%llu keys scanned) (%s)", (unsigned long long)v, (int)rb->st.cursor_len,
                    rb->st.cursor, (unsigned long long)rb->st.scanned, rb->holder);
+        if (v > rb->st.done_version && rb->st.cursor_len == 0 && rb->st.failed > 0)
+            rb->st.failed = 0;   /* a new pass after one that failed on some key */
         gw_rb_set_running(rb, v > rb->st.done_version);
     }
     rb->walked_ver = v;
