@@ -61,6 +61,8 @@ struct gw_lc_vstate {
     uint64_t gprev_ts;                     /* the last seen entry's version time */
     struct gw_lc_item gfirst;              /* the group's newest entry */
     int gfirst_marker;
+    int gmarker_seen;                      /* a delete marker came in the group */
+    int nc_first_marker;                   /* the step's version: the group's first marker */
     /* the step at hand */
     char okey[GW_KEYS_MAX];                /* the key's "o/" record */
     size_t okey_len;

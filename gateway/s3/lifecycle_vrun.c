@@ -499,7 +499,10 @@ static void gw_lc_vrun_on_nc_latest(struct gw_store_result *res, void *arg)
     if (gw_lc_run_op_done(run))
         return;
     char id[GW_VERSIONING_ID_MAX];
+    /* no "o/" (a tombstone): the key's newest delete marker is its current
+     * version, even below a version record whose "o/" was never written */
     if ((res->rc != CN_OK && res->rc != CN_NOTFOUND) ||
+        (res->rc == CN_NOTFOUND && run->v.nc_first_marker) ||
         (res->rc == CN_OK && gw_lc_vrun_meta_id(&res->reply->m, id) &&
          strcmp(id, run->v.id) == 0)) {
         gw_lc_vrun_fini(run);
@@ -661,6 +664,43 @@ static void gw_lc_vrun_open_group(struct gw_lc_run *run, const struct gw_lc_item
     v->gprev_ts = ts;
     v->gfirst = *it;
     v->gfirst_marker = it->etag[0] == '\0';
+    v->gmarker_seen = v->gfirst_marker;
+}
+
+/* The key's newest version is its current one only if "o/" holds it: a
+ * version record whose "o/" write never happened (a gateway stopped
+ * between the two) is noncurrent, since its own version time (or since
+ * the "o/" written over it, when later: a conditional write whose version
+ * record was not written), and is removed as noncurrent versions are
+ * (gw_lc_vrun_remove() checks "o/" again). A failed read leaves it. */
+static void gw_lc_vrun_on_first_latest(struct gw_store_result *res, void *arg)
+{
+    struct gw_lc_run *run = arg;
+    if (gw_lc_run_op_done(run))
+        return;
+    char id[GW_VERSIONING_ID_MAX];
+    if ((res->rc != CN_OK && res->rc != CN_NOTFOUND) ||
+        (res->rc == CN_OK && gw_lc_vrun_meta_id(&res->reply->m, id) &&
+         strcmp(id, run->v.id) == 0)) {
+        gw_lc_vrun_next(run);
+        return;
+    }
+    /* noncurrent since its own time, or since "o/" was written over it
+     * when that was later (a conditional write: "o/" first) */
+    const char *key;
+    size_t klen;
+    uint64_t ts;
+    if (gw_versioning_key_split(run->cur->key, run->cur->key_len, 3 + run->bucket_len, &key,
+                                &klen, id, &ts) != 0 ||
+        gw_lc_vrun_nc_due(run, run->cur, key, klen,
+                          res->rc == CN_OK && res->reply->m.ts > ts ? res->reply->m.ts : ts, 1,
+                          NULL, 0) != 1) {
+        gw_lc_vrun_next(run);
+        return;
+    }
+    CN_LOG(CN_LOG_INFO, "lifecycle: %.*s: the newest version %s is not the latest",
+           (int)run->v.okey_len, run->v.okey, run->v.id);
+    gw_lc_run_delete_slot(run, gw_lc_vrun_remove);
 }
 
 static void gw_lc_vrun_next(struct gw_lc_run *run)
@@ -693,8 +733,19 @@ static void gw_lc_vrun_next(struct gw_lc_run *run)
         return;
     }
     p->idx++;
-    if (!v->group_open) {   /* the key's newest version: its current one */
+    if (!v->group_open) {   /* the key's newest version: its current one... */
         gw_lc_vrun_open_group(run, it, plen, ts);
+        /* ... if "o/" holds it: asked only when it would be due as a
+         * noncurrent version (since its own time, the newest noncurrent) */
+        if (it->etag[0] != '\0' && gw_lc_vrun_nc_due(run, it, key, klen, ts, 1, NULL, 0) == 1) {
+            run->cur = it;
+            memcpy(v->id, id, sizeof(v->id));
+            v->nc_first_marker = 0;
+            gw_lc_vrun_okey_of(run, it->key, it->key_len);
+            run->inflight++;
+            gw_store_head(run->store, v->okey, v->okey_len, gw_lc_vrun_on_first_latest, run);
+            return;
+        }
         gw_lc_vrun_next(run);
         return;
     }
@@ -705,6 +756,8 @@ static void gw_lc_vrun_next(struct gw_lc_run *run)
     v->vts = since;
     run->cur = it;
     memcpy(v->id, id, sizeof(v->id));
+    v->nc_first_marker = it->etag[0] == '\0' && !v->gmarker_seen;
+    v->gmarker_seen |= it->etag[0] == '\0';
     int due = gw_lc_vrun_nc_due(run, it, key, klen, since, nth, NULL, 0);
     if (due == 1) {
         gw_lc_run_delete_slot(run, gw_lc_vrun_remove);

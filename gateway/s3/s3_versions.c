@@ -1012,8 +1012,22 @@ int gw_s3_versions_not_found(struct gw_req *r)
 /* Two sorted streams are merged by key: the version records ("v/") and the
  * latest records ("o/"). A key with version records has every version
  * there (its "o/" record is one of them or a tombstone), so its "o/" entry
- * is skipped; a key with none is an object written before versioning:
- * its "o/" record is its null version, and the latest. */
+ * is not listed itself; a key with none is an object written before
+ * versioning: its "o/" record is its null version, and the latest.
+ *
+ * IsLatest follows "o/", the record a plain GET reads: the "o/" entry of a
+ * key comes before its version records in the merge, and its ts is the
+ * version time of the version it holds (later after a tag or ACL change or
+ * a promotion, never earlier). The latest is the newest version whose
+ * version time is not after that ts; a newer one is a version record whose
+ * "o/" write never happened (a gateway stopped between the two) or lost to
+ * a newer "o/": it is listed as noncurrent. A key without "o/" (a
+ * tombstone) has its newest delete marker as the latest, and no latest if
+ * it has none (an interrupted first write of the key: GET says NoSuchKey).
+ * The version found must have the etag of "o/" (a copy of it): else "o/"
+ * holds a version that has no record (a conditional write writes "o/"
+ * first; a version removal stopped before its promotion) and none is.
+ * docs/gateway.md "Versioning", "Which version is current". */
 struct gw_s3_versions_ent {
     char *key;                   /* the storage key */
     uint32_t key_len;
@@ -1049,6 +1063,15 @@ struct gw_s3_versions_list {
     uint32_t max_keys, n;
     int url, truncated, skip_to_null;
     int bad_marker;                        /* a version-id-marker that is no id */
+    int o_marker;                          /* "o/" starts at the marker key: not listed */
+    int resume;                            /* the page starts inside a key... */
+    uint64_t resume_ts;                    /* ... after the version of this time */
+    char o_key[1025];                      /* the last "o/" entry that had versions */
+    size_t o_key_len;
+    uint64_t o_ts;                         /* its ts */
+    char o_etag[129];                      /* its etag field */
+    int have_o;
+    int cur_has_o, cur_found;              /* last_key: has "o/"; its latest was listed */
     char last_key[1025];                   /* the key of the last version seen */
     size_t last_key_len;
     int have_last;
@@ -1192,13 +1215,8 @@ static void gw_s3_versions_stream_skip(struct gw_s3_versions_stream *s, const ch
  * past it). */
 static int gw_s3_versions_list_add(struct gw_s3_versions_list *l, const char *key,
                                    size_t key_len, const char *id, uint64_t ts,
-                                   const char *etag, uint64_t rec_size)
+                                   const char *etag, uint64_t rec_size, int latest)
 {
-    int latest = !(l->have_last && l->last_key_len == key_len &&
-                   memcmp(l->last_key, key, key_len) == 0);
-    memcpy(l->last_key, key, key_len);
-    l->last_key_len = key_len;
-    l->have_last = 1;
     size_t plen = l->v.prefix_len - l->v.base_len;
     size_t cut = 0;
     if (l->delim != NULL && l->delim->value_len > 0 && key_len > plen) {
@@ -1235,6 +1253,41 @@ static int gw_s3_versions_list_add(struct gw_s3_versions_list *l, const char *ke
         snprintf(it->etag, sizeof(it->etag), "%s", etag);
     }
     return 1;
+}
+
+/* Is the version (key, version time ts, marker: a delete marker) the
+ * latest of its key? Versions come newest first, after their key's "o/"
+ * entry if it has one (the rule: the comment above the structures). */
+static int gw_s3_versions_is_latest(struct gw_s3_versions_list *l, const char *key,
+                                    size_t key_len, uint64_t ts, const char *etag)
+{
+    int marker = etag[0] == '\0';
+    if (!(l->have_last && l->last_key_len == key_len &&
+          memcmp(l->last_key, key, key_len) == 0)) {   /* the key's first */
+        memcpy(l->last_key, key, key_len);
+        l->last_key_len = key_len;
+        l->have_last = 1;
+        l->cur_has_o = l->have_o && l->o_key_len == key_len &&
+                       memcmp(l->o_key, key, key_len) == 0;
+        l->cur_found = 0;
+        int resume = l->resume && l->key_marker->value_len == key_len &&
+                     memcmp(l->key_marker->value, key, key_len) == 0;
+        l->resume = 0;     /* only the marker key's versions follow its marker */
+        if (resume) {
+            /* the latest was on an earlier page if the marker's version
+             * (older than every one listed there) could be; a key without
+             * "o/" is taken as settled there (its delete marker: its
+             * newest, unless a write was interrupted on top of it) */
+            l->cur_found = !l->cur_has_o || l->resume_ts <= l->o_ts;
+        }
+    }
+    if (l->cur_found)
+        return 0;
+    if (l->cur_has_o ? ts <= l->o_ts : marker) {
+        l->cur_found = 1;   /* settled: the latest, or (another etag) none is */
+        return !l->cur_has_o || strcmp(etag, l->o_etag) == 0;
+    }
+    return 0;
 }
 
 static void gw_s3_versions_list_drive(struct gw_req *r);
@@ -1331,12 +1384,19 @@ static void gw_s3_versions_list_drive(struct gw_req *r)
             cmp = -1;
         }
         int go;
-        if (cmp == 0) {          /* the key's versions are all under "v/" */
+        if (cmp == 0) {          /* the key's versions are all under "v/"; "o/" says
+                                  * which one is the latest */
+            l->o_key_len = CN_MIN((size_t)(oe->key_len - l->o.base_len), sizeof(l->o_key));
+            memcpy(l->o_key, oe->key + l->o.base_len, l->o_key_len);
+            l->o_ts = oe->ts;
+            memcpy(l->o_etag, oe->etag, sizeof(l->o_etag));
+            l->have_o = 1;
             l->o.idx++;
             continue;
         }
         if (cmp < 0) {           /* a version record */
             l->v.idx++;
+            int latest = gw_s3_versions_is_latest(l, vk, vk_len, ts, ve->etag);
             if (l->skip_to_null) {   /* version-id-marker null: resume after it */
                 const struct gw_req_param *km = l->key_marker;
                 if (vk_len == km->value_len && memcmp(vk, km->value, vk_len) == 0) {
@@ -1345,11 +1405,21 @@ static void gw_s3_versions_list_drive(struct gw_req *r)
                 }
                 l->skip_to_null = 0;
             }
-            go = gw_s3_versions_list_add(l, vk, vk_len, id, ts, ve->etag, ve->size);
+            go = gw_s3_versions_list_add(l, vk, vk_len, id, ts, ve->etag, ve->size, latest);
+        } else if (l->o_marker && oe->key_len - l->o.base_len == l->key_marker->value_len &&
+                   memcmp(oe->key + l->o.base_len, l->key_marker->value,
+                          l->key_marker->value_len) == 0) {
+            l->o.idx++;          /* the marker key's "o/": listed on an earlier page */
+            continue;
         } else {                 /* an object from before versioning: its null version */
             l->o.idx++;
-            go = gw_s3_versions_list_add(l, oe->key + l->o.base_len, oe->key_len - l->o.base_len,
-                                         "null", oe->ts, oe->etag, oe->size);
+            const char *ok = oe->key + l->o.base_len;
+            size_t ok_len = oe->key_len - l->o.base_len;
+            memcpy(l->last_key, ok, ok_len);
+            l->last_key_len = ok_len;
+            l->have_last = 1;
+            l->cur_found = 1;
+            go = gw_s3_versions_list_add(l, ok, ok_len, "null", oe->ts, oe->etag, oe->size, 1);
         }
         if (go == 0) {
             gw_s3_versions_list_reply(r);
@@ -1418,14 +1488,23 @@ static void gw_s3_versions_list_markers(struct gw_s3_versions_list *l, int has_v
         v->after[v->after_len++] = (char)0xff;
         return;
     }
-    memcpy(l->last_key, km->value, km->value_len);
-    l->last_key_len = km->value_len;
-    l->have_last = 1;
+    /* the marker key's "o/" is read again (it says which of the key's
+     * versions is the latest), not listed: "o/" starts just before the
+     * marker key, the last byte one less and 0xFF after it (no key holds
+     * 0xFF, not UTF-8, nor NUL, so nothing lies between); a marker that
+     * ends in NUL is no key: its "o/" is not looked for */
+    if (km->value_len > 0 && km->value[km->value_len - 1] != '\0') {
+        o->after[o->after_len - 1] = (char)((unsigned char)o->after[o->after_len - 1] - 1);
+        o->after[o->after_len++] = (char)0xff;
+        l->o_marker = 1;
+    }
     if (strcmp(l->vid_marker->value, "null") == 0) {
         l->skip_to_null = 1;   /* its key is not known: read from the key's first */
     } else {
         memcpy(v->after + v->after_len, l->vid_marker->value, GW_VERSIONING_ID_LEN);
         v->after_len += GW_VERSIONING_ID_LEN;
+        l->resume = 1;
+        l->resume_ts = gw_versioning_id_ts(l->vid_marker->value);
     }
 }
 
