@@ -97,11 +97,11 @@ struct adm_opts {
     const char *bucket;              /* key allow|deny --bucket */
     unsigned rights;                 /* key allow|deny --read --write --owner */
     int create_bucket;               /* key allow|deny --create-bucket */
-    char *node_args[8];              /* node and rebalance: SUB and its words */
-    uint32_t n_node_args;
-    int wait;                        /* node decommission/replace --wait */
     int force;                       /* account delete --force, node remove --force */
     int region_set;                  /* --region given (bucket create) */
+    char *node_args[8];              /* node: SUB and its words */
+    uint32_t n_node_args;
+    int wait;                        /* node decommission/replace --wait */
     const char *gateways[16];
     uint32_t n_gateways;
     struct adm_gateway_key key;
@@ -381,8 +381,6 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->full = 1;
         else if (strcmp(argv[i], "--wait") == 0)
             o->wait = 1;
-        else if (strcmp(argv[i], "--force") == 0)
-            o->force = 1;
         else if (strcmp(argv[i], "--fanout") == 0 && i + 1 < argc)
             o->fanout = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--leaf-keys") == 0 && i + 1 < argc)

@@ -1,9 +1,9 @@
 /* Process-wide cluster state of a gateway: built from the settings, shared
- * read-only (plus the atomics inside node_health and the locked hint queues)
+ * read-only (plus the atomics inside node_health and the locked hint counters)
  * by every worker thread. A cluster map the follower (map_sync.h) takes
  * becomes a view: its ring over the gateway's node slots (every node any
  * map named, in the order first seen, so a node keeps its index in the
- * clients, node states and hint queues), published through an atomic
+ * clients, node states and hint counters), published through an atomic
  * pointer; views are kept until the gateway stops. */
 #include "cluster.h"
 
@@ -118,7 +118,9 @@ static int gw_cluster_slot(struct gw_cluster *c, const char *address, const char
         return -1;
     c->slot_address[c->n_slots] = cn_strdup(address);
     c->slot_id[c->n_slots] = cn_strdup(id);
-    return (int)c->n_slots++;
+    c->n_slots++;
+    gw_handoff_set_nodes(c->handoff, c->n_slots);   /* hints may name it from now on */
+    return (int)c->n_slots - 1;
 }
 
 /* A ring over every slot: map members by their id, weight and zone
@@ -229,14 +231,15 @@ struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_L
         snprintf(err, CN_ERR_LEN, "more than %d storage nodes", GW_STORAGE_CLIENT_MAX_NODES);
         goto fail;
     }
+    /* room for every node a later map may add: node indexes never move.
+     * The hint counters name nodes by the slot table's ids, so they exist
+     * before the first view appends slots. */
+    c->health = gw_node_health_new(GW_STORAGE_CLIENT_MAX_NODES);
+    c->handoff = gw_handoff_new((const char *const *)c->slot_id, GW_STORAGE_CLIENT_MAX_NODES);
     struct gw_cluster_view *v = gw_cluster_view_new(c, c->nodes, NULL, err);
     if (v == NULL)
         goto fail;
     atomic_init(&c->view, v);
-    /* room for every node a later map may add: node indexes never move;
-     * hints name the nodes of the start only (handoff.h) */
-    c->health = gw_node_health_new(GW_STORAGE_CLIENT_MAX_NODES);
-    c->handoff = gw_handoff_new(c->nodes);
     return c;
 fail:
     gw_cluster_free(c);

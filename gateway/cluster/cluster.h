@@ -1,6 +1,6 @@
 /* The gateway's process-wide view of the cluster: the node list (a cluster
  * file or storage.nodes), the ring, the resolved quorums N/W/R/D, the node
- * states every worker shares (node_health.h) and the hint queues
+ * states every worker shares (node_health.h) and the hint counters
  * (handoff.h). Built at start; each worker attaches its storage client and
  * store to it. A newer cluster map (map_sync.h) becomes a view that every
  * worker applies to its client and store (gw_cluster_apply). N, W, R and D
@@ -28,7 +28,7 @@ struct gw_cluster *gw_cluster_new(const struct gw_config *cfg, char err[CN_ERR_L
 void gw_cluster_free(struct gw_cluster *c);
 
 /* The bootstrap description (slot i is its node i: node states, hint
- * queues and per-node metrics are indexed so). */
+ * counters and per-node metrics are indexed so). */
 const struct cn_cluster *gw_cluster_nodes(const struct gw_cluster *c);
 /* The ring of the map in use (ring node i = slot i). Any thread. */
 const struct cn_ring *gw_cluster_ring(const struct gw_cluster *c);
@@ -60,7 +60,7 @@ int gw_cluster_apply(const struct gw_cluster *c, const struct gw_cluster_view *v
                      char err[CN_ERR_LEN]);
 
 /* Creates one worker's storage client (with the shared node states) and
- * its store (with the quorums and hint queues). NULL with err on failure.
+ * its store (with the quorums and hint counters). NULL with err on failure.
  * The first client made also watches idle up nodes (storage_client.h), so
  * that a stopped node is marked down without traffic. */
 struct gw_storage_client *gw_cluster_client_new(struct gw_cluster *c, struct event_base *base,

@@ -1,6 +1,7 @@
-/* Per-node hint counters and the holders' counts (see handoff.h): an n × n
- * table held[holder][node] under one mutex, and per node an atomic sum of
- * its column that reads take without the lock. */
+/* Per-node hint counters and the holders' counts (see handoff.h): a
+ * max × max table held[holder][node] under one mutex, and per node an atomic
+ * sum of its column that reads take without the lock. Node ids are the
+ * cluster's slot table, published by an atomic count. */
 #include "handoff.h"
 
 #include <pthread.h>
@@ -8,7 +9,6 @@
 #include <string.h>
 
 #include "cn/alloc.h"
-#include "cn/cluster.h"
 #include "cn/rc.h"
 
 struct gw_handoff_node {
@@ -18,18 +18,20 @@ struct gw_handoff_node {
 
 struct gw_handoff {
     pthread_mutex_t lock;
-    const struct cn_cluster *cluster;
-    uint32_t n_nodes;
+    const char *const *ids;         /* the slot table's ids; [0, named) set */
+    _Atomic uint32_t named;
+    uint32_t n_nodes;               /* max: the table's side */
     uint64_t *held;                 /* [holder * n_nodes + node] */
     struct gw_handoff_node *nodes;
 };
 
-struct gw_handoff *gw_handoff_new(const struct cn_cluster *nodes)
+struct gw_handoff *gw_handoff_new(const char *const *ids, uint32_t max_nodes)
 {
     struct gw_handoff *h = cn_calloc(1, sizeof(*h));
     pthread_mutex_init(&h->lock, NULL);
-    h->cluster = nodes;
-    h->n_nodes = cn_cluster_nodes(nodes);
+    h->ids = ids;
+    atomic_init(&h->named, 0);
+    h->n_nodes = max_nodes;
     h->held = cn_calloc((size_t)h->n_nodes * h->n_nodes, sizeof(*h->held));
     h->nodes = cn_calloc(h->n_nodes, sizeof(*h->nodes));
     for (uint32_t i = 0; i < h->n_nodes; i++)
@@ -47,21 +49,27 @@ void gw_handoff_free(struct gw_handoff *h)
     cn_free(h);
 }
 
+void gw_handoff_set_nodes(struct gw_handoff *h, uint32_t n)
+{
+    CN_ASSERT(n <= h->n_nodes && n >= atomic_load_explicit(&h->named, memory_order_relaxed));
+    atomic_store_explicit(&h->named, n, memory_order_release);
+}
+
 uint32_t gw_handoff_nodes(const struct gw_handoff *h)
 {
-    return h->n_nodes;
+    return atomic_load_explicit(&((struct gw_handoff *)h)->named, memory_order_acquire);
 }
 
 const char *gw_handoff_node_id(const struct gw_handoff *h, uint32_t node)
 {
-    CN_ASSERT(node < h->n_nodes);
-    return cn_cluster_node(h->cluster, node)->id;
+    CN_ASSERT(node < gw_handoff_nodes(h));
+    return h->ids[node];
 }
 
 int gw_handoff_node_find(const struct gw_handoff *h, const void *id, size_t id_len)
 {
-    for (uint32_t i = 0; i < h->n_nodes; i++) {
-        const char *nid = cn_cluster_node(h->cluster, i)->id;
+    for (uint32_t i = gw_handoff_nodes(h); i-- > 0;) {
+        const char *nid = h->ids[i];
         if (strlen(nid) == id_len && memcmp(nid, id, id_len) == 0)
             return (int)i;
     }
@@ -112,10 +120,7 @@ void gw_handoff_set_held(struct gw_handoff *h, uint32_t holder, uint32_t node, u
 
 void gw_handoff_stats(struct gw_handoff *h, uint32_t node, struct gw_handoff_stats *st)
 {
-    if (node >= h->n_nodes) {   /* a node a later cluster map added: no hints */
-        memset(st, 0, sizeof(*st));
-        return;
-    }
+    CN_ASSERT(node < h->n_nodes);
     pthread_mutex_lock(&h->lock);
     st->pending = atomic_load(&h->nodes[node].pending);
     st->added = h->nodes[node].added;
@@ -126,8 +131,7 @@ void gw_handoff_stats(struct gw_handoff *h, uint32_t node, struct gw_handoff_sta
 
 uint64_t gw_handoff_pending(const struct gw_handoff *h, uint32_t node)
 {
-    if (node >= h->n_nodes)   /* a node a later cluster map added: no hints */
-        return 0;
+    CN_ASSERT(node < h->n_nodes);
     return atomic_load(&h->nodes[node].pending);
 }
 

@@ -15,17 +15,28 @@
 #include <stdint.h>
 
 struct gw_handoff;
-struct cn_cluster;
 
-/* nodes (which must outlive it) names the nodes: hints name their node by
- * its ring id. Free with gw_handoff_free(). Memory: n² counters. */
-struct gw_handoff *gw_handoff_new(const struct cn_cluster *nodes);
+/* Node indexes are the gateway's node slots (cluster.h: every node any
+ * cluster map named, in the order first seen, at most max_nodes). ids is
+ * the slot table's id column (max_nodes entries, owned by the caller and
+ * outliving the handoff): hints name their node by its ring id, ids[i].
+ * Slots are named as maps add nodes (gw_handoff_set_nodes). Free with
+ * gw_handoff_free(). Memory: max_nodes² counters, sized once (256 slots:
+ * 512 KiB), so a node a later map adds needs no resize. */
+struct gw_handoff *gw_handoff_new(const char *const *ids, uint32_t max_nodes);
 void gw_handoff_free(struct gw_handoff *h);
 
+/* ids[0..n) are set (n only grows; one thread calls it, after writing
+ * ids[n - 1]); other threads see them once they see the count. */
+void gw_handoff_set_nodes(struct gw_handoff *h, uint32_t n);
+/* The slots named so far. Any thread. */
 uint32_t gw_handoff_nodes(const struct gw_handoff *h);
-/* The ring id of node i (what HINT_ADD and HINT_TAKE carry). */
+/* The ring id of node i < gw_handoff_nodes (what HINT_ADD and HINT_TAKE
+ * carry). */
 const char *gw_handoff_node_id(const struct gw_handoff *h, uint32_t node);
-/* The node whose ring id is the id_len bytes at id, or -1. */
+/* The node whose ring id is the id_len bytes at id, or -1. When two slots
+ * carry the id (a node replaced under its id at a new address), the later
+ * one: the node that holds the id now. */
 int gw_handoff_node_find(const struct gw_handoff *h, const void *id, size_t id_len);
 
 /* holder kept a new hint for node (a HINT_ADD answered OK). */
@@ -44,8 +55,6 @@ struct gw_handoff_stats {
     uint64_t replayed;   /* hints this gateway replayed */
     uint64_t dropped;    /* writes it missed that no holder would keep a hint of */
 };
-/* A node outside the start's list (a later cluster map added it) has no
- * hints: zeros, as gw_handoff_pending() answers 0. */
 void gw_handoff_stats(struct gw_handoff *h, uint32_t node, struct gw_handoff_stats *st);
 
 /* Pending hints of node, without the lock (may be a moment stale). */

@@ -47,7 +47,8 @@ struct gw_hint_replay {
     struct event *timer;
     int64_t interval_ms;
     uint32_t batch;
-    uint32_t n_nodes;
+    uint32_t n_nodes;             /* holders and peers known: grows as maps add nodes */
+    uint32_t max_nodes;           /* the handoff's slots: holders' and counts' size */
     struct gw_hint_holder *holders;
     uint32_t busy;                /* holders not IDLE */
     int closing;
@@ -168,8 +169,10 @@ static void gw_hint_take_counts(struct gw_hint_holder *ho, const struct msg *m)
     struct gw_hint_replay *r = ho->r;
     memset(ho->counts, 0, r->n_nodes * sizeof(*ho->counts));
     for (uint32_t i = 0; i < m->n_stats; i++) {
+        /* a peer a newer map named that this client does not reach yet
+         * waits for the tick after the worker applies that map */
         int x = gw_handoff_node_find(r->h, m->stats[i].name.ptr, m->stats[i].name.len);
-        if (x >= 0)
+        if (x >= 0 && (uint32_t)x < r->n_nodes)
             ho->counts[x] = m->stats[i].value;
     }
     for (uint32_t x = 0; x < r->n_nodes; x++)
@@ -278,12 +281,28 @@ static void gw_hint_on_repaired(const struct gw_repair_result *res, void *arg)
     gw_hint_step_done(r);
 }
 
+/* Takes in the nodes a cluster map added since the last tick: those the
+ * handoff names (the gateway's slots) and this thread's client reaches
+ * (it connects to them when its worker applies the map). */
+static void gw_hint_grow(struct gw_hint_replay *r)
+{
+    uint32_t n = CN_MIN(gw_handoff_nodes(r->h), gw_storage_client_nodes(gw_store_client(r->s)));
+    n = CN_MIN(n, r->max_nodes);
+    for (uint32_t i = r->n_nodes; i < n; i++) {
+        r->holders[i] = (struct gw_hint_holder){.r = r, .node = i, .target = -1};
+        r->holders[i].counts = cn_calloc(r->max_nodes, sizeof(uint64_t));
+    }
+    if (n > r->n_nodes)
+        r->n_nodes = n;
+}
+
 /* Timer: polls each idle holder that is up. */
 static void gw_hint_on_tick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct gw_hint_replay *r = arg;
+    gw_hint_grow(r);
     for (uint32_t i = 0; i < r->n_nodes && !r->closing; i++) {
         struct gw_hint_holder *ho = &r->holders[i];
         if (ho->state == GW_HINT_IDLE && gw_hint_up(r, i))
@@ -303,12 +322,10 @@ struct gw_hint_replay *gw_hint_replay_new(struct gw_store *s, struct gw_handoff 
     r->health = gw_storage_client_health(c);
     r->interval_ms = interval_ms > 0 ? interval_ms : 200;
     r->batch = batch > 0 ? batch : 32;
-    r->n_nodes = gw_handoff_nodes(h);
-    r->holders = cn_calloc(r->n_nodes, sizeof(*r->holders));
-    for (uint32_t i = 0; i < r->n_nodes; i++) {
-        r->holders[i] = (struct gw_hint_holder){.r = r, .node = i, .target = -1};
-        r->holders[i].counts = cn_calloc(r->n_nodes, sizeof(uint64_t));
-    }
+    /* holders for every slot a map may add; a holder's counts once known */
+    r->max_nodes = GW_STORAGE_CLIENT_MAX_NODES;
+    r->holders = cn_calloc(r->max_nodes, sizeof(*r->holders));
+    gw_hint_grow(r);
     r->timer = evtimer_new(gw_storage_client_base(c), gw_hint_on_tick, r);
     /* the first poll after one interval, not at once: the sockets to the
      * nodes are still connecting, and a send that fails marks a node down */

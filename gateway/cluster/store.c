@@ -478,9 +478,6 @@ static void gw_store_hint(struct gw_store_op *op, uint32_t target, int wait)
     struct gw_store *s = op->s;
     if (s->handoff == NULL || op->n_acked == 0)
         return;   /* no hints, or nothing stored anywhere to hint at */
-    uint32_t known = gw_handoff_nodes(s->handoff);
-    if (target >= known)
-        return;   /* a node a later cluster map added: hints name the start's nodes only */
     if (s->closing) {   /* the client may be going away: no new sends */
         gw_handoff_dropped(s->handoff, target);
         s->stats.hints_dropped++;
@@ -494,14 +491,8 @@ static void gw_store_hint(struct gw_store_op *op, uint32_t target, int wait)
     hr->key_len = op->key_len;
     hr->ts = op->w_ts;
     hr->ver = op->w_ver;
-    for (uint32_t i = 0; i < op->n_acked; i++)
-        if (op->acked[i] < known)
-            hr->holders[hr->n_holders++] = op->acked[i];
-    if (hr->n_holders == 0) {
-        cn_free(hr->key);
-        cn_free(hr);
-        return;
-    }
+    memcpy(hr->holders, op->acked, op->n_acked * sizeof(uint32_t));
+    hr->n_holders = op->n_acked;
     op->hint_wait += (uint32_t)wait;
     gw_store_hold(s);
     gw_store_hint_send(hr);

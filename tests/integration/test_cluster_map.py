@@ -20,6 +20,13 @@ map every cluster.map_refresh, and a fourth node.
   the same id (placement unchanged) and refills it; the old host is
   stopped and everything reads back; `node remove` refuses an active node
   and an unknown one.
+- Hinted handoff for a node a map added (its gateway index is past the
+  startup description's nodes): after `node add s3`, s3 is stopped and
+  keys it replicates are written through both gateways; the replicas that
+  took them keep hints naming s3 (read back with HINT_TAKE), both gateways
+  stay up (no assertion), and once s3 is started again the hints are
+  replayed: s3 holds every key at the version its peers hold and no hint
+  is left.
 """
 import json
 import os
@@ -152,6 +159,37 @@ def stop(cl):
     cl.close()
     check(cl.stop_rc in (0, None), "gateway exited %r on SIGTERM:\n%s"
           % (cl.stop_rc, cl.last_log[-4000:]))
+
+
+def node_stats(n):
+    c = n.client(timeout_ms=5000)
+    try:
+        return c.stats()
+    finally:
+        c.close()
+
+
+def head_version(n, skey):
+    c = n.client(timeout_ms=5000)
+    try:
+        r = c.head(skey)
+        return (r["ts"], r["ver"]) if r.st == 0 else None
+    finally:
+        c.close()
+
+
+def hinted_keys(nodes, target):
+    """The keys the nodes hold hints of for target (HINT_TAKE listings)."""
+    out = set()
+    for n in nodes:
+        c = n.client(timeout_ms=5000)
+        try:
+            r = c.hint_take(target, limit=1000)
+            check(r.st == 0 and not r["more"], "HINT_TAKE failed: %r" % r)
+            out |= {bytes(e["key"]) for e in r["ents"]}
+        finally:
+            c.close()
+    return out
 
 
 def read_all(clients, expect):
@@ -334,8 +372,67 @@ def test_replace_and_remove():
             stop(cl)
 
 
+def test_hint_for_added_node():
+    # s3 joins by the map: in both gateways its index (3) is past the three
+    # nodes of the file they started from, so its hints must be counted,
+    # named and replayed by that index
+    cl, cf, gb = start(4, 3)
+    try:
+        a, b = cl.boto(), gb.boto()
+        a.create_bucket(Bucket="map")
+        rc, out, err = admin(cf, "node", "add", "s3", cl.nodes[3].endpoint)
+        check(rc == 0, "node add failed %d: %s %s" % (rc, out, err))
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 1" % name,
+                     lambda g=g: "cluster map version 1 in use" in g.log_text())
+        old = cl.nodes[:3]
+        # a node a fresh gateway could not reach yet may have got hints
+        wait_for("no hints before the test",
+                 lambda: sum(node_stats(n)["hints"] for n in cl.nodes) == 0)
+        names4 = ["s0", "s1", "s2", "s3"]
+        keys = [k for k in ("h%03d" % i for i in range(200))
+                if 3 in ring_replicas(names4, storage_key("map", k), 3)][:24]
+        check(len(keys) == 24, "too few keys on s3: %d" % len(keys))
+        cl.nodes[3].stop()
+        expect = {}
+        for i, k in enumerate(keys):   # half through each gateway
+            expect[k] = os.urandom(300 + i)
+            (a if i % 2 == 0 else b).put_object(Bucket="map", Key=k, Body=expect[k])
+        want = {storage_key("map", k): k for k in keys}
+        # a replica that missed the write after the answer is hinted then:
+        # poll until every key has its hint
+        wait_for("a hint naming s3 for every key",
+                 lambda: set(want) <= hinted_keys(old, "s3"))
+        check(cl.proc.poll() is None and gb.proc.poll() is None,
+              "a gateway died on the hint for the added node")
+        check(sum(node_stats(n)["hints_refused"] for n in old) == 0, "hints refused")
+        cl.nodes[3].start()
+        versions = {}
+        for skey in want:
+            v = [head_version(n, skey) for n in old]
+            v = max(x for x in v if x is not None)
+            versions[skey] = v
+        took = wait_for("s3 to hold every key written while it was down",
+                        lambda: all(head_version(cl.nodes[3], s) == v
+                                    for s, v in versions.items()), timeout=60)
+        wait_for("the hints for s3 to be dropped",
+                 lambda: sum(node_stats(n)["hints"] for n in old) == 0, timeout=30)
+        check(not hinted_keys(old, "s3"), "hints for s3 left after the replay")
+        check(cl.proc.poll() is None and gb.proc.poll() is None,
+              "a gateway died replaying the hints of the added node")
+        read_all((("a", a), ("b", b)), expect)
+        print("  %d writes missed the added node s3: hinted, and replayed within %.1fs "
+              "of its start" % (len(keys), took))
+    finally:
+        try:
+            gb.close()
+        finally:
+            stop(cl)
+
+
 if __name__ == "__main__":
-    for t in (test_dual_ring_read, test_replace_and_remove, test_add_malformed_decommission):
+    for t in (test_hint_for_added_node, test_dual_ring_read, test_replace_and_remove,
+              test_add_malformed_decommission):
         print(t.__name__)
         t()
     print("ok")

@@ -78,6 +78,16 @@ void gw_storage_client_free(struct gw_storage_client *c)
     (void)c;
 }
 
+/* cluster.c (pulled in through the metrics) adds the nodes of a cluster
+ * map; the stores tested here keep the fake's FAKE_NODES. */
+int gw_storage_client_add_node(struct gw_storage_client *c, const char *endpoint,
+                               char err[CN_ERR_LEN])
+{
+    (void)c, (void)endpoint;
+    snprintf(err, CN_ERR_LEN, "the fake client has a fixed set of nodes");
+    return CN_ERR;
+}
+
 uint32_t gw_storage_client_nodes(const struct gw_storage_client *c)
 {
     (void)c;
@@ -137,17 +147,6 @@ void gw_storage_client_watch(struct gw_storage_client *c)
 struct gw_node_health *gw_storage_client_health(const struct gw_storage_client *c)
 {
     return c->health;
-}
-
-/* The store never adds nodes (cluster.c does, on a map change; it is linked
- * in through the metrics): not reached here. */
-int gw_storage_client_add_node(struct gw_storage_client *c, const char *endpoint,
-                               char err[CN_ERR_LEN])
-{
-    (void)c;
-    (void)endpoint;
-    snprintf(err, CN_ERR_LEN, "the test's client has a fixed node list");
-    return CN_ERR;
 }
 
 struct event_base *gw_storage_client_base(const struct gw_storage_client *c)
@@ -405,7 +404,12 @@ static void test_put_down_replica_hinted(void)
     char err[CN_ERR_LEN];
     CN_CHECK_EQ_INT(cn_cluster_parse(text, sizeof(text) - 1, &cl, err), CN_OK);
     struct gw_node_health *health = gw_node_health_new(FAKE_NODES);
-    struct gw_handoff *hand = gw_handoff_new(cl);
+    /* the gateway's slot table: slot i is the description's node i */
+    const char *ids[GW_STORAGE_CLIENT_MAX_NODES] = {0};
+    for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++)
+        ids[i] = cn_cluster_node(cl, i)->id;
+    struct gw_handoff *hand = gw_handoff_new(ids, GW_STORAGE_CLIENT_MAX_NODES);
+    gw_handoff_set_nodes(hand, cn_cluster_nodes(cl));
     gw_storage_client_set_health(&fake, health, 1000, 1000);
     struct gw_store *s = gw_store_new(ring, &fake, 3, 2);
     struct gw_store_options opt = {.read_quorum = 1, .delete_quorum = 2, .handoff = hand,
