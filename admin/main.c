@@ -439,7 +439,7 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         (o->cluster_file == NULL || o->n_node_args == 0 ||
          !((strcmp(o->node_args[0], "status") == 0 && o->n_node_args == 1) ||
            (strcmp(o->node_args[0], "throttle") == 0 && o->n_node_args == 2))))
-        known = 0;   /* the map's bootstrap is a cluster file: ids name its nodes */
+        known = 0;   /* the map in use is found from the cluster file, as for node */
     int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
     if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
         o->vnodes == 0 || o->fanout > 256)
