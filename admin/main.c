@@ -21,6 +21,8 @@
  *               node add ID ADDR [zone=Z] [weight=W] | node decommission ID [--wait]
  *               | node remove ID [--force] | node replace OLD NEW ADDR [--wait]
  *               | node status
+ *   cairn-admin --cluster FILE [node options] [--json]
+ *               rebalance status | rebalance throttle RATE|off
  *
  * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
  * else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
@@ -41,7 +43,8 @@
  * deny change a key's restrictions (keys.h) and need the master key too.
  * account and bucket are the operator's accounts and buckets (accounts.h,
  * buckets.h). node changes the cluster map kept on the nodes (node.h,
- * docs/cluster.md).
+ * docs/cluster.md); rebalance shows and throttles the data moving after a
+ * change (rebalance.h).
  * status also asks each gateway given with --gateway (or $CAIRN_GATEWAYS,
  * comma-separated) for GET /_cairn/status, signed with an admin key
  * (--access-key/--secret-key, else $CAIRN_ADMIN_ACCESS_KEY/_SECRET_KEY, else
@@ -62,6 +65,7 @@
 #include "keygen.h"
 #include "keys.h"
 #include "lifecycle.h"
+#include "rebalance.h"
 #include "node.h"
 #include "repair.h"
 
@@ -131,6 +135,9 @@ static void adm_usage(FILE *out)
                  "[--wait]\n"
                  "                   | node remove ID [--force] | node replace OLD NEW ADDR "
                  "[--wait] | node status\n"
+                 "       cairn-admin --cluster FILE [node options] [--json]\n"
+                 "                   rebalance status | rebalance throttle RATE (50M; 0: no "
+                 "limit)|off\n"
                  "  status asks the gateways (--gateway, or $CAIRN_GATEWAYS) for their "
                  "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
                  "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
@@ -382,7 +389,9 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             return 1;
         else if (o->cmd == NULL && argv[i][0] != '-')
             o->cmd = argv[i];
-        else if (o->cmd != NULL && strcmp(o->cmd, "node") == 0 && argv[i][0] != '-' &&
+        else if (o->cmd != NULL &&
+                 (strcmp(o->cmd, "node") == 0 || strcmp(o->cmd, "rebalance") == 0) &&
+                 argv[i][0] != '-' &&
                  o->n_node_args < CN_ARRAY_LEN(o->node_args))
             o->node_args[o->n_node_args++] = argv[i];
         else if (o->cmd != NULL && strcmp(o->cmd, "keygen") == 0 && o->arg == NULL)
@@ -411,7 +420,7 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
         o->nodes = getenv("CAIRN_STORAGE_NODES");
     static const char *const cmds[] = {"status", "stats", "scrub", "compact", "ping", "repair",
                                        "lifecycle", "key", "account", "bucket", "collector",
-                                       "node"};
+                                       "node", "rebalance"};
     int known = 0;
     for (size_t i = 0; o->cmd != NULL && i < CN_ARRAY_LEN(cmds); i++)
         known |= strcmp(o->cmd, cmds[i]) == 0;
@@ -426,6 +435,11 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
     }
     if (known && strcmp(o->cmd, "node") == 0 && (o->n_node_args == 0 || o->cluster_file == NULL))
         known = 0;   /* the map's bootstrap is a cluster file: ids name its nodes */
+    if (known && strcmp(o->cmd, "rebalance") == 0 &&
+        (o->cluster_file == NULL || o->n_node_args == 0 ||
+         !((strcmp(o->node_args[0], "status") == 0 && o->n_node_args == 1) ||
+           (strcmp(o->node_args[0], "throttle") == 0 && o->n_node_args == 2))))
+        known = 0;   /* the map in use is found from the cluster file, as for node */
     int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
     if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
         o->vnodes == 0 || o->fanout > 256)
@@ -617,6 +631,26 @@ static int adm_nodes(const struct cn_cluster *cl, const struct adm_opts *o)
     return bad;
 }
 
+/* cairn-admin rebalance status|throttle RATE over the cluster map in use. */
+static int adm_rebalance(const struct adm_opts *o, const struct cn_cluster *file)
+{
+    struct adm_node_opts no = {
+        .file = file, .replicas = o->replicas, .vnodes = o->vnodes, .timeout_ms = o->timeout_ms,
+        .curve = &o->curve, .json = o->json,
+    };
+    struct cn_cluster *map = adm_node_map(&no);
+    if (map == NULL)
+        return 1;
+    struct adm_rebalance_opts ro = {
+        .map = map, .replicas = o->replicas, .timeout_ms = o->timeout_ms, .curve = &o->curve,
+        .json = o->json,
+    };
+    int bad = strcmp(o->node_args[0], "status") == 0 ? adm_rebalance_status(&ro)
+                                                     : adm_rebalance_throttle(&ro, o->node_args[1]);
+    cn_cluster_free(map);
+    return bad;
+}
+
 /* key, account and bucket: the records kept in the cluster. */
 static int adm_managed(const struct adm_opts *o, const struct adm_keys_opts *ko)
 {
@@ -700,6 +734,8 @@ int main(int argc, char **argv)
             .force = o.force,
         };
         bad = adm_node_run(&no, o.node_args, o.n_node_args);
+    } else if (strcmp(o.cmd, "rebalance") == 0) {
+        bad = adm_rebalance(&o, cl);
     } else if (strcmp(o.cmd, "lifecycle") == 0) {
         bad = adm_lifecycle_status(cl, o.timeout_ms, &o.curve, o.json);
     } else if (strcmp(o.cmd, "collector") == 0) {

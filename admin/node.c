@@ -7,6 +7,7 @@
 #include "node.h"
 
 #include "json.h"
+#include "rebalance.h"
 #include "repair.h"
 
 #include <stdio.h>
@@ -425,6 +426,18 @@ static const struct adm_node_seen *adm_node_seen_of(const struct adm_node_view *
 
 /* status: the map's version and, per node, state, reachability and the
  * map version it holds. Exit 1 when a node of the map did not answer. */
+struct cn_cluster *adm_node_map(const struct adm_node_opts *o)
+{
+    struct adm_node_view v;
+    struct cn_cluster *m = NULL;
+    if (adm_node_view_load(o, &v) == CN_OK) {
+        m = v.map;
+        v.map = NULL;
+    }
+    adm_node_view_free(&v);
+    return m;
+}
+
 static int adm_node_status(const struct adm_node_opts *o)
 {
     struct adm_node_view v;
@@ -467,8 +480,15 @@ static int adm_node_status(const struct adm_node_opts *o)
                    s != NULL && s->err[0] ? " " : "", s != NULL ? s->err : "");
         }
     }
+    struct adm_rebalance_opts ro = {
+        .map = m, .replicas = o->replicas, .timeout_ms = o->timeout_ms, .curve = o->curve,
+        .json = o->json,
+    };
     if (o->json)
-        printf("\n  ]}\n");
+        printf("\n  ], \"rebalance\": ");
+    adm_rebalance_summary(&ro);   /* the data moving after the last change */
+    if (o->json)
+        printf("}\n");
     adm_node_view_free(&v);
     return bad;
 }

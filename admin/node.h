@@ -30,6 +30,11 @@ struct adm_node_opts {
     int force;     /* remove: also a node that is not leaving */
 };
 
+/* The cluster map in use (as `node status` finds it), a copy the caller
+ * frees with cn_cluster_free(); NULL when no map can be trusted (said on
+ * stderr). */
+struct cn_cluster *adm_node_map(const struct adm_node_opts *o);
+
 /* Runs `node SUB ARGS...` (args[0] is SUB). Returns the exit status: 0
  * done, 1 failed (said on stderr), 2 bad usage. */
 int adm_node_run(const struct adm_node_opts *o, char *const *args, uint32_t n_args);

@@ -206,6 +206,24 @@ const struct cn_config_desc gw_config_table[] = {
      "stopped holder's lease is taken over after it, and its scan resumes at the cursor"},
     {"collector.max_rate", CN_CONF_INT, GW_OFF(collector_max_rate), "200", 1, 1000000, NULL,
      "the most chunk deletes the collector starts per second (one at a time)"},
+    {"rebalance.enabled", CN_CONF_BOOL, GW_OFF(rebalance_enabled), "true", 0, 0, NULL,
+     "run the rebalance worker: after a cluster map change, copy each key to its new replicas "
+     "and purge the copies old owners keep; one gateway at a time holds the lease in the "
+     "cluster (docs/cluster.md)"},
+    {"rebalance.interval", CN_CONF_MSEC, GW_OFF(rebalance_interval_ms), "5s", 100, 3600000,
+     NULL, "how often an idle rebalance worker checks the map version against the one last "
+     "rebalanced"},
+    {"rebalance.lease_time", CN_CONF_MSEC, GW_OFF(rebalance_lease_time_ms), "30s", 300,
+     3600000, NULL, "how long the rebalance lease holds without renewal (renewed every third "
+     "of it); a stopped holder's walk is resumed from its cursor after it"},
+    {"rebalance.inflight", CN_CONF_INT, GW_OFF(rebalance_inflight), "8", 1, 256, NULL,
+     "key repairs the rebalance worker runs at once (memory: one record's data each)"},
+    {"rebalance.throttle", CN_CONF_SIZE, GW_OFF(rebalance_throttle), "0", 0,
+     (int64_t)1 << 40, NULL, "bytes per second the rebalance worker copies when no throttle "
+     "is set in the cluster (`cairn-admin rebalance throttle`, which wins); 0: no limit"},
+    {"rebalance.purge", CN_CONF_BOOL, GW_OFF(rebalance_purge), "true", 0, 0, NULL,
+     "remove (PURGE) a key's copies on nodes that no longer own it once its owners hold its "
+     "newest version"},
     {"metrics.listen", CN_CONF_STRING, GW_OFF(metrics_listen), "127.0.0.1", 0, 0, NULL,
      "address the metrics endpoint (GET /metrics, Prometheus text) binds; its own listener, "
      "never the S3 port"},
@@ -280,6 +298,13 @@ int gw_config_check(const struct gw_config *cfg, char err[CN_ERR_LEN])
                  "large_object.reclaim_delay (%lld ms): the collector must leave a replaced "
                  "object's chunks to its readers as long as the reclaim does",
                  (long long)cfg->collector_grace_ms, (long long)cfg->lo_reclaim_delay_ms);
+        return CN_INVAL;
+    }
+    if (cfg->rebalance_enabled &&
+        cfg->rebalance_lease_time_ms <= cfg->storage_request_timeout_ms + 500) {
+        snprintf(err, CN_ERR_LEN, "rebalance.lease_time (%lld ms) must be above "
+                 "storage.request_timeout + 500 ms: a claim of the lease is read back after that",
+                 (long long)cfg->rebalance_lease_time_ms);
         return CN_INVAL;
     }
     if (cfg->s3_credentials == NULL || cfg->s3_credentials[0] == '\0') {

@@ -82,6 +82,13 @@ struct gw_config {
     int64_t collector_grace_ms;
     int64_t collector_lease_time_ms;
     int64_t collector_max_rate;
+    /* the rebalance worker (cluster/rebalance.h) */
+    int rebalance_enabled;
+    int64_t rebalance_interval_ms;
+    int64_t rebalance_lease_time_ms;
+    int64_t rebalance_inflight;
+    int64_t rebalance_throttle;
+    int rebalance_purge;
     /* logging */
     int log_level;
     char *log_access_file;

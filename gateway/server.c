@@ -26,6 +26,7 @@
 #include "key_sync.h"
 #include "collector.h"
 #include "map_sync.h"
+#include "rebalance.h"
 #include "lifecycle_run.h"
 #include "request.h"
 #include "s3_status.h"
@@ -79,6 +80,7 @@ struct gw_server {
     int port;
     struct gw_lc_run *lifecycle;        /* on worker 0; NULL: lifecycle.enabled false */
     struct gw_collector *collector;     /* on worker 0; NULL: collector.interval 0 */
+    struct gw_rebalance *rebalance;     /* on worker 0; NULL: rebalance.enabled false */
     struct gw_http_tls *tls;    /* the HTTPS certificate; NULL: http.tls_port 0 */
     int tls_port;
     uint64_t id_prefix;   /* request ids' random top bits (http_loop.c) */
@@ -289,6 +291,35 @@ static void gw_server_collector_init(struct gw_server *s)
     };
     struct gw_worker *wk = &s->workers[0];
     s->collector = gw_collector_new(wk->base, wk->s3.store, &o,
+                                    s->metrics != NULL ? gw_s3_metrics_registry(s->metrics)
+                                                       : NULL);
+}
+
+/* The rebalance worker runs on worker 0's loop with its store, named in its
+ * lease as the lifecycle worker is. */
+static void gw_server_rebalance_init(struct gw_server *s)
+{
+    const struct gw_config *cfg = s->cfg;
+    char host[64] = "gateway";
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "gateway");
+    host[sizeof(host) - 1] = '\0';
+    char holder[128];
+    snprintf(holder, sizeof(holder), "%s:%d pid %d", host, s->port, (int)getpid());
+    struct gw_rebalance_opts o = {
+        .interval_us = (uint64_t)cfg->rebalance_interval_ms * 1000,
+        .lease_us = (uint64_t)cfg->rebalance_lease_time_ms * 1000,
+        .settle_us = (uint64_t)cfg->storage_request_timeout_ms * 1000 + 500000,
+        .inflight = (uint32_t)cfg->rebalance_inflight,
+        .page = 100,
+        .default_bps = (uint64_t)cfg->rebalance_throttle,
+        .purge = cfg->rebalance_purge,
+        .map_delay_us = 2 * (uint64_t)(cfg->cluster_map_refresh_ms +
+                                       cfg->storage_request_timeout_ms) * 1000,
+        .holder = holder,
+    };
+    struct gw_worker *w = &s->workers[0];
+    s->rebalance = gw_rebalance_new(w->base, w->s3.store, s->cluster, &o,
                                     s->metrics != NULL ? gw_s3_metrics_registry(s->metrics)
                                                        : NULL);
 }
@@ -541,6 +572,8 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
         gw_server_lifecycle_init(s);
     if (cfg->collector_interval_ms > 0)
         gw_server_collector_init(s);
+    if (cfg->rebalance_enabled)
+        gw_server_rebalance_init(s);
     if (gw_server_keys_init(s, err) != CN_OK)
         goto fail;
     gw_server_map_init(s);
@@ -693,6 +726,7 @@ void gw_server_free(struct gw_server *s)
         if (i == 0) {
             gw_lc_run_close(s->lifecycle);
             gw_collector_close(s->collector);
+            gw_rebalance_close(s->rebalance);
             gw_key_sync_close(s->key_sync);
             gw_map_sync_close(s->map_sync);
         }
@@ -701,6 +735,7 @@ void gw_server_free(struct gw_server *s)
         if (i == 0) {
             gw_lc_run_free(s->lifecycle);   /* its timer is on this loop */
             gw_collector_free(s->collector);
+            gw_rebalance_free(s->rebalance);
             gw_key_sync_free(s->key_sync);
             gw_map_sync_free(s->map_sync);
         }

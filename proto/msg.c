@@ -47,7 +47,7 @@ void msg_init_reply(struct msg *m, const struct msg *req, enum msg_status st)
 uint32_t msg_version_needed(const struct msg *m, int is_reply)
 {
     if (m->op == MSG_OP_LOCK || m->op == MSG_OP_UNLOCK || m->op == MSG_OP_HINT_ADD ||
-        m->op == MSG_OP_HINT_TAKE || MSG_HAS(m, MSG_F_TOK) ||
+        m->op == MSG_OP_HINT_TAKE || m->op == MSG_OP_PURGE || MSG_HAS(m, MSG_F_TOK) ||
         MSG_HAS(m, MSG_F_IFVER))
         return 2;
     if (is_reply && (m->st == MSG_ST_PRECONDITION || m->st == MSG_ST_LOCKED))

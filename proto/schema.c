@@ -11,7 +11,8 @@
 const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_V, "v", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, v,
       "protocol version of the message: the lowest that has every op, field and status it uses "
-      "(1, or 2 for LOCK, UNLOCK, HINT_ADD, HINT_TAKE, `tok`, `ifver`, PRECONDITION and LOCKED)"),
+      "(1, or 2 for LOCK, UNLOCK, HINT_ADD, HINT_TAKE, PURGE, `tok`, `ifver`, PRECONDITION and "
+      "LOCKED)"),
     F(MSG_F_ID, "id", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, id,
       "request id chosen by the client; the reply carries the same id"),
     F(MSG_F_OP, "op", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, op,
@@ -130,6 +131,9 @@ static const struct msg_use msg_hint_take_req[] = {
     {MSG_F_NODE, 0}, {MSG_F_AFTER, 0}, {MSG_F_LIMIT, 0}, {MSG_F_ENTS, 0}, END};
 static const struct msg_use msg_hint_take_rep[] = {
     {MSG_F_STATS, 1}, {MSG_F_ENTS, 0}, {MSG_F_MORE, 0}, END};
+static const struct msg_use msg_purge_req[] = {
+    {MSG_F_KEY, 1}, {MSG_F_TS, 1}, {MSG_F_VER, 1}, END};
+static const struct msg_use msg_purge_rep[] = {{MSG_F_APPLIED, 0}, END};
 
 const struct msg_op_desc msg_ops[] = {
     {MSG_OP_PING, "PING", "liveness check; the reply names the node", 0, 0,
@@ -187,6 +191,12 @@ const struct msg_op_desc msg_ops[] = {
      "`after` in key order (`ents`: key, ts, ver) and `more`. `stats` always maps each node "
      "id the node holds hints for to their count (at most 1024 ids)",
      0, 0, msg_hint_take_req, msg_hint_take_rep},
+    {MSG_OP_PURGE, "PURGE",
+     "(v2) rebalance: remove `key`'s record from this node only if the version it holds is "
+     "exactly (`ts`, `ver`), without writing a tombstone (the record lives on its owners in "
+     "the new ring; a newer write is never removed). `applied`: the record was removed; its "
+     "space comes back at the container's next compaction",
+     0, 0, msg_purge_req, msg_purge_rep},
     {0, NULL, NULL, 0, 0, NULL, NULL},
 };
 

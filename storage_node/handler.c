@@ -98,6 +98,25 @@ static void sn_handler_write(struct sn_job *j)
     sn_store_submit(sn_server_store(j->srv), &j->w);
 }
 
+/* ---- PURGE: a rebalance drops a copy the node no longer owns ---- */
+
+/* Removes the key only if it holds exactly (ts, ver): never a newer write,
+ * and no tombstone is written (the owners keep the record). */
+static void sn_handler_purge(struct sn_job *j)
+{
+    const struct msg *q = &j->req;
+    char err[CN_ERR_LEN];
+    int rc = sn_wreq_init(&j->w, SN_WOP_FORGET, q->key.ptr, q->key.len, NULL, 0, NULL, 0,
+                          q->ver, q->ts, NULL, 0, err);
+    if (rc != CN_OK) {
+        sn_server_reply_error(j, sn_handler_status(rc), err);
+        return;
+    }
+    j->w.done_cb = sn_handler_write_done;
+    j->w.arg = j;
+    sn_store_submit(sn_server_store(j->srv), &j->w);
+}
+
 /* ---- LOCK and UNLOCK: conditional-write leases (lease.h) ---- */
 
 static void sn_handler_lock(struct sn_job *j)
@@ -315,7 +334,7 @@ static void sn_handler_stats(struct sn_job *j)
     static const char *const op_names[MSG_OP_MAX_] = {
         NULL, "ops_ping", "ops_stats", "ops_put", "ops_get", "ops_head",
         "ops_delete", "ops_list", "ops_scrub", "ops_compact", "ops_lock", "ops_unlock",
-        "ops_digest", "ops_hint_add", "ops_hint_take"};
+        "ops_digest", "ops_hint_add", "ops_hint_take", "ops_purge"};
     for (int i = 1; i < MSG_OP_MAX_; i++)
         sn_handler_stat(&st, op_names[i], f.ops[i]);
     sn_handler_stat(&st, "puts_stored", s.puts);
@@ -331,6 +350,7 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "compactions", s.compactions);
     sn_handler_stat(&st, "relocations", s.relocations);
     sn_handler_stat(&st, "tombstones_purged", s.tombstones_purged);
+    sn_handler_stat(&st, "copies_purged", s.copies_purged);
     sn_handler_stat(&st, "containers_reclaimed", s.containers_reclaimed);
     sn_handler_stat(&st, "bytes_reclaimed", s.bytes_reclaimed);
     sn_handler_stat(&st, "auto_compactions", s.auto_compactions);
@@ -582,6 +602,7 @@ void sn_handler_run(struct sn_job *j)
     case MSG_OP_DIGEST: sn_digest_handle(j); break;
     case MSG_OP_HINT_ADD: sn_handler_hint_add(j); break;
     case MSG_OP_HINT_TAKE: sn_handler_hint_take(j); break;
+    case MSG_OP_PURGE: sn_handler_purge(j); break;
     default: sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "unknown op"); break;
     }
 }

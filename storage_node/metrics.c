@@ -36,6 +36,7 @@ struct sn_metrics {
     struct sn_store *store;
     struct sn_server *srv;
     uint32_t requests[MSG_OP_MAX_], duration[MSG_OP_MAX_];
+    uint8_t has_op[MSG_OP_MAX_];   /* ops of the schema (numbers may have gaps) */
     uint32_t responses[MSG_ST_MAX_];
     uint32_t bytes_in, bytes_out;
     uint32_t batch_writes, batch_bytes, fsync;
@@ -109,11 +110,16 @@ static void sn_metrics_register_requests(struct sn_metrics *m)
 {
     for (uint32_t op = 1; op < MSG_OP_MAX_; op++) {
         const char *l[] = {"op", msg_op_str(op), NULL};
+        m->has_op[op] = strcmp(l[1], "?") != 0;
+        if (!m->has_op[op])
+            continue;
         m->requests[op] = cn_metrics_counter(m->reg, SN_METRICS_NS "requests_total",
                                              "Requests answered, by op.", 0, l);
     }
     for (uint32_t op = 1; op < MSG_OP_MAX_; op++) {
         const char *l[] = {"op", msg_op_str(op), NULL};
+        if (!m->has_op[op])
+            continue;
         m->duration[op] = cn_metrics_histogram(
             m->reg, SN_METRICS_NS "request_duration_seconds",
             "Time from a request's arrival to its reply being queued, by op.", -6, l,
@@ -271,7 +277,7 @@ void sn_metrics_request_done(struct sn_metrics *m, uint32_t op, uint32_t st, uin
         return;
     if (st < MSG_ST_MAX_)
         cn_metrics_add(m->reg, m->responses[st], 1);
-    if (op == 0 || op >= MSG_OP_MAX_)
+    if (op == 0 || op >= MSG_OP_MAX_ || !m->has_op[op])
         return;   /* undecodable: only its status is counted */
     cn_metrics_add(m->reg, m->requests[op], 1);
     if (t0_us != 0)

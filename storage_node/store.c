@@ -158,7 +158,7 @@ int sn_wreq_init(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t
                  uint64_t data_len, char err[CN_ERR_LEN])
 {
     memset(w, 0, sizeof(*w));
-    CN_ASSERT(op == SN_WOP_PUT || op == SN_WOP_DELETE);
+    CN_ASSERT(op == SN_WOP_PUT || op == SN_WOP_DELETE || op == SN_WOP_FORGET);
     if (klen == 0 || klen > SN_RECORD_MAX_KEY || meta_len > SN_RECORD_MAX_META ||
         etag_len > SN_RECORD_MAX_ETAG || data_len > SN_RECORD_MAX_DATA) {
         snprintf(err, CN_ERR_LEN, "key, meta, etag or data length out of range");
@@ -181,7 +181,7 @@ int sn_wreq_init(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t
 
 void sn_wreq_fini(struct sn_wreq *w)
 {
-    if (w->op == SN_WOP_PUT || w->op == SN_WOP_DELETE)
+    if (w->op == SN_WOP_PUT || w->op == SN_WOP_DELETE || w->op == SN_WOP_FORGET)
         cn_free((void *)(uintptr_t)w->hdr);
     w->hdr = NULL;
 }
@@ -441,6 +441,7 @@ void sn_store_stats(struct sn_store *s, struct sn_store_stats *st)
     st->stale_writes = atomic_load(&s->stale_writes);
     st->relocations = atomic_load(&s->relocations);
     st->tombstones_purged = atomic_load(&s->tombstones_purged);
+    st->copies_purged = atomic_load(&s->copies_purged);
     st->batches = atomic_load(&s->batches);
     st->syncs = atomic_load(&s->syncs);
     st->reads = atomic_load(&s->reads);

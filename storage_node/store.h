@@ -70,7 +70,11 @@ struct sn_index *sn_store_index(struct sn_store *s);
  * from the index, only if it still points at that same tombstone. DROP: forget
  * an empty container (old_cid) and unlink its file. */
 enum sn_wop { SN_WOP_PUT, SN_WOP_DELETE, SN_WOP_RELOCATE, SN_WOP_PURGE, SN_WOP_DROP,
-              SN_WOP_MARK };
+              SN_WOP_MARK, SN_WOP_FORGET };
+/* FORGET (the PURGE op, a rebalance): remove the key from the index, without
+ * a tombstone, only if it holds exactly the (ts, ver) of the header
+ * sn_wreq_init(SN_WOP_FORGET) encodes (live or tombstone); nothing is
+ * appended. */
 
 /* An index entry flag (next to SN_RECORD_FLAG_TOMBSTONE, never in a record):
  * the record failed a checksum on a read or in a scrub and waits for a good
@@ -186,6 +190,7 @@ struct sn_store_stats {
     uint64_t active_container;
     uint64_t queue_depth;       /* writes waiting for the writer */
     uint64_t puts, deletes, stale_writes, relocations, tombstones_purged;
+    uint64_t copies_purged;      /* PURGE (SN_WOP_FORGET) applied */
     uint64_t batches, syncs;
     uint64_t reads, corrupt_reads;
     uint64_t scrubs, scrub_corrupt;

@@ -37,6 +37,7 @@ struct sn_store {
 
     atomic_uint_fast64_t puts, deletes, stale_writes, relocations, batches, syncs;
     atomic_uint_fast64_t tombstones_purged;
+    atomic_uint_fast64_t copies_purged;   /* PURGE ops applied (a rebalance) */
     atomic_uint_fast64_t reads, corrupt_reads, scrubs, scrub_corrupt;
     atomic_uint_fast64_t compactions, containers_reclaimed, bytes_reclaimed;
     atomic_uint_fast64_t auto_compactions, compact_throttle_us;

@@ -215,6 +215,8 @@ static int sn_writer_decide(const struct sn_wreq *w, int found, const struct sn_
         return found && cur->cid == w->old_cid && cur->off == w->old_off &&
                cur->ver == w->ri.ver && cur->ts == w->ri.ts &&
                (w->op == SN_WOP_RELOCATE || (cur->flags & SN_RECORD_FLAG_TOMBSTONE));
+    if (w->op == SN_WOP_FORGET)
+        return found && cur->ver == w->ri.ver && cur->ts == w->ri.ts;
     if (w->op == SN_WOP_MARK)
         return found && cur->ver == w->ri.ver && cur->ts == w->ri.ts &&
                !(cur->flags & (SN_RECORD_FLAG_TOMBSTONE | SN_IVAL_FLAG_CORRUPT));
@@ -244,7 +246,7 @@ static int sn_writer_place(struct sn_store *s, struct sn_apply *a, struct sn_wri
         }
         return CN_OK;
     }
-    if (w->op == SN_WOP_PURGE) {
+    if (w->op == SN_WOP_PURGE || w->op == SN_WOP_FORGET) {
         sn_writer_apply_del(s, a, w->ri.key, w->ri.key_len, &cur);
         return CN_OK;
     }
@@ -353,7 +355,7 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
         }
         if (w->op == SN_WOP_RELOCATE)
             need_sync = index_sync = 1;
-        if (w->op == SN_WOP_PURGE || w->op == SN_WOP_MARK)
+        if (w->op == SN_WOP_PURGE || w->op == SN_WOP_MARK || w->op == SN_WOP_FORGET)
             index_sync = 1;
         if (rc == CN_OK && (w->rc = sn_writer_place(s, &a, &p, w)) != CN_OK) {
             rc = w->rc;
@@ -388,6 +390,8 @@ static void sn_writer_run_batch(struct sn_store *s, struct sn_wreq *head)
             atomic_fetch_add(&s->relocations, 1);
         else if (w->rc == CN_OK && w->op == SN_WOP_PURGE && w->applied)
             atomic_fetch_add(&s->tombstones_purged, 1);
+        else if (w->rc == CN_OK && w->op == SN_WOP_FORGET && w->applied)
+            atomic_fetch_add(&s->copies_purged, 1);
         if (w->rc == CN_OK && !w->applied && (w->op == SN_WOP_PUT || w->op == SN_WOP_DELETE))
             atomic_fetch_add(&s->stale_writes, 1);
         w->done_cb(w, w->arg);

@@ -20,6 +20,7 @@ struct gw_repair_replica {
     enum gw_repair_state state;
     uint64_t ts, ver;
     int stale;
+    int extra;           /* not a replica: a source only (gw_repair_key_from) */
 };
 
 struct gw_repair_op {
@@ -33,6 +34,7 @@ struct gw_repair_op {
     uint32_t outstanding;
     int newest;          /* index into rep of the newest holder, -1: none */
     uint32_t next_src;   /* GET: the next holder to try */
+    uint64_t len;        /* the copied record's data length */
     struct gw_repair_result res;
 };
 
@@ -66,9 +68,10 @@ static void gw_repair_finish(struct gw_repair_op *op)
 static void gw_repair_on_write(struct gw_storage_reply *r, void *arg)
 {
     struct gw_repair_op *op = arg;
-    if (r->rc == CN_OK && r->m.st == MSG_ST_OK)
+    if (r->rc == CN_OK && r->m.st == MSG_ST_OK) {
         op->res.written++;
-    else
+        op->res.bytes += op->len;
+    } else
         gw_repair_fail_node(op, r->node);
     if (--op->outstanding == 0)
         gw_repair_finish(op);
@@ -108,6 +111,7 @@ static void gw_repair_send_records(struct gw_repair_op *op, struct gw_storage_re
     struct evbuffer *buf = evbuffer_new();
     gw_storage_reply_move_payload(r, buf);
     struct gw_blob *data = gw_blob_from_evbuffer(buf);
+    op->len = gw_blob_len(data);
     for (uint32_t i = 0; i < op->n; i++) {
         if (!op->rep[i].stale)
             continue;
@@ -183,8 +187,20 @@ static void gw_repair_compare(struct gw_repair_op *op)
         return;
     }
     const struct gw_repair_replica *best = &op->rep[op->newest];
+    op->res.newest_live = best->state == GW_REPAIR_LIVE;
+    op->res.newest_ts = best->ts;
+    op->res.newest_ver = best->ver;
     for (uint32_t i = 0; i < op->n; i++) {
         struct gw_repair_replica *c = &op->rep[i];
+        if (c->extra) {
+            if (c->state == GW_REPAIR_LIVE || c->state == GW_REPAIR_TOMB) {
+                uint32_t k = op->res.n_extra_held++;
+                op->res.extra_held[k] = c->node;
+                op->res.extra_ts[k] = c->ts;
+                op->res.extra_ver[k] = c->ver;
+            }
+            continue;
+        }
         c->stale = c->state == GW_REPAIR_ABSENT ||
                    ((c->state == GW_REPAIR_LIVE || c->state == GW_REPAIR_TOMB) &&
                     cn_version_newer(best->ts, best->ver, c->ts, c->ver));
@@ -222,7 +238,8 @@ static void gw_repair_on_head(struct gw_storage_reply *r, void *arg)
         c->state = GW_REPAIR_ABSENT;
     } else {
         c->state = GW_REPAIR_ERR;
-        gw_repair_fail_node(op, r->node);
+        if (!c->extra)   /* an extra node is a possible source, not a replica to fix */
+            gw_repair_fail_node(op, r->node);
     }
     c->ts = m->ts;
     c->ver = m->ver;
@@ -233,6 +250,12 @@ static void gw_repair_on_head(struct gw_storage_reply *r, void *arg)
 void gw_repair_key(struct gw_store *s, const void *key, size_t key_len, gw_repair_cb cb,
                    void *arg)
 {
+    gw_repair_key_from(s, key, key_len, NULL, 0, cb, arg);
+}
+
+void gw_repair_key_from(struct gw_store *s, const void *key, size_t key_len,
+                        const uint32_t *extra, uint32_t n_extra, gw_repair_cb cb, void *arg)
+{
     struct gw_repair_op *op = cn_calloc(1, sizeof(*op));
     op->s = s;
     op->key = cn_memdup(key, key_len);
@@ -241,9 +264,19 @@ void gw_repair_key(struct gw_store *s, const void *key, size_t key_len, gw_repai
     op->arg = arg;
     uint32_t nodes[GW_REPAIR_MAX_REPLICAS];
     op->n = gw_store_replicas(s, key, key_len, nodes, GW_REPAIR_MAX_REPLICAS);
+    uint32_t n_rep = op->n;
+    for (uint32_t j = 0; j < n_extra && op->n < GW_REPAIR_MAX_REPLICAS; j++) {
+        int dup = 0;
+        for (uint32_t i = 0; i < op->n; i++)
+            dup |= nodes[i] == extra[j];
+        if (!dup)
+            nodes[op->n++] = extra[j];
+    }
     op->outstanding = op->n;
-    for (uint32_t i = 0; i < op->n; i++)
+    for (uint32_t i = 0; i < op->n; i++) {
         op->rep[i].node = nodes[i];
+        op->rep[i].extra = i >= n_rep;
+    }
     for (uint32_t i = 0; i < op->n; i++) {
         struct msg m;
         msg_init_request(&m, MSG_OP_HEAD, 0);

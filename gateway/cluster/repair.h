@@ -21,6 +21,14 @@ struct gw_repair_result {
     uint32_t written;    /* of those, brought up to date */
     uint32_t n_failed;   /* replicas that could not be read or written */
     uint32_t failed[GW_REPAIR_MAX_REPLICAS];
+    uint64_t bytes;      /* data bytes written to stale replicas (a record's length per write) */
+    /* gw_repair_key_from() only: the extra nodes that hold a live copy or a
+     * tombstone of key, with its version (the copies a rebalance may purge) */
+    uint32_t n_extra_held;
+    uint32_t extra_held[GW_REPAIR_MAX_REPLICAS];
+    uint64_t extra_ts[GW_REPAIR_MAX_REPLICAS], extra_ver[GW_REPAIR_MAX_REPLICAS];
+    int newest_live;     /* the newest version found is a live record (not a tombstone) */
+    uint64_t newest_ts, newest_ver;
 };
 
 typedef void (*gw_repair_cb)(const struct gw_repair_result *res, void *arg);
@@ -29,6 +37,15 @@ typedef void (*gw_repair_cb)(const struct gw_repair_result *res, void *arg);
  * from the store's event loop. */
 void gw_repair_key(struct gw_store *s, const void *key, size_t key_len, gw_repair_cb cb,
                    void *arg);
+
+/* gw_repair_key() that also HEADs the nodes in extra (at most
+ * GW_REPAIR_MAX_REPLICAS in all with the replicas; nodes that are replicas
+ * are skipped): they count when the newest version is chosen and may be the
+ * source of the copy, but are never written. A rebalance passes the nodes
+ * of the map that no longer own key, so a key whose every replica moved is
+ * still copied, and res->extra_held says which of them hold a copy. */
+void gw_repair_key_from(struct gw_store *s, const void *key, size_t key_len,
+                        const uint32_t *extra, uint32_t n_extra, gw_repair_cb cb, void *arg);
 
 /* Whether failed[] of res names node. */
 int gw_repair_result_failed(const struct gw_repair_result *res, uint32_t node);

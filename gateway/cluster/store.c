@@ -256,6 +256,14 @@ static uint32_t gw_store_member(const struct gw_store *s, uint32_t k)
     return s->members != NULL ? s->members[k] : k;
 }
 
+uint32_t gw_store_members(const struct gw_store *s, uint32_t *out, uint32_t max)
+{
+    uint32_t n = CN_MIN(gw_store_member_count(s), max);
+    for (uint32_t k = 0; k < n; k++)
+        out[k] = gw_store_member(s, k);
+    return n;
+}
+
 uint32_t gw_store_replicas(const struct gw_store *s, const void *key, size_t key_len,
                            uint32_t *out, uint32_t max)
 {

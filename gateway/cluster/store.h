@@ -100,6 +100,10 @@ uint32_t gw_store_replicas(const struct gw_store *s, const void *key, size_t key
 uint32_t gw_store_replicas_any(const struct gw_store *s, const void *key, size_t key_len,
                                uint32_t *out, uint32_t max);
 
+/* The nodes a listing asks (the view's members: those of the map, leaving
+ * ones too), at most max, into out; returns how many. */
+uint32_t gw_store_members(const struct gw_store *s, uint32_t *out, uint32_t max);
+
 /* Counters of one store (this thread). */
 struct gw_store_stats {
     uint64_t read_repairs;    /* key repairs started because a read saw a stale replica */

@@ -480,6 +480,67 @@ static void test_sn_store_mapped_pin(void)
     cn_free(d);
 }
 
+static int test_sn_forget(struct sn_store *s, const char *key, uint64_t ver, uint64_t ts,
+                          int *applied)
+{
+    struct sn_wreq w;
+    char err[CN_ERR_LEN];
+    int rc = sn_wreq_init(&w, SN_WOP_FORGET, (const uint8_t *)key, (uint32_t)strlen(key), NULL,
+                          0, NULL, 0, ver, ts, NULL, 0, err);
+    if (rc == CN_OK)
+        rc = sn_store_submit_wait(s, &w);
+    *applied = w.applied;
+    sn_wreq_fini(&w);
+    return rc;
+}
+
+/* FORGET (the PURGE op): removes a record only when it holds exactly the
+ * (ts, ver) given, live or tombstone, and leaves no tombstone behind; the
+ * removal survives a reopen. */
+static void test_sn_store_forget(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    uint8_t d[100];
+    test_sn_fill(d, sizeof(d), 7);
+    int applied = -1;
+    CN_CHECK_EQ_INT(test_sn_put(s, "k", d, sizeof(d), 5, 100, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_forget(s, "k", 4, 100, &applied), CN_OK);   /* other ver */
+    CN_CHECK_EQ_INT(applied, 0);
+    CN_CHECK_EQ_INT(test_sn_forget(s, "k", 5, 101, &applied), CN_OK);   /* newer ts */
+    CN_CHECK_EQ_INT(applied, 0);
+    CN_CHECK_EQ_INT(test_sn_forget(s, "k", 5, 99, &applied), CN_OK);    /* older ts */
+    CN_CHECK_EQ_INT(applied, 0);
+    test_sn_expect(s, "k", d, sizeof(d));
+    CN_CHECK_EQ_INT(test_sn_forget(s, "k", 5, 100, &applied), CN_OK);
+    CN_CHECK_EQ_INT(applied, 1);
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"k", 1, 0, 0, 0, &r, err), CN_NOTFOUND);
+    CN_CHECK((r.flags & SN_RECORD_FLAG_TOMBSTONE) == 0);   /* gone, no tombstone */
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(test_sn_forget(s, "k", 5, 100, &applied), CN_OK);   /* nothing left */
+    CN_CHECK_EQ_INT(applied, 0);
+    /* no tombstone: an older copy is taken again (a repair may bring it) */
+    CN_CHECK_EQ_INT(test_sn_put(s, "k", d, 10, 1, 50, &applied), CN_OK);
+    CN_CHECK_EQ_INT(applied, 1);
+    /* a tombstone is forgotten by its own version only */
+    CN_CHECK_EQ_INT(test_sn_del(s, "t", 1, 200, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_forget(s, "t", 1, 200, &applied), CN_OK);
+    CN_CHECK_EQ_INT(applied, 1);
+    struct sn_store_stats st;
+    sn_store_stats(s, &st);
+    CN_CHECK_EQ_INT(st.copies_purged, 2);
+    CN_CHECK_EQ_INT(st.tombstones, 0);
+    CN_CHECK_EQ_INT(st.records, 1);
+    sn_store_close(s, NULL);
+    s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);   /* durable */
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"t", 1, 0, 0, 0, &r, err), CN_NOTFOUND);
+    sn_read_fini(&r);
+    test_sn_expect(s, "k", d, 10);
+    sn_store_close(s, NULL);
+}
+
 /* Pages of container `id` in the page cache (mincore over a fresh mapping
  * of the file); *pages gets the file's page count. */
 static size_t test_sn_resident(uint32_t id, size_t *pages)
@@ -560,6 +621,7 @@ static const struct cn_test_case cases[] = {
     {"periodic", test_sn_store_periodic},
     {"pread", test_sn_store_pread},
     {"mapped_pin", test_sn_store_mapped_pin},
+    {"forget", test_sn_store_forget},
     {"uncache", test_sn_store_uncache},
     {"cleanup", test_sn_cleanup},
     {NULL, NULL},

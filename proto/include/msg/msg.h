@@ -42,7 +42,8 @@ enum msg_op {
     MSG_OP_DIGEST = 12,     /* range digests (msg/digest.h); version 1 */
     MSG_OP_HINT_ADD = 13,   /* version 2: keep a hint for a peer that missed a write */
     MSG_OP_HINT_TAKE = 14,  /* version 2: list (and drop replayed) hints for a peer */
-    MSG_OP_MAX_ = 15
+    MSG_OP_PURGE = 15,      /* version 2: drop a copy of exactly (ts, ver), no tombstone */
+    MSG_OP_MAX_ = 16
 };
 
 /* Reply status (field "st"). */

@@ -1,0 +1,773 @@
+/* The rebalance worker (rebalance.h). One chain of callbacks per round:
+ * read the record -> (claim the lease: write it, wait settle_us, read it
+ * back) -> when held and the map version in use is above the one the
+ * record says was rebalanced: list a page of keys after the cursor, repair
+ * each (at most inflight at once, the throttle's bytes/s between starts)
+ * and, with purge on, PURGE the copies non-owners hold -> read the record
+ * again (the throttle an operator set, and whether the lease is still
+ * ours) -> write the cursor and counters. A round ends early when a third
+ * of the lease has passed, so the lease is renewed in time however slow
+ * the throttle makes it. */
+#include "rebalance.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <msgpack.h>
+#include <openssl/rand.h>
+
+#include "cluster.h"
+#include "store.h"
+
+#include "msg/msg.h"
+
+#include "cn/alloc.h"
+#include "cn/hlc.h"
+#include "cn/log.h"
+#include "cn/metrics.h"
+#include "cn/time.h"
+
+#define GW_RB_HOLDER_MAX 128
+#define GW_RB_KEY_MAX 1100
+#define GW_RB_RECORD_MAX 4096
+
+/* What the system record holds (docs/cluster.md). */
+struct gw_rb_status {
+    char holder[GW_RB_HOLDER_MAX];
+    uint64_t lease_until, done_version, from_version, to_version;
+    uint64_t scanned, copied, bytes, purged, failed;
+    uint64_t started, updated, finished;
+    uint64_t throttle_bps;
+    int has_throttle;
+    int running;
+    char cursor[GW_RB_KEY_MAX];
+    uint32_t cursor_len;
+};
+
+struct gw_rb_item {
+    char key[GW_RB_KEY_MAX];
+    uint32_t key_len;
+    int done;
+};
+
+struct gw_rebalance {
+    struct event_base *base;
+    struct gw_store *store;
+    const struct gw_cluster *cluster;
+    struct gw_rebalance_opts o;
+    char holder[GW_RB_HOLDER_MAX];
+    uint64_t ver;
+    struct event *timer;
+    void (*resume)(struct gw_rebalance *rb);
+    int closed, inflight;
+    int held;
+    struct gw_rb_status st;
+    uint64_t rec_ts;
+    /* the page at hand */
+    struct gw_rb_item *items;
+    uint32_t n, next, busy;
+    int more;
+    uint64_t round_start;
+    uint64_t next_ok;          /* throttle: the earliest next start */
+    uint64_t walked_ver;       /* the map version this gateway last walked for (0: none) */
+    uint64_t seen_ver, seen_at; /* the map version in use and when this worker first saw it */
+    uint64_t retry_at;         /* a walk that ended with failures starts again from then */
+    /* metrics */
+    struct cn_metrics *reg;
+    uint32_t m_keys, m_copied, m_bytes, m_purged, m_running, m_held;
+};
+
+static void gw_rb_tick(struct gw_rebalance *rb);
+static void gw_rb_pump(struct gw_rebalance *rb);
+
+/* ---- the record -------------------------------------------------------- */
+
+static void gw_rb_pack_str(msgpack_packer *pk, const char *s, size_t n)
+{
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+static void gw_rb_pack_u64(msgpack_packer *pk, const char *k, uint64_t v)
+{
+    gw_rb_pack_str(pk, k, strlen(k));
+    msgpack_pack_uint64(pk, v);
+}
+
+static struct gw_blob *gw_rb_encode(const struct gw_rb_status *s)
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 15 + (uint32_t)s->has_throttle);
+    gw_rb_pack_str(&pk, "holder", 6);
+    gw_rb_pack_str(&pk, s->holder, strlen(s->holder));
+    gw_rb_pack_str(&pk, "state", 5);
+    gw_rb_pack_str(&pk, s->running ? "copying" : "idle", s->running ? 7 : 4);
+    gw_rb_pack_str(&pk, "cursor", 6);
+    msgpack_pack_bin(&pk, s->cursor_len);
+    msgpack_pack_bin_body(&pk, s->cursor, s->cursor_len);
+    gw_rb_pack_u64(&pk, "lease_until_us", s->lease_until);
+    gw_rb_pack_u64(&pk, "done_version", s->done_version);
+    gw_rb_pack_u64(&pk, "from_version", s->from_version);
+    gw_rb_pack_u64(&pk, "to_version", s->to_version);
+    gw_rb_pack_u64(&pk, "scanned", s->scanned);
+    gw_rb_pack_u64(&pk, "copied", s->copied);
+    gw_rb_pack_u64(&pk, "bytes", s->bytes);
+    gw_rb_pack_u64(&pk, "purged", s->purged);
+    gw_rb_pack_u64(&pk, "failed", s->failed);
+    gw_rb_pack_u64(&pk, "started_us", s->started);
+    gw_rb_pack_u64(&pk, "updated_us", s->updated);
+    gw_rb_pack_u64(&pk, "finished_us", s->finished);
+    if (s->has_throttle)
+        gw_rb_pack_u64(&pk, "throttle_bps", s->throttle_bps);
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add(b, sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+    return gw_blob_from_evbuffer(b);
+}
+
+static int gw_rb_key_is(const msgpack_object *k, const char *name)
+{
+    size_t n = strlen(name);
+    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
+           memcmp(k->via.str.ptr, name, n) == 0;
+}
+
+/* One field of the record into *s: CN_OK, or CN_INVAL for a known key of
+ * the wrong type or size (unknown keys are skipped). */
+static int gw_rb_decode_field(const msgpack_object *k, const msgpack_object *v,
+                              struct gw_rb_status *s)
+{
+    static const char *const u64s[] = {"lease_until_us", "done_version", "from_version",
+                                       "to_version", "scanned", "copied", "bytes", "purged",
+                                       "failed", "started_us", "updated_us", "finished_us",
+                                       "throttle_bps"};
+    uint64_t *slots[] = {&s->lease_until, &s->done_version, &s->from_version, &s->to_version,
+                         &s->scanned, &s->copied, &s->bytes, &s->purged, &s->failed,
+                         &s->started, &s->updated, &s->finished, &s->throttle_bps};
+    if (gw_rb_key_is(k, "holder")) {
+        if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof(s->holder))
+            return CN_INVAL;
+        memcpy(s->holder, v->via.str.ptr, v->via.str.size);
+        s->holder[v->via.str.size] = '\0';
+        return CN_OK;
+    }
+    if (gw_rb_key_is(k, "state")) {
+        s->running = v->type == MSGPACK_OBJECT_STR && v->via.str.size == 7 &&
+                     memcmp(v->via.str.ptr, "copying", 7) == 0;
+        return CN_OK;
+    }
+    if (gw_rb_key_is(k, "cursor")) {
+        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > sizeof(s->cursor))
+            return CN_INVAL;
+        memcpy(s->cursor, v->via.bin.ptr, v->via.bin.size);
+        s->cursor_len = v->via.bin.size;
+        return CN_OK;
+    }
+    for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
+        if (gw_rb_key_is(k, u64s[j])) {
+            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+                return CN_INVAL;
+            *slots[j] = v->via.u64;
+            if (j == CN_ARRAY_LEN(u64s) - 1)
+                s->has_throttle = 1;
+        }
+    return CN_OK;
+}
+
+/* Reads the record's data into *s (zeroed first, and again on error).
+ * CN_OK or CN_INVAL. */
+static int gw_rb_decode(const void *data, size_t len, struct gw_rb_status *s)
+{
+    memset(s, 0, sizeof(*s));
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    int rc = CN_INVAL;
+    if (len > 0 && len <= GW_RB_RECORD_MAX && msg_msgpack_bounded(data, len) == CN_OK &&
+        msgpack_unpack_next(&up, data, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
+        up.data.type == MSGPACK_OBJECT_MAP) {
+        rc = CN_OK;
+        for (uint32_t i = 0; i < up.data.via.map.size && rc == CN_OK; i++)
+            rc = gw_rb_decode_field(&up.data.via.map.ptr[i].key, &up.data.via.map.ptr[i].val, s);
+    }
+    msgpack_unpacked_destroy(&up);
+    if (rc != CN_OK)
+        memset(s, 0, sizeof(*s));
+    return rc;
+}
+
+int gw_rebalance_record_parses(const void *data, size_t len)
+{
+    struct gw_rb_status s;
+    int ok = gw_rb_decode(data, len, &s) == CN_OK;
+    CN_ASSERT(memchr(s.holder, '\0', sizeof(s.holder)) != NULL);
+    CN_ASSERT(s.cursor_len <= sizeof(s.cursor));
+    return ok;
+}
+
+/* ---- the pure decisions ------------------------------------------------ */
+
+uint32_t gw_rebalance_non_owners(const uint32_t *owners, uint32_t n_owners,
+                                 const uint32_t *members, uint32_t n_members, uint32_t *out)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < n_members; i++) {
+        int owner = 0;
+        for (uint32_t j = 0; j < n_owners; j++)
+            owner |= owners[j] == members[i];
+        int dup = 0;
+        for (uint32_t j = 0; j < n; j++)
+            dup |= out[j] == members[i];
+        if (!owner && !dup)
+            out[n++] = members[i];
+    }
+    return n;
+}
+
+int gw_rebalance_may_purge(const struct gw_repair_result *res, uint32_t i)
+{
+    if (res->rc != CN_OK || !res->newest_live || i >= res->n_extra_held)
+        return 0;
+    /* a copy newer than what the owners hold (a write that raced the walk
+     * and went to the old ring) is never removed */
+    uint64_t ts = res->extra_ts[i], ver = res->extra_ver[i];
+    return ts < res->newest_ts || (ts == res->newest_ts && ver <= res->newest_ver);
+}
+
+/* ---- plumbing ---------------------------------------------------------- */
+
+static void gw_rb_on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    struct gw_rebalance *rb = arg;
+    void (*fn)(struct gw_rebalance *) = rb->resume;
+    rb->resume = NULL;
+    if (!rb->closed && fn != NULL)
+        fn(rb);
+}
+
+static void gw_rb_after(struct gw_rebalance *rb, uint64_t delay_us,
+                        void (*fn)(struct gw_rebalance *rb))
+{
+    rb->resume = fn;
+    struct timeval tv = {(time_t)(delay_us / 1000000), (suseconds_t)(delay_us % 1000000)};
+    evtimer_add(rb->timer, &tv);
+}
+
+static uint64_t gw_rb_tick_us(const struct gw_rebalance *rb)
+{
+    return CN_MAX(CN_MIN(rb->o.interval_us, rb->o.lease_us / 3), 100000u);
+}
+
+static int gw_rb_op_done(struct gw_rebalance *rb)
+{
+    rb->inflight--;
+    return rb->closed;
+}
+
+static void gw_rb_set_held(struct gw_rebalance *rb, int held)
+{
+    if (held != rb->held)
+        CN_LOG(CN_LOG_INFO, "rebalance: %s the lease (%s)", held ? "holding" : "not holding",
+               rb->holder);
+    rb->held = held;
+    if (rb->reg != NULL)
+        cn_metrics_set(rb->reg, rb->m_held, held);
+}
+
+static void gw_rb_set_running(struct gw_rebalance *rb, int running)
+{
+    rb->st.running = running;
+    if (rb->reg != NULL)
+        cn_metrics_set(rb->reg, rb->m_running, running && rb->held);
+}
+
+static void gw_rb_write(struct gw_rebalance *rb, gw_store_cb cb)
+{
+    uint64_t ts = cn_hlc_after(cn_hlc_default(), rb->rec_ts);
+    rb->rec_ts = ts;
+    rb->st.updated = cn_time_now_us();
+    struct gw_store_record rec = {
+        .key = GW_REBALANCE_KEY, .key_len = strlen(GW_REBALANCE_KEY),
+        .etag = "", .etag_len = 0, .meta = "", .meta_len = 0,
+        .ver = rb->ver, .ts = ts,
+    };
+    struct gw_blob *b = gw_rb_encode(&rb->st);
+    rb->inflight++;
+    gw_store_put(rb->store, &rec, b, cb, rb);
+    gw_blob_unref(b);
+}
+
+static void gw_rb_read(struct gw_rebalance *rb, gw_store_cb cb)
+{
+    rb->inflight++;
+    gw_store_get(rb->store, GW_REBALANCE_KEY, strlen(GW_REBALANCE_KEY), 1, 0, 0, cb, rb);
+}
+
+/* The record as read into *s (empty when not found or not parsing). CN_OK
+ * or the store's error. */
+static int gw_rb_record(struct gw_rebalance *rb, struct gw_store_result *res,
+                        struct gw_rb_status *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (res->rc == CN_NOTFOUND)
+        return CN_OK;
+    if (res->rc != CN_OK)
+        return res->rc;
+    const struct msg *m = &res->reply->m;
+    rb->rec_ts = CN_MAX(rb->rec_ts, m->ts);
+    if (gw_rb_decode(m->payload.ptr, m->payload.len, s) != CN_OK)
+        CN_LOG(CN_LOG_WARN, "rebalance: the record %s does not parse: taken as empty",
+               GW_REBALANCE_KEY);
+    return CN_OK;
+}
+
+static void gw_rb_again(struct gw_rebalance *rb)
+{
+    gw_rb_after(rb, gw_rb_tick_us(rb), gw_rb_tick);
+}
+
+/* ---- the walk ---------------------------------------------------------- */
+
+static int gw_rb_is_system(const char *key, uint32_t len)
+{
+    return len >= 2 && memcmp(key, "s/", 2) == 0;
+}
+
+static uint64_t gw_rb_bps(const struct gw_rebalance *rb)
+{
+    return rb->st.has_throttle ? rb->st.throttle_bps : rb->o.default_bps;
+}
+
+static void gw_rb_on_saved(struct gw_store_result *res, void *arg)
+{
+    struct gw_rebalance *rb = arg;
+    if (gw_rb_op_done(rb))
+        return;
+    if (res->rc != CN_OK) {
+        gw_rb_again(rb);
+        return;
+    }
+    /* more to do: the next round at once; else look again later */
+    if (rb->st.running)
+        gw_rb_tick(rb);
+    else
+        gw_rb_again(rb);
+}
+
+/* Round end, the record read again: keep the operator's throttle, check
+ * the lease is still ours, then write the progress. */
+static void gw_rb_on_reread(struct gw_store_result *res, void *arg)
+{
+    struct gw_rebalance *rb = arg;
+    if (gw_rb_op_done(rb))
+        return;
+    struct gw_rb_status s;
+    if (gw_rb_record(rb, res, &s) != CN_OK) {
+        gw_rb_again(rb);
+        return;
+    }
+    if (strcmp(s.holder, rb->holder) != 0) {   /* taken over: its cursor wins */
+        rb->walked_ver = 0;
+        gw_rb_set_held(rb, 0);
+        gw_rb_set_running(rb, 0);
+        gw_rb_again(rb);
+        return;
+    }
+    rb->st.has_throttle = s.has_throttle;
+    rb->st.throttle_bps = s.throttle_bps;
+    rb->st.lease_until = cn_time_now_us() + rb->o.lease_us;
+    gw_rb_write(rb, gw_rb_on_saved);
+}
+
+/* Every started repair of the round answered: the cursor moves past the
+ * keys done (a prefix of the page), the walk ends after the last page. */
+static void gw_rb_round_end(struct gw_rebalance *rb)
+{
+    uint32_t k = 0;
+    while (k < rb->n && rb->items[k].done)
+        k++;
+    if (k > 0) {
+        memcpy(rb->st.cursor, rb->items[k - 1].key, rb->items[k - 1].key_len);
+        rb->st.cursor_len = rb->items[k - 1].key_len;
+    }
+    if (k == rb->n && !rb->more) {
+        CN_LOG(CN_LOG_INFO, "rebalance: map version %llu done: %llu keys scanned, %llu copies "
+               "written (%llu bytes), %llu purged, %llu failed",
+               (unsigned long long)rb->st.to_version, (unsigned long long)rb->st.scanned,
+               (unsigned long long)rb->st.copied, (unsigned long long)rb->st.bytes,
+               (unsigned long long)rb->st.purged, (unsigned long long)rb->st.failed);
+        if (rb->st.failed == 0) {
+            rb->st.done_version = rb->st.to_version;
+            rb->st.finished = cn_time_now_us();
+        }
+        rb->st.cursor_len = 0;   /* a walk with failures starts over, after a pause */
+        if (rb->st.failed != 0)
+            rb->retry_at = cn_time_now_us() + CN_MAX(10 * rb->o.interval_us, 10000000u);
+        gw_rb_set_running(rb, rb->st.failed != 0);   /* failed: shown until the next pass */
+    }
+    rb->n = rb->next = 0;
+    gw_rb_read(rb, gw_rb_on_reread);
+}
+
+struct gw_rb_key_op {
+    struct gw_rebalance *rb;
+    uint32_t idx;
+    uint32_t outstanding;
+};
+
+static void gw_rb_key_done(struct gw_rb_key_op *op)
+{
+    struct gw_rebalance *rb = op->rb;
+    rb->items[op->idx].done = 1;
+    rb->busy--;
+    cn_free(op);
+    gw_rb_pump(rb);
+}
+
+static void gw_rb_on_purged(struct gw_storage_reply *r, void *arg)
+{
+    struct gw_rb_key_op *op = arg;
+    struct gw_rebalance *rb = op->rb;
+    rb->inflight--;
+    if (r->rc == CN_OK && r->m.st == MSG_ST_OK && r->m.applied) {
+        rb->st.purged++;
+        if (rb->reg != NULL)
+            cn_metrics_add(rb->reg, rb->m_purged, 1);
+    }
+    if (--op->outstanding != 0)
+        return;
+    if (rb->closed)
+        cn_free(op);
+    else
+        gw_rb_key_done(op);
+}
+
+/* The copies the key's non-owners hold, removed where the owners were
+ * seen to hold the newest version (gw_rebalance_may_purge). */
+static void gw_rb_purge(struct gw_rb_key_op *op, const struct gw_repair_result *res)
+{
+    struct gw_rebalance *rb = op->rb;
+    const struct gw_rb_item *it = &rb->items[op->idx];
+    op->outstanding = 1;
+    for (uint32_t i = 0; rb->o.purge && i < res->n_extra_held; i++) {
+        if (!gw_rebalance_may_purge(res, i))
+            continue;
+        struct msg m;
+        msg_init_request(&m, MSG_OP_PURGE, 0);
+        m.key = (struct msg_bytes){(const uint8_t *)it->key, it->key_len};
+        m.ts = res->extra_ts[i];
+        m.ver = res->extra_ver[i];
+        MSG_SET(&m, MSG_F_KEY);
+        MSG_SET(&m, MSG_F_TS);
+        MSG_SET(&m, MSG_F_VER);
+        op->outstanding++;
+        rb->inflight++;
+        gw_storage_client_send(gw_store_client(rb->store), res->extra_held[i], &m, NULL,
+                               gw_rb_on_purged, op);
+    }
+    if (--op->outstanding == 0)
+        gw_rb_key_done(op);
+}
+
+static void gw_rb_on_repaired(const struct gw_repair_result *res, void *arg)
+{
+    struct gw_rb_key_op *op = arg;
+    struct gw_rebalance *rb = op->rb;
+    rb->inflight--;
+    if (rb->closed) {
+        cn_free(op);
+        return;
+    }
+    rb->st.scanned++;
+    rb->st.copied += res->written;
+    rb->st.bytes += res->bytes;
+    if (res->rc != CN_OK)
+        rb->st.failed++;
+    if (rb->reg != NULL) {
+        cn_metrics_add(rb->reg, rb->m_keys, 1);
+        cn_metrics_add(rb->reg, rb->m_copied, res->written);
+        cn_metrics_add(rb->reg, rb->m_bytes, res->bytes);
+    }
+    uint64_t bps = gw_rb_bps(rb);
+    if (bps > 0 && res->bytes > 0) {   /* the token bucket: pay for what was copied */
+        uint64_t now = cn_time_now_us();
+        rb->next_ok = CN_MAX(rb->next_ok, now) + res->bytes * 1000000u / bps;
+    }
+    if (res->rc == CN_OK) {
+        gw_rb_purge(op, res);
+        return;
+    }
+    gw_rb_key_done(op);
+}
+
+static void gw_rb_start_key(struct gw_rebalance *rb, uint32_t idx)
+{
+    if (rb->items[idx].done)   /* a system record: skipped */
+        return;
+    const struct gw_rb_item *it = &rb->items[idx];
+    uint32_t owners[GW_STORE_MAX_REPLICAS], members[CN_CLUSTER_MAX_NODES * 2];
+    uint32_t extra[CN_CLUSTER_MAX_NODES * 2];
+    uint32_t n_own = gw_store_replicas(rb->store, it->key, it->key_len, owners,
+                                       GW_STORE_MAX_REPLICAS);
+    uint32_t n_mem = gw_store_members(rb->store, members, CN_ARRAY_LEN(members));
+    uint32_t n_extra = gw_rebalance_non_owners(owners, n_own, members, n_mem, extra);
+    struct gw_rb_key_op *op = cn_calloc(1, sizeof(*op));
+    op->rb = rb;
+    op->idx = idx;
+    rb->busy++;
+    rb->inflight++;
+    gw_repair_key_from(rb->store, it->key, it->key_len, extra, n_extra, gw_rb_on_repaired, op);
+}
+
+/* Starts keys of the page while the in-flight bound, the throttle and the
+ * round's time allow; ends the round when nothing is left running. */
+static void gw_rb_pump(struct gw_rebalance *rb)
+{
+    if (rb->closed)
+        return;
+    uint64_t now = cn_time_now_us();
+    int late = now - rb->round_start > rb->o.lease_us / 3;
+    while (!late && rb->next < rb->n && rb->busy < rb->o.inflight) {
+        if (gw_rb_bps(rb) > 0 && now < rb->next_ok) {
+            if (rb->busy == 0)
+                gw_rb_after(rb, rb->next_ok - now, gw_rb_pump);
+            return;
+        }
+        gw_rb_start_key(rb, rb->next++);
+    }
+    if (rb->busy == 0 && (late || rb->next == rb->n))
+        gw_rb_round_end(rb);
+}
+
+static void gw_rb_on_page(struct gw_store_list_result *res, void *arg)
+{
+    struct gw_rebalance *rb = arg;
+    if (gw_rb_op_done(rb))
+        return;
+    if (res->rc != CN_OK) {
+        CN_LOG(CN_LOG_WARN, "rebalance: listing failed (%s): again in a while", res->err);
+        gw_rb_again(rb);
+        return;
+    }
+    rb->n = rb->next = rb->busy = 0;
+    for (uint32_t i = 0; i < res->n_ents && i < rb->o.page; i++) {
+        const struct gw_store_entry *e = &res->ents[i];
+        if (e->key_len > GW_RB_KEY_MAX)
+            continue;
+        struct gw_rb_item *it = &rb->items[rb->n++];
+        memcpy(it->key, e->key, e->key_len);
+        it->key_len = e->key_len;
+        /* system records ("s/...") are not moved: the cluster map and the
+         * keys live on every node (written there by cairn-admin), the
+         * workers' records are rewritten by their holder each round */
+        it->done = gw_rb_is_system(it->key, it->key_len);
+    }
+    rb->more = res->more;
+    rb->round_start = cn_time_now_us();
+    gw_rb_pump(rb);
+}
+
+/* Held and copying: the next page after the cursor. */
+static void gw_rb_walk(struct gw_rebalance *rb)
+{
+    rb->inflight++;
+    gw_store_list(rb->store, "", 0, rb->st.cursor, rb->st.cursor_len, rb->o.page, gw_rb_on_page,
+                  rb);
+}
+
+/* ---- the lease --------------------------------------------------------- */
+
+/* Notes when this worker first saw map version v in use (every tick, held
+ * or not, so a gateway taking the lease over does not wait again). */
+static void gw_rb_note_map(struct gw_rebalance *rb, uint64_t v, uint64_t now)
+{
+    if (v != rb->seen_ver) {
+        rb->seen_ver = v;
+        rb->seen_at = now;
+    }
+}
+
+/* The lease is ours (st as read): start a walk when the map moved on,
+ * continue one, or renew. */
+static void gw_rb_held_now(struct gw_rebalance *rb)
+{
+    uint64_t now = cn_time_now_us();
+    uint64_t v = gw_cluster_view_version(gw_cluster_view(rb->cluster));
+    gw_rb_set_held(rb, 1);
+    rb->st.lease_until = now + rb->o.lease_us;
+    gw_rb_note_map(rb, v, now);
+    if (v > rb->st.done_version &&
+        (now - rb->seen_at < rb->o.map_delay_us || now < rb->retry_at)) {
+        /* gateways still on the older map may write by its ring, or the last
+         * walk failed on some key (a node down): wait */
+        gw_rb_set_running(rb, 0);
+        gw_rb_write(rb, gw_rb_on_saved);
+        return;
+    }
+    if (v > rb->st.done_version && v != rb->st.to_version) {
+        /* a new walk (a map newer than the one a walk was under restarts it) */
+        CN_LOG(CN_LOG_INFO, "rebalance: map version %llu -> %llu: walk starts (%s)",
+               (unsigned long long)rb->st.done_version, (unsigned long long)v, rb->holder);
+        rb->st.from_version = rb->st.done_version;
+        rb->st.to_version = v;
+        rb->st.cursor_len = 0;
+        rb->st.scanned = rb->st.copied = rb->st.bytes = rb->st.purged = rb->st.failed = 0;
+        rb->st.started = now;
+        rb->st.finished = 0;
+        gw_rb_set_running(rb, 1);
+    } else {
+        if (rb->walked_ver != v && v > rb->st.done_version && rb->st.cursor_len > 0)
+            CN_LOG(CN_LOG_INFO, "rebalance: walk of map version %llu resumes after key '%.*s' "
+                   "(%llu keys scanned) (%s)", (unsigned long long)v, (int)rb->st.cursor_len,
+                   rb->st.cursor, (unsigned long long)rb->st.scanned, rb->holder);
+        if (v > rb->st.done_version && rb->st.cursor_len == 0 && rb->st.failed > 0)
+            rb->st.failed = 0;   /* a new pass after one that failed on some key */
+        gw_rb_set_running(rb, v > rb->st.done_version);
+    }
+    rb->walked_ver = v;
+    if (rb->st.running) {
+        gw_rb_walk(rb);
+        return;
+    }
+    gw_rb_write(rb, gw_rb_on_saved);
+}
+
+static void gw_rb_on_claim_check(struct gw_store_result *res, void *arg)
+{
+    struct gw_rebalance *rb = arg;
+    if (gw_rb_op_done(rb))
+        return;
+    struct gw_rb_status s;
+    if (gw_rb_record(rb, res, &s) == CN_OK && strcmp(s.holder, rb->holder) == 0) {
+        rb->st = s;
+        gw_rb_held_now(rb);
+        return;
+    }
+    gw_rb_set_held(rb, 0);
+    gw_rb_again(rb);
+}
+
+static void gw_rb_claim_check(struct gw_rebalance *rb)
+{
+    gw_rb_read(rb, gw_rb_on_claim_check);
+}
+
+static void gw_rb_on_claimed(struct gw_store_result *res, void *arg)
+{
+    struct gw_rebalance *rb = arg;
+    if (gw_rb_op_done(rb))
+        return;
+    if (res->rc != CN_OK) {
+        gw_rb_again(rb);
+        return;
+    }
+    gw_rb_after(rb, rb->o.settle_us, gw_rb_claim_check);
+}
+
+static void gw_rb_on_lease_read(struct gw_store_result *res, void *arg)
+{
+    struct gw_rebalance *rb = arg;
+    if (gw_rb_op_done(rb))
+        return;
+    struct gw_rb_status s;
+    if (gw_rb_record(rb, res, &s) != CN_OK) {
+        gw_rb_again(rb);
+        return;
+    }
+    uint64_t now = cn_time_now_us();
+    gw_rb_note_map(rb, gw_cluster_view_version(gw_cluster_view(rb->cluster)), now);
+    int mine = strcmp(s.holder, rb->holder) == 0;
+    rb->st = s;
+    if (s.lease_until > now && mine) {
+        gw_rb_held_now(rb);
+        return;
+    }
+    if (s.lease_until > now) {
+        gw_rb_set_held(rb, 0);
+        gw_rb_set_running(rb, 0);
+        gw_rb_again(rb);
+        return;
+    }
+    /* free or expired: claim it, keeping the cursor and counters */
+    snprintf(rb->st.holder, sizeof(rb->st.holder), "%s", rb->holder);
+    rb->st.lease_until = now + rb->o.lease_us;
+    gw_rb_write(rb, gw_rb_on_claimed);
+}
+
+static void gw_rb_tick(struct gw_rebalance *rb)
+{
+    gw_rb_read(rb, gw_rb_on_lease_read);
+}
+
+/* ---- life -------------------------------------------------------------- */
+
+static void gw_rb_metrics(struct gw_rebalance *rb)
+{
+    rb->m_keys = cn_metrics_counter(rb->reg, "cairn_gateway_rebalance_keys_total",
+                                    "keys the rebalance worker checked against the new ring", 0,
+                                    NULL);
+    rb->m_copied = cn_metrics_counter(rb->reg, "cairn_gateway_rebalance_copies_total",
+                                      "copies the rebalance worker wrote to new owners", 0, NULL);
+    rb->m_bytes = cn_metrics_counter(rb->reg, "cairn_gateway_rebalance_bytes_total",
+                                     "data bytes the rebalance worker copied", 0, NULL);
+    rb->m_purged = cn_metrics_counter(rb->reg, "cairn_gateway_rebalance_purged_total",
+                                      "copies removed from nodes that no longer own the key", 0,
+                                      NULL);
+    rb->m_running = cn_metrics_gauge(rb->reg, "cairn_gateway_rebalance_running",
+                                     "1 while this gateway walks the keys after a map change", 0,
+                                     NULL);
+    rb->m_held = cn_metrics_gauge(rb->reg, "cairn_gateway_rebalance_lease_held",
+                                  "1 while this gateway holds the rebalance lease", 0, NULL);
+}
+
+struct gw_rebalance *gw_rebalance_new(struct event_base *base, struct gw_store *store,
+                                      const struct gw_cluster *cluster,
+                                      const struct gw_rebalance_opts *o, struct cn_metrics *reg)
+{
+    struct gw_rebalance *rb = cn_calloc(1, sizeof(*rb));
+    rb->base = base;
+    rb->store = store;
+    rb->cluster = cluster;
+    rb->o = *o;
+    rb->o.holder = NULL;
+    rb->o.inflight = CN_MAX(rb->o.inflight, 1u);
+    rb->o.page = CN_MAX(rb->o.page, 1u);
+    snprintf(rb->holder, sizeof(rb->holder), "%s", o->holder);
+    unsigned char b[8];
+    if (RAND_bytes(b, sizeof(b)) != 1)
+        memset(b, 0, sizeof(b));
+    memcpy(&rb->ver, b, sizeof(rb->ver));
+    rb->items = cn_calloc(rb->o.page, sizeof(*rb->items));
+    rb->timer = evtimer_new(base, gw_rb_on_timer, rb);
+    rb->reg = reg;
+    if (reg != NULL)
+        gw_rb_metrics(rb);
+    gw_rb_after(rb, gw_rb_tick_us(rb) / 4, gw_rb_tick);
+    return rb;
+}
+
+void gw_rebalance_close(struct gw_rebalance *rb)
+{
+    if (rb == NULL)
+        return;
+    rb->closed = 1;
+    evtimer_del(rb->timer);
+}
+
+void gw_rebalance_free(struct gw_rebalance *rb)
+{
+    if (rb == NULL)
+        return;
+    if (rb->inflight != 0) {
+        CN_LOG(CN_LOG_WARN, "rebalance: %d operations never answered: worker not freed",
+               rb->inflight);
+        return;
+    }
+    event_free(rb->timer);
+    cn_free(rb->items);
+    cn_free(rb);
+}
