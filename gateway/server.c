@@ -34,6 +34,7 @@
 #include "lo_metrics.h"
 #include "sigv2.h"
 #include "lo_reclaim.h"
+#include "lo_hasher.h"
 #include "lo_pool.h"
 #include "read_budget.h"
 #include "worker.h"
@@ -187,6 +188,8 @@ static int gw_server_worker_init(struct gw_server *s, uint32_t i, char err[CN_ER
                                            s->cfg->lo_read_queue_timeout_ms);
     /* free chunk buffers kept: one PUT's worth (docs/large-objects.md) */
     x->lo.pool = gw_lo_pool_new(x->lo.chunk_len, x->lo.write_inflight + 1);
+    /* large PUTs' MD5 off the loop; without the thread, on the loop */
+    x->lo.hasher = gw_lo_hasher_new();
     struct gw_sigv4_config sc = {
         .creds = s->creds,
         .region = s->cfg->s3_region,
@@ -749,6 +752,7 @@ void gw_server_free(struct gw_server *s)
         }
         gw_lo_reclaim_free(w->s3.reclaim);
         gw_read_budget_free(w->s3.lo.read_budget);
+        gw_lo_hasher_free(w->s3.lo.hasher);   /* its blob references go back first */
         gw_lo_pool_close(w->s3.lo.pool);   /* freed when ZeroMQ gave its buffers back */
         gw_store_free(w->s3.store);
         gw_sigv4_free(w->s3.sigv4);

@@ -14,6 +14,7 @@ struct gw_store;
 struct gw_lo_reclaim;
 struct gw_read_budget;
 struct gw_lo_pool;
+struct gw_lo_hasher;
 
 struct gw_lo_env {
     struct event_base *base;
@@ -23,6 +24,7 @@ struct gw_lo_env {
     uint32_t chunk_len;          /* chunked_obj_len */
     uint32_t write_inflight;     /* chunks of one write in flight */
     struct gw_lo_pool *pool;     /* the worker's chunk buffers (lo_pool.h) */
+    struct gw_lo_hasher *hasher; /* the worker's MD5 thread (lo_hasher.h); NULL: on the loop */
     uint32_t max_chunks;         /* max_chunked_objs */
     uint64_t read_len;           /* reading_chunked_obj_len: one slice */
     uint32_t read_prefetch;      /* slices in flight per GET */

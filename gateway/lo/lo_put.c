@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "lo_hasher.h"
 #include "lo_writer.h"
 #include "s3_body.h"
 #include "s3_error.h"
@@ -26,6 +27,7 @@ struct gw_lo_put {
     int body_done;
     int finished;            /* done() ran */
     int committed;
+    int md5_outside;         /* the writer's hasher thread computes the MD5 */
     struct gw_lo_seg seg;
 };
 
@@ -40,13 +42,29 @@ static void gw_lo_put_finish(struct gw_lo_put *lp, enum gw_s3_err err, const cha
     lp->done(lp->r, err, why, lp->arg);
 }
 
-/* After the last byte was handed over: feeds the tail; finishes when every
- * chunk is stored. */
+/* Every chunk is stored (and hashed): with the MD5 off the loop, it is the
+ * body's now, and Content-MD5 is checked before the caller commits. */
+static void gw_lo_put_complete(struct gw_lo_put *lp)
+{
+    if (!lp->md5_outside) {
+        gw_lo_put_finish(lp, GW_S3_OK, NULL);
+        return;
+    }
+    const struct gw_checksum *md5 = gw_lo_writer_md5(lp->w);
+    if (md5 == NULL) {   /* OpenSSL could not set up MD5 for the stream */
+        gw_lo_put_finish(lp, GW_S3_INTERNAL_ERROR, "MD5 unavailable");
+        return;
+    }
+    gw_lo_put_finish(lp, gw_s3_body_md5_outside_done(lp->r, md5), NULL);
+}
+
+/* After the last byte was handed over: feeds the tail; completes when every
+ * chunk is stored and hashed. */
 static void gw_lo_put_drive_tail(struct gw_lo_put *lp)
 {
     int rc = gw_lo_writer_feed(lp->w, lp->tail, 1);
     if (rc == CN_OK && gw_lo_writer_inflight(lp->w) == 0)
-        gw_lo_put_finish(lp, GW_S3_OK, NULL);
+        gw_lo_put_complete(lp);
 }
 
 /* A chunk answered. */
@@ -79,6 +97,8 @@ static void gw_lo_put_make_writer(struct gw_lo_put *lp)
         .max_inflight = lo->write_inflight,
         .reqid = lp->r->id,
         .pool = lo->pool,
+        .hasher = lp->md5_outside ? lo->hasher : NULL,
+        .base = lo->base,
     };
     lp->w = gw_lo_writer_new(&wc, gw_lo_put_on_writer, lp);
 }
@@ -132,12 +152,15 @@ struct gw_lo_put *gw_lo_put_new(struct gw_req *r, const char *okey, size_t okey_
     lp->mode = mode;
     lp->done = done;
     lp->arg = arg;
+    /* an AUTO body may end small and be stored whole: the reader hashes it */
+    lp->md5_outside = mode == GW_LO_PUT_ALWAYS && r->s3->lo.hasher != NULL;
     return lp;
 }
 
 void gw_lo_put_begin(struct gw_lo_put *lp, uint64_t limit)
 {
-    gw_s3_body_stream(lp->r, limit, GW_S3_ENTITY_TOO_LARGE, gw_lo_put_on_data,
+    gw_s3_body_stream(lp->r, limit, GW_S3_ENTITY_TOO_LARGE,
+                      lp->md5_outside ? GW_S3_BODY_MD5_OUTSIDE : 0, gw_lo_put_on_data,
                       gw_lo_put_on_body_done, lp);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lo_hasher.h"
 #include "lo_metrics.h"
 #include "lo_pool.h"
 
@@ -26,7 +27,14 @@ struct gw_lo_writer {
     size_t buf_have;
     uint32_t next_idx;      /* chunks sent so far */
     uint64_t sent;          /* bytes sent so far */
-    uint32_t inflight;
+    uint32_t inflight;      /* chunk writes not answered */
+    /* with a hasher: chunks written or hashed not both; chunks below
+     * `hashed` are hashed (in order), and for those at or above it
+     * sent_done[idx % max_inflight] says whether the write answered */
+    struct gw_lo_hash_stream *hs;
+    uint32_t busy;
+    uint32_t hashed;
+    uint8_t *sent_done;
     int abandoned;
     int rc;                 /* first failure */
     char err[CN_ERR_LEN];
@@ -47,6 +55,14 @@ static void gw_lo_writer_store_reclaim(void *ctx, const char *okey, size_t okey_
     const struct gw_lo_writer_config *cfg = ctx;
     gw_lo_reclaim_segs(cfg->reclaim, okey, okey_len, seg, 1, 0, reqid);
 }
+
+/* One chunk write's context: which chunk answered. */
+struct gw_lo_writer_chunk {
+    struct gw_lo_writer *w;
+    uint32_t idx;
+};
+
+static void gw_lo_writer_on_hashed(void *arg);
 
 struct gw_lo_writer *gw_lo_writer_new(const struct gw_lo_writer_config *cfg, gw_lo_writer_cb cb,
                                       void *arg)
@@ -72,12 +88,18 @@ struct gw_lo_writer *gw_lo_writer_new(const struct gw_lo_writer_config *cfg, gw_
         w->cfg.pool = NULL;
     if (w->cfg.pool == NULL)
         w->cur = evbuffer_new();
+    if (cfg->hasher != NULL && cfg->base != NULL)
+        w->hs = gw_lo_hash_stream_new(cfg->hasher, cfg->base, gw_lo_writer_on_hashed, w);
+    if (w->hs != NULL)
+        w->sent_done = cn_calloc(cfg->max_inflight, 1);
     w->rc = CN_OK;
     return w;
 }
 
 static void gw_lo_writer_free(struct gw_lo_writer *w)
 {
+    gw_lo_hash_stream_close(w->hs);
+    cn_free(w->sent_done);
     if (w->cfg.pool != NULL) {
         if (w->buf != NULL)
             gw_lo_pool_put(w->cfg.pool, w->buf);
@@ -147,8 +169,15 @@ static void gw_lo_writer_finish_abandon(struct gw_lo_writer *w)
 
 static void gw_lo_writer_on_chunk(struct gw_store_result *res, void *arg)
 {
-    struct gw_lo_writer *w = arg;
+    struct gw_lo_writer_chunk *c = arg;
+    struct gw_lo_writer *w = c->w;
+    uint32_t idx = c->idx;
+    cn_free(c);
     w->inflight--;
+    if (w->hs == NULL || idx < w->hashed)
+        w->busy--;
+    else
+        w->sent_done[idx % w->cfg.max_inflight] = 1;
     gw_lo_metrics_add(GW_LO_M_PUT_CHUNKS_IN_FLIGHT, -1);
     if (res->rc != CN_OK && w->rc == CN_OK) {
         w->rc = res->rc;
@@ -163,6 +192,22 @@ static void gw_lo_writer_on_chunk(struct gw_store_result *res, void *arg)
     w->cb(w, w->arg);
 }
 
+/* The hasher finished chunks (loop): those whose write answered too are
+ * no longer busy. */
+static void gw_lo_writer_on_hashed(void *arg)
+{
+    struct gw_lo_writer *w = arg;
+    uint32_t now = gw_lo_hash_stream_hashed(w->hs);
+    for (; w->hashed < now; w->hashed++) {
+        uint8_t *done = &w->sent_done[w->hashed % w->cfg.max_inflight];
+        if (*done) {
+            *done = 0;
+            w->busy--;
+        }
+    }
+    w->cb(w, w->arg);   /* never abandoned here: abandon closed the stream */
+}
+
 /* Sends cur as chunk next_idx. */
 static void gw_lo_writer_send(struct gw_lo_writer *w)
 {
@@ -175,12 +220,20 @@ static void gw_lo_writer_send(struct gw_lo_writer *w)
         .ver = w->cfg.ver,
         .ts = cn_hlc_now(cn_hlc_default()),
     };
+    struct gw_lo_writer_chunk *c = cn_calloc(1, sizeof(*c));
+    c->w = w;
+    c->idx = w->next_idx;
     w->next_idx++;
     w->sent += gw_blob_len(blob);
     w->inflight++;
+    w->busy++;
     gw_lo_metrics_add(GW_LO_M_PUT_CHUNKS, 1);
     gw_lo_metrics_add(GW_LO_M_PUT_CHUNKS_IN_FLIGHT, 1);
-    w->io.put(w->io.ctx, &rec, blob, gw_lo_writer_on_chunk, w);
+    if (w->hs != NULL) {
+        w->sent_done[c->idx % w->cfg.max_inflight] = 0;
+        gw_lo_hash_stream_add(w->hs, blob);   /* in byte order: one FIFO thread */
+    }
+    w->io.put(w->io.ctx, &rec, blob, gw_lo_writer_on_chunk, c);
     gw_blob_unref(blob);
 }
 
@@ -200,7 +253,7 @@ int gw_lo_writer_feed(struct gw_lo_writer *w, struct evbuffer *data, int last)
         int ready = have == w->cfg.chunk_len || (last && empty && have > 0);
         if (!ready)
             return empty ? CN_OK : CN_AGAIN;
-        if (w->inflight >= w->cfg.max_inflight)
+        if (w->busy >= w->cfg.max_inflight)
             return CN_AGAIN;
         gw_lo_writer_send(w);
     }
@@ -208,7 +261,12 @@ int gw_lo_writer_feed(struct gw_lo_writer *w, struct evbuffer *data, int last)
 
 uint32_t gw_lo_writer_inflight(const struct gw_lo_writer *w)
 {
-    return w->inflight;
+    return w->busy;
+}
+
+const struct gw_checksum *gw_lo_writer_md5(struct gw_lo_writer *w)
+{
+    return w->hs != NULL && w->busy == 0 ? gw_lo_hash_stream_final(w->hs) : NULL;
 }
 
 const char *gw_lo_writer_error(const struct gw_lo_writer *w)
@@ -230,7 +288,7 @@ void gw_lo_writer_seg(const struct gw_lo_writer *w, struct gw_lo_seg *out)
 
 void gw_lo_writer_commit(struct gw_lo_writer *w)
 {
-    CN_ASSERT(w->inflight == 0 && !w->abandoned);
+    CN_ASSERT(w->busy == 0 && !w->abandoned);
     gw_lo_writer_free(w);
 }
 
@@ -240,6 +298,8 @@ void gw_lo_writer_abandon(struct gw_lo_writer *w)
         return;
     CN_ASSERT(!w->abandoned);
     w->abandoned = 1;
+    gw_lo_hash_stream_close(w->hs);   /* chunks not hashed yet are dropped */
+    w->hs = NULL;
     if (w->inflight == 0)
         gw_lo_writer_finish_abandon(w);
 }

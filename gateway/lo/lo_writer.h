@@ -7,7 +7,9 @@
  * far are reclaimed, after the chunks still in flight answered).
  *
  * Memory: at most (max_inflight + 1) x chunk_len bytes of chunks (with a
- * pool: at most max_inflight + 1 of its buffers at once). */
+ * pool: at most max_inflight + 1 of its buffers at once). With a hasher
+ * (lo_hasher.h) a chunk counts against max_inflight until both its write
+ * answered and it was hashed, so the bound is unchanged. */
 #ifndef GW_LO_WRITER_H
 #define GW_LO_WRITER_H
 
@@ -16,6 +18,7 @@
 
 #include <event2/buffer.h>
 
+#include "checksum.h"
 #include "lo_map.h"
 #include "lo_reclaim.h"
 #include "store.h"
@@ -51,10 +54,15 @@ struct gw_lo_writer_config {
      * chunk is copied once into a reused buffer. NULL: each chunk is made
      * contiguous in a fresh allocation (gw_blob_from_evbuffer). */
     struct gw_lo_pool *pool;
+    /* MD5 of the bytes on this thread (lo_hasher.h), progress reported on
+     * base's loop; NULL: the caller hashes the bytes itself */
+    struct gw_lo_hasher *hasher;
+    struct event_base *base;
 };
 
 /* Called from the loop when a chunk write completed (successfully or not)
- * while the writer is owned; never after commit or abandon. */
+ * or, with a hasher, chunks were hashed, while the writer is owned; never
+ * after commit or abandon. */
 typedef void (*gw_lo_writer_cb)(struct gw_lo_writer *w, void *arg);
 
 struct gw_lo_writer *gw_lo_writer_new(const struct gw_lo_writer_config *cfg, gw_lo_writer_cb cb,
@@ -68,7 +76,7 @@ struct gw_lo_writer *gw_lo_writer_new(const struct gw_lo_writer_config *cfg, gw_
  * write failed (gw_lo_writer_error() says why). */
 int gw_lo_writer_feed(struct gw_lo_writer *w, struct evbuffer *data, int last);
 
-/* Chunks in flight. */
+/* Chunks in flight (with a hasher: being written or not yet hashed). */
 uint32_t gw_lo_writer_inflight(const struct gw_lo_writer *w);
 /* NULL, or why a chunk write failed (the store's words). */
 const char *gw_lo_writer_error(const struct gw_lo_writer *w);
@@ -78,6 +86,12 @@ int gw_lo_writer_rc(const struct gw_lo_writer *w);
 /* The segment written: ver, bytes sent, chunk_len. Complete once a feed
  * with last returned CN_OK and gw_lo_writer_inflight() is 0. */
 void gw_lo_writer_seg(const struct gw_lo_writer *w, struct gw_lo_seg *out);
+
+/* With a hasher, once every chunk is hashed (gw_lo_writer_inflight() 0
+ * after the last feed): the MD5 of every byte sent (gw_checksum with MD5).
+ * NULL without a hasher or while chunks are being hashed. Valid until w
+ * is freed. */
+const struct gw_checksum *gw_lo_writer_md5(struct gw_lo_writer *w);
 
 /* The chunks now belong to a committed record: frees w (which must be
  * idle). */

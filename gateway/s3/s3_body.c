@@ -23,6 +23,7 @@ struct gw_s3_body {
     gw_s3_body_stream_cb sdone;
     void *arg;
     int paused;                   /* the stream consumer is full */
+    int md5_outside;              /* GW_S3_BODY_MD5_OUTSIDE */
     uint64_t decoded;             /* decoded bytes so far */
     struct evbuffer *data;
     struct gw_aws_chunked *ac;
@@ -197,14 +198,15 @@ static enum gw_s3_err gw_s3_body_verify(struct gw_s3_body *b)
     if (b->form != NULL && gw_post_form_finish(b->form, &ferr) != CN_OK)
         return ferr;
     gw_checksum_final(&b->sums);
-    gw_checksum_hex(&b->sums, GW_CHECKSUM_MD5, b->md5_hex);
+    if (!b->md5_outside)
+        gw_checksum_hex(&b->sums, GW_CHECKSUM_MD5, b->md5_hex);
     if (r->auth.payload == GW_SIGV4_PAYLOAD_SHA256 &&
         gw_checksum_verify_hex(&b->sums, GW_CHECKSUM_SHA256, r->auth.payload_hash,
                                strlen(r->auth.payload_hash)) != CN_OK)
         return GW_S3_X_AMZ_CONTENT_SHA256_MISMATCH;
     size_t len;
     const char *md5 = gw_req_header(r, "content-md5", &len);
-    if (md5 != NULL && b->form == NULL) {
+    if (md5 != NULL && b->form == NULL && !b->md5_outside) {
         int rc = gw_checksum_verify_base64(&b->sums, GW_CHECKSUM_MD5, md5, len);
         if (rc != CN_OK)
             return rc == CN_CORRUPT ? GW_S3_BAD_DIGEST : GW_S3_INVALID_DIGEST;
@@ -285,7 +287,7 @@ static enum gw_s3_err gw_s3_body_setup(struct gw_s3_body *b)
     unsigned char digest[16];
     if (md5 != NULL && b->form == NULL && gw_checksum_content_md5_parse(md5, md5_len, digest) != CN_OK)
         return GW_S3_INVALID_DIGEST;
-    unsigned want = GW_CHECKSUM_BIT(GW_CHECKSUM_MD5);
+    unsigned want = b->md5_outside ? 0 : GW_CHECKSUM_BIT(GW_CHECKSUM_MD5);
     if (r->auth.payload == GW_SIGV4_PAYLOAD_SHA256)
         want |= GW_CHECKSUM_BIT(GW_CHECKSUM_SHA256);
     if (b->have_hdr_ck)
@@ -355,9 +357,11 @@ void gw_s3_body_read_flags(struct gw_req *r, size_t limit, enum gw_s3_err too_la
 }
 
 void gw_s3_body_stream(struct gw_req *r, uint64_t limit, enum gw_s3_err too_large,
-                       gw_s3_body_data_cb on_data, gw_s3_body_stream_cb done, void *arg)
+                       unsigned flags, gw_s3_body_data_cb on_data, gw_s3_body_stream_cb done,
+                       void *arg)
 {
     struct gw_s3_body *b = cn_calloc(1, sizeof(*b));
+    b->md5_outside = (flags & GW_S3_BODY_MD5_OUTSIDE) != 0;
     b->r = r;
     b->limit = (size_t)limit;
     b->too_large = too_large;
@@ -395,6 +399,22 @@ uint64_t gw_s3_body_decoded(const struct gw_req *r)
 {
     const struct gw_s3_body *b = r->bs;
     return b != NULL ? b->decoded : 0;
+}
+
+enum gw_s3_err gw_s3_body_md5_outside_done(struct gw_req *r, const struct gw_checksum *md5)
+{
+    struct gw_s3_body *b = r->bs;
+    CN_ASSERT(b != NULL && b->md5_outside);
+    gw_checksum_hex(md5, GW_CHECKSUM_MD5, b->md5_hex);
+    size_t len;
+    const char *want = gw_req_header(r, "content-md5", &len);
+    if (want == NULL || b->form != NULL)
+        return GW_S3_OK;
+    int rc = gw_checksum_verify_base64(md5, GW_CHECKSUM_MD5, want, len);
+    if (rc == CN_OK)
+        return GW_S3_OK;
+    /* its form was checked before the body was read */
+    return rc == CN_CORRUPT ? GW_S3_BAD_DIGEST : GW_S3_INVALID_DIGEST;
 }
 
 const char *gw_s3_body_md5_hex(const struct gw_req *r)

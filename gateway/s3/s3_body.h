@@ -53,8 +53,20 @@ void gw_s3_body_read_flags(struct gw_req *r, size_t limit, enum gw_s3_err too_la
 typedef int (*gw_s3_body_data_cb)(struct gw_req *r, struct evbuffer *data, void *arg);
 typedef void (*gw_s3_body_stream_cb)(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data,
                                      void *arg);
+/* flags: GW_S3_BODY_MD5_OUTSIDE says the consumer computes the MD5 of the
+ * decoded bytes itself (the large-object hasher thread, lo_hasher.h): the
+ * reader does not, does not check Content-MD5 at the end, and
+ * gw_s3_body_md5_outside_done() must be called before the MD5 is read. */
+#define GW_S3_BODY_MD5_OUTSIDE 2u
 void gw_s3_body_stream(struct gw_req *r, uint64_t limit, enum gw_s3_err too_large,
-                       gw_s3_body_data_cb on_data, gw_s3_body_stream_cb done, void *arg);
+                       unsigned flags, gw_s3_body_data_cb on_data, gw_s3_body_stream_cb done,
+                       void *arg);
+/* With GW_S3_BODY_MD5_OUTSIDE, after done(GW_S3_OK): md5 (gw_checksum with
+ * MD5, final) of every decoded byte becomes the body's MD5
+ * (gw_s3_body_md5_hex) and is checked against Content-MD5. Returns
+ * GW_S3_OK or GW_S3_BAD_DIGEST (the consumer must then not keep what it
+ * wrote). */
+enum gw_s3_err gw_s3_body_md5_outside_done(struct gw_req *r, const struct gw_checksum *md5);
 /* Resumes a paused stream: on_data is offered the buffered bytes again and
  * reading goes on. No-op when the stream is not paused or has ended. */
 void gw_s3_body_resume(struct gw_req *r);

@@ -5,7 +5,8 @@ chunks): boundary sizes around every threshold (declared length and chunked
 Transfer-Encoding of unknown length), chunks spread over every node, random
 ranges byte for byte, overwrite and delete reclaiming the old chunks (and an
 overwrite during a slow read that still sees the old object whole),
-EntityTooLarge, a body that fails its checksum leaving nothing behind, client
+EntityTooLarge, a body that fails its checksum leaving nothing behind, the
+ETag and Content-MD5 (BadDigest) of chunked bodies and parts, client
 disconnects mid-PUT and mid-GET (chunks reclaimed, file descriptors back to
 baseline), a storage node killed in the middle of a GET."""
 import hashlib
@@ -243,6 +244,58 @@ def test_failed_put_leaves_nothing(c):
           (rss(c), base_rss))
 
 
+def test_content_md5(c):
+    """The MD5 of a chunked body is computed off the loop (lo_hasher.c): the
+    ETag is still the body's MD5, a wrong Content-MD5 still answers BadDigest
+    and leaves the old object and no chunks, for a declared length, a body of
+    unknown length (Transfer-Encoding: chunked) and an UploadPart."""
+    import base64
+    s3 = c.boto()
+    s3.create_bucket(Bucket="md5")
+    old = b"old object"
+    s3.put_object(Bucket="md5", Key="k", Body=old)
+    data = os.urandom(5 * CHUNK + 12345)
+    good = base64.b64encode(hashlib.md5(data).digest()).decode()
+    bad = base64.b64encode(hashlib.md5(data[:-1]).digest()).decode()
+    code = error_code(s3.put_object, Bucket="md5", Key="k", Body=data, ContentMD5=bad)
+    check(code == ("BadDigest", 400), "bad Content-MD5 on a large PUT: %r" % (code,))
+    check(s3.get_object(Bucket="md5", Key="k")["Body"].read() == old, "old object kept")
+    wait_no_chunks(c, "after a BadDigest PUT")
+    # unknown length: held until the threshold, then chunked
+    path = "/md5/te"
+    conn = http.client.HTTPConnection("127.0.0.1", c.port, timeout=60)
+    hdrs = sign_v4("PUT", path, {"x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+                                 "content-md5": bad}, c.port)
+    conn.putrequest("PUT", path, skip_accept_encoding=True, skip_host=True)
+    for k, v in hdrs.items():
+        conn.putheader(k, v)
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders()
+    conn.send(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    check(r.status == 400 and b"BadDigest" in body, "TE body with a bad Content-MD5 %d %r" %
+          (r.status, body[:200]))
+    check(error_code(s3.head_object, Bucket="md5", Key="te")[1] == 404, "no TE object")
+    wait_no_chunks(c, "after a BadDigest PUT of unknown length")
+    # a right Content-MD5 is accepted and the ETag is the MD5
+    etag = s3.put_object(Bucket="md5", Key="k", Body=data, ContentMD5=good)["ETag"]
+    check(etag == '"%s"' % hashlib.md5(data).hexdigest(), "ETag %s" % etag)
+    check(s3.get_object(Bucket="md5", Key="k")["Body"].read() == data, "GET after good MD5")
+    # UploadPart: BadDigest, then the right one, whose ETag is the part's MD5
+    up = s3.create_multipart_upload(Bucket="md5", Key="mp")["UploadId"]
+    code = error_code(s3.upload_part, Bucket="md5", Key="mp", UploadId=up, PartNumber=1,
+                      Body=data, ContentMD5=bad)
+    check(code == ("BadDigest", 400), "bad Content-MD5 on UploadPart: %r" % (code,))
+    part = s3.upload_part(Bucket="md5", Key="mp", UploadId=up, PartNumber=1, Body=data,
+                          ContentMD5=good)
+    check(part["ETag"] == '"%s"' % hashlib.md5(data).hexdigest(), "part ETag %s" % part["ETag"])
+    s3.abort_multipart_upload(Bucket="md5", Key="mp", UploadId=up)
+    s3.delete_object(Bucket="md5", Key="k")
+    wait_no_chunks(c, "after the md5 bucket's objects went")
+
+
 def cut_put(c, data):
     """Sends part of a PUT body, then closes the connection."""
     path = "/fail/k"
@@ -368,7 +421,7 @@ def test_node_killed_mid_get(c):
 
 if __name__ == "__main__":
     run_tests([test_boundaries, test_ranges, test_overwrite_and_reclaim,
-               test_failed_put_leaves_nothing, test_disconnect_mid_get,
+               test_failed_put_leaves_nothing, test_content_md5, test_disconnect_mid_get,
                test_bad_chunk_cuts_the_response, test_slice_longer_than_chunk_refused,
                test_node_killed_mid_get],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})

@@ -7,16 +7,24 @@
  * answered); an abandoned idle writer; a committed one reclaims nothing.
  * Each case runs again with chunk buffers from a pool (lo_pool.h): the same
  * bytes and keys, at most max_inflight + 1 buffers ever allocated, every
- * buffer given back, none kept once the writer let go. */
+ * buffer given back, none kept once the writer let go. With a hasher
+ * thread (lo_hasher.h): the MD5 of the body, a chunk busy until both its
+ * write answered and it was hashed (same buffer bound), and an abandon with
+ * chunks unhashed gives every buffer back. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <unistd.h>
 
 #include "cn/rc.h"
 #include "cn/test.h"
+#include "checksum.h"
+#include "lo_hasher.h"
 #include "lo_map.h"
 #include "lo_pool.h"
 #include "lo_writer.h"
@@ -28,6 +36,8 @@ CN_TEST_GLOBALS;
 #define VER 0xabcdef01ULL
 
 static struct gw_lo_pool *test_pool;   /* the writers' pool, or NULL */
+static struct gw_lo_hasher *test_hasher; /* the writers' MD5 thread, or NULL */
+static struct event_base *test_base;
 
 /* One chunk write the writer started. */
 struct fake_put {
@@ -127,6 +137,8 @@ static void fake_init(struct fake_store *fs, size_t body_len, uint32_t chunk_len
         .io = &io, .okey = OKEY, .okey_len = strlen(OKEY), .ver = VER,
         .chunk_len = chunk_len, .max_inflight = max_inflight, .reqid = 1,
         .pool = test_pool,
+        .hasher = test_hasher,
+        .base = test_base,
     };
     fs->w = gw_lo_writer_new(&cfg, fake_on_writer, fs);
 }
@@ -303,6 +315,78 @@ static void test_pool_too_short(void)
     test_pool = NULL;
 }
 
+/* Runs the loop a little: the hasher's progress arrives there. */
+static void run_loop_a_little(void)
+{
+    event_base_loop(test_base, EVLOOP_NONBLOCK);
+    usleep(500);
+}
+
+/* With a hasher and a pool: every size of test_chunks_and_bound stored
+ * whole, at most 3 writes in flight and 4 buffers out, busy until hashed,
+ * and the MD5 is the body's; abandoning with chunks unhashed returns every
+ * buffer once the hasher drained. */
+static void test_with_hasher(void)
+{
+    test_pool = gw_lo_pool_new(1000, 4);
+    test_hasher = gw_lo_hasher_new();
+    CN_CHECK(test_hasher != NULL);
+    static const size_t lens[] = {10500, 1000, 1, 0};
+    for (size_t t = 0; t < CN_ARRAY_LEN(lens); t++) {
+        struct fake_store fs;
+        fake_init(&fs, lens[t], 1000, 3);
+        uint8_t *body = malloc(lens[t] + 1);
+        evbuffer_copyout(fs.body, body, lens[t]);
+        fs.last = 1;
+        fs.feed_rc = gw_lo_writer_feed(fs.w, fs.body, 1);
+        for (int spins = 0; spins < 20000 && gw_lo_writer_inflight(fs.w) > 0; spins++) {
+            struct gw_lo_pool_stats st;
+            gw_lo_pool_stats(test_pool, &st);
+            CN_CHECK(st.in_use <= 4 && fs.n_pending <= 3);
+            CN_CHECK(gw_lo_writer_inflight(fs.w) >= fs.n_pending);
+            CN_CHECK(gw_lo_writer_md5(fs.w) == NULL);
+            if (fs.n_pending > 0)
+                fake_answer(&fs, CN_OK);
+            else
+                run_loop_a_little();
+        }
+        CN_CHECK_EQ_INT(gw_lo_writer_inflight(fs.w), 0);
+        CN_CHECK_EQ_INT(fs.feed_rc, CN_OK);
+        CN_CHECK_EQ_INT(evbuffer_get_length(fs.stored), lens[t]);
+        const struct gw_checksum *sum = gw_lo_writer_md5(fs.w);
+        CN_CHECK(sum != NULL);
+        unsigned char want[16], got[GW_CHECKSUM_MAX_DIGEST];
+        gw_checksum_md5(body, lens[t], want);
+        CN_CHECK(sum != NULL && gw_checksum_digest(sum, GW_CHECKSUM_MD5, got) == 16 &&
+                 memcmp(want, got, 16) == 0);
+        gw_lo_writer_commit(fs.w);
+        CN_CHECK_EQ_INT(fs.n_reclaims, 0);
+        free(body);
+        fake_fini(&fs);
+    }
+    /* abandoned mid-body, chunks written but maybe not hashed */
+    struct fake_store fs;
+    fake_init(&fs, 2500, 1000, 4);
+    CN_CHECK_EQ_INT(gw_lo_writer_feed(fs.w, fs.body, 0), CN_OK);
+    CN_CHECK_EQ_INT(fs.n_puts, 2);
+    gw_lo_writer_abandon(fs.w);
+    fake_answer(&fs, CN_OK);
+    fake_answer(&fs, CN_OK);
+    CN_CHECK_EQ_INT(fs.n_reclaims, 1);
+    CN_CHECK_EQ_INT(fs.callbacks, 0);
+    fake_fini(&fs);
+    gw_lo_hasher_free(test_hasher);   /* drains: its references go back */
+    test_hasher = NULL;
+    event_base_loop(test_base, EVLOOP_NONBLOCK);
+    CN_CHECK_EQ_INT(fs.callbacks, 0);
+    struct gw_lo_pool_stats st;
+    gw_lo_pool_stats(test_pool, &st);
+    CN_CHECK_EQ_INT(st.in_use, 0);
+    CN_CHECK_EQ_INT(st.kept, 0);
+    gw_lo_pool_close(test_pool);
+    test_pool = NULL;
+}
+
 static const struct cn_test_case cases[] = {
     {"chunks_and_bound", test_chunks_and_bound},
     {"failure_reclaims", test_failure_reclaims},
@@ -311,10 +395,15 @@ static const struct cn_test_case cases[] = {
     {"failure_reclaims_pool", test_failure_reclaims_pool},
     {"abandon_pool", test_abandon_pool},
     {"pool_too_short", test_pool_too_short},
+    {"with_hasher", test_with_hasher},
     {NULL, NULL},
 };
 
 int main(int argc, char **argv)
 {
-    return cn_test_main(cases, argc, argv);
+    evthread_use_pthreads();
+    test_base = event_base_new();
+    int rc = cn_test_main(cases, argc, argv);
+    event_base_free(test_base);
+    return rc;
 }
