@@ -3,6 +3,7 @@ configuration (Put/Get/DeleteBucketCors) with boto3, the preflight exactly as
 browsers send it (raw HTTP, no credentials), the Access-Control-* headers of
 actual requests, who may touch the configuration, and a bucket re-created
 under the same name starting without the old rules."""
+import json
 import os
 import sys
 
@@ -175,6 +176,27 @@ def test_other_accounts(c):
     check(len(s3.get_bucket_cors(Bucket=BUCKET)["CORSRules"]) == 2, "rules unchanged")
 
 
+def test_aws_cli(c):
+    """The aws cli's put/get/delete-bucket-cors round trip (it sends the
+    Content-MD5 S3 requires for this body)."""
+    s3, _, _ = accounts(c)
+    s3.create_bucket(Bucket="cors-cli")
+    cfg = {"CORSRules": [{"AllowedOrigins": ["https://app.example.com"],
+                          "AllowedMethods": ["GET", "HEAD"], "AllowedHeaders": ["*"],
+                          "MaxAgeSeconds": 600}]}
+    c.aws("s3api", "put-bucket-cors", "--bucket", "cors-cli", "--cors-configuration",
+          json.dumps(cfg))
+    out = json.loads(c.aws("s3api", "get-bucket-cors", "--bucket", "cors-cli").stdout)
+    check(out["CORSRules"] == cfg["CORSRules"], "aws cli round trip: %r" % out)
+    st, h, _ = preflight(c, "/cors-cli/k", "https://app.example.com", "HEAD")
+    check(st == 200 and h.get("access-control-allow-origin") == "https://app.example.com",
+          "the rules the cli put answer a preflight: %d %r" % (st, h))
+    c.aws("s3api", "delete-bucket-cors", "--bucket", "cors-cli")
+    p = c.aws("s3api", "get-bucket-cors", "--bucket", "cors-cli", check_rc=False)
+    check(p.returncode != 0 and b"NoSuchCORSConfiguration" in p.stderr,
+          "gone after the cli's delete: %r" % p.stderr[-200:])
+
+
 def test_recreated_bucket(c):
     s3, _, _ = accounts(c)
     s3.create_bucket(Bucket="cors-again")
@@ -190,4 +212,4 @@ def test_recreated_bucket(c):
 if __name__ == "__main__":
     run_tests([test_put_get_delete, test_put_errors, test_preflight,
                test_preflight_without_config, test_actual_request_headers,
-               test_other_accounts, test_recreated_bucket])
+               test_other_accounts, test_aws_cli, test_recreated_bucket])
