@@ -330,7 +330,10 @@ def test_admin_status(c):
     doc = json.loads(p.stdout)
     rec = doc["record"]
     check(doc["command"] == "collector status" and doc["answered"] == 3, "doc %r" % doc)
-    check(rec["total_deleted"] >= 14 + 7 + 24 and rec["grace_ms"] == GRACE_S * 1000 and rec["scans"] >= 3,
+    # The totals are written with the cursor, so the deletes a holder killed
+    # mid-scan made after its last checkpoint are done but not counted: the
+    # killed-holder test contributes at least the resumed holder's share.
+    check(rec["total_deleted"] >= 14 + 7 + 1 and rec["grace_ms"] == GRACE_S * 1000 and rec["scans"] >= 3,
           "record %r" % rec)
     p = subprocess.run([os.path.join(BIN, "cairn-admin"), "--nodes", nodes, "collector"],
                        capture_output=True, timeout=30, env=admin_env())
