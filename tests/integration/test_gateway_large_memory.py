@@ -161,9 +161,11 @@ def test_memory(c):
               (n, RATE / 1e6, WINDOW, [round(x / MIB) for x in out], peak / MIB), flush=True)
         # a negative count means cut off or wrong bytes; the floor only shows
         # progress (these Python readers check every byte and fall behind
-        # RATE on a loaded 2-core machine, which is not the gateway's doing)
+        # RATE on a loaded 2-core machine, which is not the gateway's doing:
+        # a CI run beside other work read 32 of the 160 MB in 8 s); 10 % of
+        # RATE is still several times what one stream's read-ahead holds
         check(all(x >= 0 for x in out), "slow readers cut off or wrong: %r" % out)
-        check(all(x > 0.3 * RATE * WINDOW for x in out), "slow readers stalled: %r" % out)
+        check(all(x > 0.1 * RATE * WINDOW for x in out), "slow readers stalled: %r" % out)
         check(peak < RSS_LIMIT, "RSS with %d slow GETs %.1f MiB" % (n, peak / MIB))
     s3.delete_object(Bucket="mem", Key="big")
 
