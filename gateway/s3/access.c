@@ -220,6 +220,8 @@ static int gw_access_is_policy_admin(const char *action)
 enum gw_access_result gw_access_eval(const struct gw_access_config *c,
                                      const struct gw_access_query *q)
 {
+    if (strncmp(q->action, "cairn:", 6) == 0)   /* operator actions: admin keys only */
+        return q->admin && q->principal != NULL ? GW_ACCESS_ALLOW : GW_ACCESS_DENY;
     if (q->limits != NULL && !gw_access_key_allows(q->limits, q))
         return GW_ACCESS_DENY;   /* the key's list narrows whatever follows */
     if (strcmp(q->action, "s3:CreateBucket") == 0)
@@ -311,6 +313,8 @@ enum gw_access_result gw_access_decide(struct gw_req *r, const struct gw_access_
         .object_known = object_acl_known,
         .object_acl = object_acl,
         .limits = r->anonymous || r->auth.cred == NULL ? NULL : r->auth.cred->limits,
+        .admin = !r->anonymous && r->auth.err == GW_S3_OK && r->auth.cred != NULL &&
+                 r->auth.cred->admin,
     };
     if (c->policy != NULL) {
         gw_access_source(r, &q);

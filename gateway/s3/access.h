@@ -117,7 +117,14 @@ struct gw_access_query {
     int object_known;              /* object_acl is the object's (read) */
     const struct gw_acl *object_acl; /* NULL with object_known: no ACL stored */
     const struct gw_key_limits *limits; /* the key's restrictions; NULL: none */
+    int admin;                     /* a verified admin key's (admin=true) request */
 };
+
+/* The gateway's own operator actions ("cairn:GetStatus": GET
+ * /_cairn/status) are allowed to a signed request of an admin key alone,
+ * whatever the bucket config; no ACL, policy or key restriction grants
+ * them to anyone else. */
+#define GW_ACCESS_ACTION_STATUS "cairn:GetStatus"
 
 /* Decides q on c (the rule above). Pure: for unit tests. */
 enum gw_access_result gw_access_eval(const struct gw_access_config *c,

@@ -232,7 +232,9 @@ static int gw_s3_router_status(struct gw_req *r)
         err = GW_S3_METHOD_NOT_ALLOWED;
     else
         err = gw_s3_router_auth(r, &why);
-    if (err == GW_S3_OK && !gw_s3_status_allowed(&r->auth)) {
+    if (err == GW_S3_OK &&
+        gw_access_decide(r, &gw_access_no_bucket, GW_ACCESS_ACTION_STATUS, "", 0, NULL, 0, 0,
+                         NULL) != GW_ACCESS_ALLOW) {
         err = GW_S3_ACCESS_DENIED;
         why = "Only an admin key (admin=true in the credentials file) may read the status.";
     }

@@ -16,11 +16,6 @@
 #include "cn/cluster.h"
 #include "cn/time.h"
 
-int gw_s3_status_allowed(const struct gw_sigv4_result *auth)
-{
-    return auth->err == GW_S3_OK && auth->cred != NULL && auth->cred->admin;
-}
-
 void gw_s3_status_json_str(struct evbuffer *b, const char *s, size_t n)
 {
     evbuffer_add(b, "\"", 1);

@@ -3,8 +3,8 @@
  * quorums), each storage node (up/down and since when, transitions, hint
  * queue) and the settings that differ from their defaults. Only for a
  * request signed (SigV4) by a key with the admin=true attribute of the
- * credentials file (credentials.h); gw_s3_status_allowed() is that one
- * decision. cairn-admin status reads it. */
+ * credentials file (credentials.h); the access decision (access.h,
+ * GW_ACCESS_ACTION_STATUS) is that one decision. cairn-admin status reads it. */
 #ifndef GW_S3_STATUS_H
 #define GW_S3_STATUS_H
 
@@ -27,10 +27,7 @@ struct gw_s3_status_info {
     char *settings_json;       /* {"key": "value", ...} of settings not at their default */
 };
 
-/* 1 when auth (a verified signature) is an admin key's; 0 otherwise. */
-int gw_s3_status_allowed(const struct gw_sigv4_result *auth);
-
-/* Answers r (a GET of /_cairn/status that passed gw_s3_status_allowed)
+/* Answers r (a GET of /_cairn/status the access decision allowed)
  * with the status document. Ends in gw_req_reply_end. */
 void gw_s3_status_reply(struct gw_req *r);
 

@@ -328,7 +328,35 @@ static void test_key_limits(void)
     cn_free(l);
 }
 
+/* The operator's status: an admin key alone, whatever a bucket's config,
+ * policy or a key restriction says. */
+static void test_status_action(void)
+{
+    struct gw_acl *pub = test_acl();
+    gw_acl_canned(pub, "public-read-write", 17, "o", "o");
+    struct gw_access_config *c = test_config(pub, "{\"Statement\": [{\"Effect\": \"Allow\", "
+                                                  "\"Principal\": \"*\", \"Action\": \"s3:*\", "
+                                                  "\"Resource\": [\"arn:aws:s3:::b\", "
+                                                  "\"arn:aws:s3:::b/*\"]}]}");
+    struct gw_access_query q = {.principal = "o", .action = GW_ACCESS_ACTION_STATUS, .bucket = "",
+                                .bucket_len = 0};
+    CN_CHECK_EQ_INT(gw_access_eval(&gw_access_no_bucket, &q), GW_ACCESS_DENY);   /* not admin */
+    CN_CHECK_EQ_INT(gw_access_eval(c, &q), GW_ACCESS_DENY);   /* owner + allow-all policy */
+    q.admin = 1;
+    CN_CHECK_EQ_INT(gw_access_eval(&gw_access_no_bucket, &q), GW_ACCESS_ALLOW);
+    q.principal = NULL;   /* anonymous can never be admin */
+    CN_CHECK_EQ_INT(gw_access_eval(&gw_access_no_bucket, &q), GW_ACCESS_DENY);
+    q.principal = "p";
+    q.action = "cairn:Unknown";   /* any operator action: admin only, same rule */
+    CN_CHECK_EQ_INT(gw_access_eval(&gw_access_no_bucket, &q), GW_ACCESS_ALLOW);
+    q.admin = 0;
+    CN_CHECK_EQ_INT(gw_access_eval(c, &q), GW_ACCESS_DENY);
+    gw_access_config_unref(c);
+    cn_free(pub);
+}
+
 static const struct cn_test_case cases[] = {
+    {"status_action", test_status_action},
     {"canned", test_canned},
     {"grant_headers", test_grant_headers},
     {"xml_and_text", test_xml_and_text},
