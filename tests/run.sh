@@ -48,7 +48,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L unit)
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L integration \
-  -R 'storage_(basic|protocol|corrupt|crash)$|gateway_(basic|chunked|conformance|large|shutdown|access_log|status|sigv2|post_object|versioning|cluster_keys|versioned_crash|version_latest)$|cluster_(failover|digest_read|handoff_durable)$|test_sec_(isolation|response_headers|owner_race|http|tls|acl|policy|key_restrictions)$|test_accounts$')
+  -R 'storage_(basic|protocol|corrupt|crash)$|gateway_(basic|chunked|conformance|large|shutdown|access_log|status|sigv2|post_object|versioning|cluster_keys|versioned_crash|version_latest|first_requests)$|cluster_(failover|digest_read|handoff_durable)$|test_sec_(isolation|response_headers|owner_race|http|tls|acl|policy|key_restrictions)$|test_accounts$')
 
 if [ "${CN_SKIP_COMPOSE:-0}" != 1 ]; then
   stage "compose cluster (docker: 3 nodes, 2 gateways, bench, a node stopped, growth)"
