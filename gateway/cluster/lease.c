@@ -71,6 +71,19 @@ int gw_lease_key_is(const msgpack_object *k, const char *name)
            memcmp(k->via.str.ptr, name, n) == 0;
 }
 
+int gw_lease_decode_u64(const msgpack_object *k, const msgpack_object *v,
+                        const char *const *names, uint64_t *const *slots, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (gw_lease_key_is(k, names[i])) {
+            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+                return CN_INVAL;
+            *slots[i] = v->via.u64;
+            return CN_OK;
+        }
+    return CN_OK;
+}
+
 /* The record's data: a msgpack map of str keys, the lease's two first, then
  * the worker's. */
 static struct gw_blob *gw_lease_encode(struct gw_lease *l)

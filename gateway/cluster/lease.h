@@ -128,6 +128,11 @@ void gw_lease_pack_str(msgpack_packer *pk, const char *s, size_t n);
 void gw_lease_pack_u64(msgpack_packer *pk, const char *k, uint64_t v);
 /* 1 when k is the str name. */
 int gw_lease_key_is(const msgpack_object *k, const char *name);
+/* For a worker's decode_field: when k is names[i] (of n), v into *slots[i].
+ * CN_OK (also when k is none of them) or CN_INVAL when v is not a
+ * non-negative integer. */
+int gw_lease_decode_u64(const msgpack_object *k, const msgpack_object *v,
+                        const char *const *names, uint64_t *const *slots, size_t n);
 
 /* Stops: nothing new starts; callbacks still due only count down. */
 void gw_lease_close(struct gw_lease *l);

@@ -129,15 +129,9 @@ static int gw_rb_decode_field(void *status, const msgpack_object *k, const msgpa
         s->cursor_len = v->via.bin.size;
         return CN_OK;
     }
-    for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
-        if (gw_lease_key_is(k, u64s[j])) {
-            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-                return CN_INVAL;
-            *slots[j] = v->via.u64;
-            if (j == CN_ARRAY_LEN(u64s) - 1)
-                s->has_throttle = 1;
-        }
-    return CN_OK;
+    if (gw_lease_key_is(k, "throttle_bps"))
+        s->has_throttle = 1;   /* (a value of the wrong type refuses the record) */
+    return gw_lease_decode_u64(k, v, u64s, slots, CN_ARRAY_LEN(u64s));
 }
 
 static void gw_rb_held(void *arg);

@@ -252,13 +252,7 @@ static int gw_collector_decode_field(void *status, const msgpack_object *k,
         s->cursor_len = v->via.bin.size;
         return CN_OK;
     }
-    for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
-        if (gw_lease_key_is(k, u64s[j])) {
-            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-                return CN_INVAL;
-            *slots[j] = v->via.u64;
-        }
-    return CN_OK;
+    return gw_lease_decode_u64(k, v, u64s, slots, CN_ARRAY_LEN(u64s));
 }
 
 static void gw_collector_held(void *arg);

@@ -90,13 +90,7 @@ static int gw_lc_run_decode_field(void *status, const msgpack_object *k, const m
                       memcmp(v->via.str.ptr, "scanning", 8) == 0;
         return CN_OK;
     }
-    for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
-        if (gw_lease_key_is(k, u64s[j])) {
-            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-                return CN_INVAL;
-            *slots[j] = v->via.u64;
-        }
-    return CN_OK;
+    return gw_lease_decode_u64(k, v, u64s, slots, CN_ARRAY_LEN(u64s));
 }
 
 static void gw_lc_run_held(void *arg);

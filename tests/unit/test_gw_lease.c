@@ -2,8 +2,8 @@
  * store (store.c) and a fake storage client: one node that the test serves
  * by hand, keeping the newest write of each key by (ts, ver) as a node
  * does. Link-time substitution as in test_gw_store_quorum.c: this file
- * defines the storage client's functions, so storage_client.c is never
- * linked. Two leases ("a" and "b") on one record stand for two gateways;
+ * (with fake_storage_client.h) defines the storage client's functions, so
+ * storage_client.c is never linked. Two leases ("a" and "b") on one record stand for two gateways;
  * the wall clock the lease reads is the test's. Cases: a claim of a free
  * record (claim, settle, read-back, held), a claim refused while another
  * holder's lease is live, a takeover after expiry that keeps what the last
@@ -69,29 +69,6 @@ static struct gw_storage_client fake;
 
 /* ---- the storage client's functions, as the store sees them ---------- */
 
-struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *zmq_ctx,
-                                                char *const *endpoints, uint32_t n_nodes,
-                                                const struct msg_curve_client *curve,
-                                                int64_t timeout_ms, char err[CN_ERR_LEN])
-{
-    (void)base, (void)zmq_ctx, (void)endpoints, (void)n_nodes, (void)curve, (void)timeout_ms;
-    snprintf(err, CN_ERR_LEN, "the fake client is not created this way");
-    return NULL;
-}
-
-void gw_storage_client_free(struct gw_storage_client *c)
-{
-    (void)c;
-}
-
-int gw_storage_client_add_node(struct gw_storage_client *c, const char *endpoint,
-                               char err[CN_ERR_LEN])
-{
-    (void)c, (void)endpoint;
-    snprintf(err, CN_ERR_LEN, "the fake client has one node");
-    return CN_ERR;
-}
-
 uint32_t gw_storage_client_nodes(const struct gw_storage_client *c)
 {
     (void)c;
@@ -128,59 +105,7 @@ uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t no
     return ++c->next_id;
 }
 
-uint64_t gw_storage_client_send(struct gw_storage_client *c, uint32_t node, struct msg *req,
-                                const struct gw_storage_payload *payload,
-                                gw_storage_reply_cb cb, void *arg)
-{
-    return gw_storage_client_send_timeout(c, node, req, payload, 0, cb, arg);
-}
-
-void gw_storage_client_set_health(struct gw_storage_client *c, struct gw_node_health *health,
-                                  int64_t probe_interval_ms, int64_t probe_timeout_ms)
-{
-    (void)probe_interval_ms, (void)probe_timeout_ms;
-    c->health = health;
-}
-
-void gw_storage_client_watch(struct gw_storage_client *c)
-{
-    (void)c;
-}
-
-struct gw_node_health *gw_storage_client_health(const struct gw_storage_client *c)
-{
-    return c->health;
-}
-
-struct event_base *gw_storage_client_base(const struct gw_storage_client *c)
-{
-    return c->base;
-}
-
-void gw_storage_client_cancel(struct gw_storage_client *c, uint64_t id)
-{
-    (void)c, (void)id;
-}
-
-int gw_storage_reply_move_payload(struct gw_storage_reply *r, struct evbuffer *dst)
-{
-    return evbuffer_add(dst, r->m.payload.ptr, r->m.payload.len) == 0 ? CN_OK : CN_ERR;
-}
-
-/* Replies borrow the requests' bytes, which live until the test ends. */
-struct gw_storage_reply *gw_storage_reply_keep(const struct gw_storage_client *c,
-                                               struct gw_storage_reply *r)
-{
-    (void)c;
-    struct gw_storage_reply *k = cn_malloc(sizeof(*k));
-    *k = *r;
-    return k;
-}
-
-void gw_storage_reply_free(struct gw_storage_reply *k)
-{
-    cn_free(k);
-}
+#include "fake_storage_client.h"
 
 /* ---- the node ----------------------------------------------------------- */
 
@@ -327,14 +252,9 @@ static uint32_t test_encode(void *arg, msgpack_packer *pk)
 static int test_decode_field(void *status, const msgpack_object *k, const msgpack_object *v)
 {
     struct test_status *s = status;
-    uint64_t *slot = gw_lease_key_is(k, "counter") ? &s->counter
-                     : gw_lease_key_is(k, "knob") ? &s->knob : NULL;
-    if (slot == NULL)
-        return CN_OK;
-    if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-        return CN_INVAL;
-    *slot = v->via.u64;
-    return CN_OK;
+    static const char *const names[] = {"counter", "knob"};
+    uint64_t *slots[] = {&s->counter, &s->knob};
+    return gw_lease_decode_u64(k, v, names, slots, 2);
 }
 
 /* Held: as an idle worker, renews by writing its status (then a tick later). */
