@@ -361,6 +361,29 @@ static void case_teardown(void)
     cn_metrics_free(metrics);
 }
 
+/* Two gateways' leases on one record. */
+static void pair_setup(struct test_worker *a, struct test_worker *b)
+{
+    case_setup();
+    worker_init(a, "a", 1);
+    worker_init(b, "b", 2);
+}
+
+static void pair_teardown(struct test_worker *a, struct test_worker *b)
+{
+    worker_fini(a);
+    worker_fini(b);
+    case_teardown();
+}
+
+/* Does the record the node holds name holder? */
+static int record_holder_is(const char *holder)
+{
+    struct test_status s;
+    record_read(&s);
+    return strcmp(s.lease.holder, holder) == 0;
+}
+
 /* ---- cases -------------------------------------------------------------- */
 
 /* No record: the tick claims (writes itself as holder), waits settle_us,
@@ -405,10 +428,8 @@ static void test_claim_free(void)
  * hold; the record stays a's. */
 static void test_claim_refused_while_live(void)
 {
-    case_setup();
     struct test_worker a, b;
-    worker_init(&a, "a", 1);
-    worker_init(&b, "b", 2);
+    pair_setup(&a, &b);
     tick_and_claim(&a);
     CN_CHECK(gw_lease_held(a.lease));
     uint32_t puts = fake_count(MSG_OP_PUT);
@@ -422,22 +443,16 @@ static void test_claim_refused_while_live(void)
     CN_CHECK_EQ_INT(b.lost_calls, 1);
     CN_CHECK_EQ_STR(gw_lease_read_holder(b.lease), "a");
     CN_CHECK_EQ_INT(cn_metrics_value(metrics, b.gauge), 0);
-    struct test_status s;
-    record_read(&s);
-    CN_CHECK_EQ_STR(s.lease.holder, "a");
-    worker_fini(&a);
-    worker_fini(&b);
-    case_teardown();
+    CN_CHECK(record_holder_is("a"));
+    pair_teardown(&a, &b);
 }
 
 /* a's lease expires (a stopped): b claims it, keeping the fields a left
  * (a worker's cursor), and holds; a's next tick sees b's live lease. */
 static void test_takeover_after_expiry(void)
 {
-    case_setup();
     struct test_worker a, b;
-    worker_init(&a, "a", 1);
-    worker_init(&b, "b", 2);
+    pair_setup(&a, &b);
     a.st.counter = 0;
     tick_and_claim(&a);
     a.st.counter = 41;   /* a's progress, written at its next renewal */
@@ -457,9 +472,7 @@ static void test_takeover_after_expiry(void)
     fake_serve();
     CN_CHECK(!gw_lease_held(a.lease));
     CN_CHECK_EQ_INT(a.lost_calls, 1);
-    worker_fini(&a);
-    worker_fini(&b);
-    case_teardown();
+    pair_teardown(&a, &b);
 }
 
 /* While working: a renew is due after a third of the lease; it reads the
@@ -533,10 +546,8 @@ static void test_renew(void)
  * record: LOST, a no longer holds, nothing written, b's record stands. */
 static void test_lost_to_newer_record(void)
 {
-    case_setup();
     struct test_worker a, b;
-    worker_init(&a, "a", 1);
-    worker_init(&b, "b", 2);
+    pair_setup(&a, &b);
     tick_and_claim(&a);
     CN_CHECK(gw_lease_held(a.lease));
     test_now += LEASE_US + 1;
@@ -554,22 +565,16 @@ static void test_lost_to_newer_record(void)
     CN_CHECK_EQ_INT(a.st.counter, 1234);   /* the status is left as it was */
     CN_CHECK_EQ_INT(cn_metrics_value(metrics, a.gauge), 0);
     CN_CHECK_EQ_INT(cn_metrics_value(metrics, b.gauge), 1);
-    struct test_status s;
-    record_read(&s);
-    CN_CHECK_EQ_STR(s.lease.holder, "b");
-    worker_fini(&a);
-    worker_fini(&b);
-    case_teardown();
+    CN_CHECK(record_holder_is("b"));
+    pair_teardown(&a, &b);
 }
 
 /* a and b find the record free at once and both claim: the node keeps the
  * newer write, both read it back after the settle, exactly one holds. */
 static void test_racing_claims(void)
 {
-    case_setup();
     struct test_worker a, b;
-    worker_init(&a, "a", 1);
-    worker_init(&b, "b", 2);
+    pair_setup(&a, &b);
     gw_lease_check(a.lease);
     gw_lease_check(b.lease);
     CN_CHECK_EQ_INT(fake_serve(), 4);   /* two reads (both free), two claims */
@@ -584,9 +589,7 @@ static void test_racing_claims(void)
     const char *winner = gw_lease_held(a.lease) ? "a" : "b";
     CN_CHECK_EQ_STR(s.lease.holder, winner);
     CN_CHECK_EQ_INT(a.lost_calls + b.lost_calls, 1);
-    worker_fini(&a);
-    worker_fini(&b);
-    case_teardown();
+    pair_teardown(&a, &b);
 }
 
 /* A read that fails claims nothing (the record may be held); a record that
