@@ -1,5 +1,5 @@
 /* The rebalance worker (rebalance.h). One chain of callbacks per round:
- * read the record -> (claim the lease: write it, wait settle_us, read it
+ * read the record -> (claim the lease, lease.h: write it, wait settle_us, read it
  * back) -> when held and the map version in use is above the one the
  * record says was rebalanced: list a page of keys after the cursor, repair
  * each (at most inflight at once, the throttle's bytes/s between starts)
@@ -17,24 +17,23 @@
 #include <openssl/rand.h>
 
 #include "cluster.h"
+#include "lease.h"
 #include "store.h"
 
 #include "msg/msg.h"
 
 #include "cn/alloc.h"
-#include "cn/hlc.h"
 #include "cn/log.h"
 #include "cn/metrics.h"
 #include "cn/time.h"
 
-#define GW_RB_HOLDER_MAX 128
 #define GW_RB_KEY_MAX 1100
 #define GW_RB_RECORD_MAX 4096
 
 /* What the system record holds (docs/cluster.md). */
 struct gw_rb_status {
-    char holder[GW_RB_HOLDER_MAX];
-    uint64_t lease_until, done_version, from_version, to_version;
+    struct gw_lease_head lease;   /* holder, lease_until (lease.h) */
+    uint64_t done_version, from_version, to_version;
     uint64_t scanned, copied, bytes, purged, failed;
     uint64_t started, updated, finished;
     uint64_t throttle_bps;
@@ -55,14 +54,13 @@ struct gw_rebalance {
     struct gw_store *store;
     const struct gw_cluster *cluster;
     struct gw_rebalance_opts o;
-    char holder[GW_RB_HOLDER_MAX];
+    char holder[GW_LEASE_HOLDER_MAX];
     uint64_t ver;
-    struct event *timer;
+    struct gw_lease *lease;    /* "s/rebalance": reads and writes st */
+    struct event *timer;       /* the throttle's waits */
     void (*resume)(struct gw_rebalance *rb);
-    int closed, inflight;
-    int held;
+    int closed, inflight;      /* inflight: the walk's operations */
     struct gw_rb_status st;
-    uint64_t rec_ts;
     /* the page at hand */
     struct gw_rb_item *items;
     uint32_t n, next, busy;
@@ -77,133 +75,88 @@ struct gw_rebalance {
     uint32_t m_keys, m_copied, m_bytes, m_purged, m_running, m_held;
 };
 
-static void gw_rb_tick(struct gw_rebalance *rb);
 static void gw_rb_pump(struct gw_rebalance *rb);
 
-/* ---- the record -------------------------------------------------------- */
+/* ---- the record: the lease's (lease.h) and the walk's ------------------ */
 
-static void gw_rb_pack_str(msgpack_packer *pk, const char *s, size_t n)
+/* The walk's fields of the record (docs/cluster.md). Stamps updated_us. */
+static uint32_t gw_rb_encode(void *arg, msgpack_packer *pk)
 {
-    msgpack_pack_str(pk, n);
-    msgpack_pack_str_body(pk, s, n);
-}
-
-static void gw_rb_pack_u64(msgpack_packer *pk, const char *k, uint64_t v)
-{
-    gw_rb_pack_str(pk, k, strlen(k));
-    msgpack_pack_uint64(pk, v);
-}
-
-static struct gw_blob *gw_rb_encode(const struct gw_rb_status *s)
-{
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 15 + (uint32_t)s->has_throttle);
-    gw_rb_pack_str(&pk, "holder", 6);
-    gw_rb_pack_str(&pk, s->holder, strlen(s->holder));
-    gw_rb_pack_str(&pk, "state", 5);
-    gw_rb_pack_str(&pk, s->running ? "copying" : "idle", s->running ? 7 : 4);
-    gw_rb_pack_str(&pk, "cursor", 6);
-    msgpack_pack_bin(&pk, s->cursor_len);
-    msgpack_pack_bin_body(&pk, s->cursor, s->cursor_len);
-    gw_rb_pack_u64(&pk, "lease_until_us", s->lease_until);
-    gw_rb_pack_u64(&pk, "done_version", s->done_version);
-    gw_rb_pack_u64(&pk, "from_version", s->from_version);
-    gw_rb_pack_u64(&pk, "to_version", s->to_version);
-    gw_rb_pack_u64(&pk, "scanned", s->scanned);
-    gw_rb_pack_u64(&pk, "copied", s->copied);
-    gw_rb_pack_u64(&pk, "bytes", s->bytes);
-    gw_rb_pack_u64(&pk, "purged", s->purged);
-    gw_rb_pack_u64(&pk, "failed", s->failed);
-    gw_rb_pack_u64(&pk, "started_us", s->started);
-    gw_rb_pack_u64(&pk, "updated_us", s->updated);
-    gw_rb_pack_u64(&pk, "finished_us", s->finished);
+    struct gw_rebalance *rb = arg;
+    struct gw_rb_status *s = &rb->st;
+    s->updated = cn_time_now_us();
+    gw_lease_pack_str(pk, "state", 5);
+    gw_lease_pack_str(pk, s->running ? "copying" : "idle", s->running ? 7 : 4);
+    gw_lease_pack_str(pk, "cursor", 6);
+    msgpack_pack_bin(pk, s->cursor_len);
+    msgpack_pack_bin_body(pk, s->cursor, s->cursor_len);
+    gw_lease_pack_u64(pk, "done_version", s->done_version);
+    gw_lease_pack_u64(pk, "from_version", s->from_version);
+    gw_lease_pack_u64(pk, "to_version", s->to_version);
+    gw_lease_pack_u64(pk, "scanned", s->scanned);
+    gw_lease_pack_u64(pk, "copied", s->copied);
+    gw_lease_pack_u64(pk, "bytes", s->bytes);
+    gw_lease_pack_u64(pk, "purged", s->purged);
+    gw_lease_pack_u64(pk, "failed", s->failed);
+    gw_lease_pack_u64(pk, "started_us", s->started);
+    gw_lease_pack_u64(pk, "updated_us", s->updated);
+    gw_lease_pack_u64(pk, "finished_us", s->finished);
     if (s->has_throttle)
-        gw_rb_pack_u64(&pk, "throttle_bps", s->throttle_bps);
-    struct evbuffer *b = evbuffer_new();
-    evbuffer_add(b, sb.data, sb.size);
-    msgpack_sbuffer_destroy(&sb);
-    return gw_blob_from_evbuffer(b);
+        gw_lease_pack_u64(pk, "throttle_bps", s->throttle_bps);
+    return 13 + (uint32_t)s->has_throttle;
 }
 
-static int gw_rb_key_is(const msgpack_object *k, const char *name)
+/* One of the walk's fields of the record into *status: CN_OK, or CN_INVAL
+ * for a known key of the wrong type or size (unknown keys are skipped). */
+static int gw_rb_decode_field(void *status, const msgpack_object *k, const msgpack_object *v)
 {
-    size_t n = strlen(name);
-    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
-           memcmp(k->via.str.ptr, name, n) == 0;
-}
-
-/* One field of the record into *s: CN_OK, or CN_INVAL for a known key of
- * the wrong type or size (unknown keys are skipped). */
-static int gw_rb_decode_field(const msgpack_object *k, const msgpack_object *v,
-                              struct gw_rb_status *s)
-{
-    static const char *const u64s[] = {"lease_until_us", "done_version", "from_version",
-                                       "to_version", "scanned", "copied", "bytes", "purged",
-                                       "failed", "started_us", "updated_us", "finished_us",
-                                       "throttle_bps"};
-    uint64_t *slots[] = {&s->lease_until, &s->done_version, &s->from_version, &s->to_version,
-                         &s->scanned, &s->copied, &s->bytes, &s->purged, &s->failed,
-                         &s->started, &s->updated, &s->finished, &s->throttle_bps};
-    if (gw_rb_key_is(k, "holder")) {
-        if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof(s->holder))
-            return CN_INVAL;
-        memcpy(s->holder, v->via.str.ptr, v->via.str.size);
-        s->holder[v->via.str.size] = '\0';
-        return CN_OK;
-    }
-    if (gw_rb_key_is(k, "state")) {
+    struct gw_rb_status *s = status;
+    static const char *const u64s[] = {"done_version", "from_version", "to_version", "scanned",
+                                       "copied", "bytes", "purged", "failed", "started_us",
+                                       "updated_us", "finished_us", "throttle_bps"};
+    uint64_t *slots[] = {&s->done_version, &s->from_version, &s->to_version, &s->scanned,
+                         &s->copied, &s->bytes, &s->purged, &s->failed, &s->started,
+                         &s->updated, &s->finished, &s->throttle_bps};
+    if (gw_lease_key_is(k, "state")) {
         s->running = v->type == MSGPACK_OBJECT_STR && v->via.str.size == 7 &&
                      memcmp(v->via.str.ptr, "copying", 7) == 0;
         return CN_OK;
     }
-    if (gw_rb_key_is(k, "cursor")) {
+    if (gw_lease_key_is(k, "cursor")) {
         if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > sizeof(s->cursor))
             return CN_INVAL;
         memcpy(s->cursor, v->via.bin.ptr, v->via.bin.size);
         s->cursor_len = v->via.bin.size;
         return CN_OK;
     }
-    for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
-        if (gw_rb_key_is(k, u64s[j])) {
-            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-                return CN_INVAL;
-            *slots[j] = v->via.u64;
-            if (j == CN_ARRAY_LEN(u64s) - 1)
-                s->has_throttle = 1;
-        }
-    return CN_OK;
+    if (gw_lease_key_is(k, "throttle_bps"))
+        s->has_throttle = 1;   /* (a value of the wrong type refuses the record) */
+    return gw_lease_decode_u64(k, v, u64s, slots, CN_ARRAY_LEN(u64s));
 }
 
-/* Reads the record's data into *s (zeroed first, and again on error).
- * CN_OK or CN_INVAL. */
-static int gw_rb_decode(const void *data, size_t len, struct gw_rb_status *s)
-{
-    memset(s, 0, sizeof(*s));
-    msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    int rc = CN_INVAL;
-    if (len > 0 && len <= GW_RB_RECORD_MAX && msg_msgpack_bounded(data, len) == CN_OK &&
-        msgpack_unpack_next(&up, data, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
-        up.data.type == MSGPACK_OBJECT_MAP) {
-        rc = CN_OK;
-        for (uint32_t i = 0; i < up.data.via.map.size && rc == CN_OK; i++)
-            rc = gw_rb_decode_field(&up.data.via.map.ptr[i].key, &up.data.via.map.ptr[i].val, s);
-    }
-    msgpack_unpacked_destroy(&up);
-    if (rc != CN_OK)
-        memset(s, 0, sizeof(*s));
-    return rc;
-}
+static void gw_rb_held(void *arg);
+static void gw_rb_on_read(void *arg);
+static void gw_rb_on_lost(void *arg);
+static void gw_rb_merge(void *arg, const void *read);
+
+static const struct gw_lease_ops gw_rb_lease_ops = {
+    .what = "rebalance",
+    .key = GW_REBALANCE_KEY,
+    .record_max = GW_RB_RECORD_MAX,
+    .status_size = sizeof(struct gw_rb_status),
+    .encode = gw_rb_encode,
+    .decode_field = gw_rb_decode_field,
+    .held = gw_rb_held,
+    .on_read = gw_rb_on_read,
+    .on_lost = gw_rb_on_lost,
+    .merge = gw_rb_merge,
+};
 
 int gw_rebalance_record_parses(const void *data, size_t len)
 {
     struct gw_rb_status s;
-    int ok = gw_rb_decode(data, len, &s) == CN_OK;
-    CN_ASSERT(memchr(s.holder, '\0', sizeof(s.holder)) != NULL);
+    int ok = gw_lease_decode(&gw_rb_lease_ops, data, len, &s) == CN_OK;
+    CN_ASSERT(memchr(s.lease.holder, '\0', sizeof(s.lease.holder)) != NULL);
     CN_ASSERT(s.cursor_len <= sizeof(s.cursor));
     return ok;
 }
@@ -257,77 +210,22 @@ static void gw_rb_after(struct gw_rebalance *rb, uint64_t delay_us,
     evtimer_add(rb->timer, &tv);
 }
 
-static uint64_t gw_rb_tick_us(const struct gw_rebalance *rb)
-{
-    return CN_MAX(CN_MIN(rb->o.interval_us, rb->o.lease_us / 3), 100000u);
-}
-
 static int gw_rb_op_done(struct gw_rebalance *rb)
 {
     rb->inflight--;
     return rb->closed;
 }
 
-static void gw_rb_set_held(struct gw_rebalance *rb, int held)
-{
-    if (held != rb->held)
-        CN_LOG(CN_LOG_INFO, "rebalance: %s the lease (%s)", held ? "holding" : "not holding",
-               rb->holder);
-    rb->held = held;
-    if (rb->reg != NULL)
-        cn_metrics_set(rb->reg, rb->m_held, held);
-}
-
 static void gw_rb_set_running(struct gw_rebalance *rb, int running)
 {
     rb->st.running = running;
     if (rb->reg != NULL)
-        cn_metrics_set(rb->reg, rb->m_running, running && rb->held);
-}
-
-static void gw_rb_write(struct gw_rebalance *rb, gw_store_cb cb)
-{
-    uint64_t ts = cn_hlc_after(cn_hlc_default(), rb->rec_ts);
-    rb->rec_ts = ts;
-    rb->st.updated = cn_time_now_us();
-    struct gw_store_record rec = {
-        .key = GW_REBALANCE_KEY, .key_len = strlen(GW_REBALANCE_KEY),
-        .etag = "", .etag_len = 0, .meta = "", .meta_len = 0,
-        .ver = rb->ver, .ts = ts,
-    };
-    struct gw_blob *b = gw_rb_encode(&rb->st);
-    rb->inflight++;
-    gw_store_put(rb->store, &rec, b, cb, rb);
-    gw_blob_unref(b);
-}
-
-static void gw_rb_read(struct gw_rebalance *rb, gw_store_cb cb)
-{
-    rb->inflight++;
-    gw_store_get(rb->store, GW_REBALANCE_KEY, strlen(GW_REBALANCE_KEY), 1, 0, 0, cb, rb);
-}
-
-/* The record as read into *s (empty when not found or not parsing). CN_OK
- * or the store's error. */
-static int gw_rb_record(struct gw_rebalance *rb, struct gw_store_result *res,
-                        struct gw_rb_status *s)
-{
-    memset(s, 0, sizeof(*s));
-    if (res->rc == CN_NOTFOUND)
-        return CN_OK;
-    if (res->rc != CN_OK)
-        return res->rc;
-    const struct msg *m = &res->reply->m;
-    rb->rec_ts = CN_MAX(rb->rec_ts, m->ts);
-    if (gw_rb_decode(m->payload.ptr, m->payload.len, s) != CN_OK)
-        CN_LOG(CN_LOG_WARN, "rebalance: the record %s does not parse: taken as empty",
-               GW_REBALANCE_KEY);
-    return CN_OK;
+        cn_metrics_set(rb->reg, rb->m_running, running && gw_lease_held(rb->lease));
 }
 
 static void gw_rb_again(struct gw_rebalance *rb)
 {
-    gw_rb_after(rb, gw_rb_tick_us(rb), gw_rb_tick);
+    gw_lease_again(rb->lease);
 }
 
 /* ---- the walk ---------------------------------------------------------- */
@@ -342,45 +240,29 @@ static uint64_t gw_rb_bps(const struct gw_rebalance *rb)
     return rb->st.has_throttle ? rb->st.throttle_bps : rb->o.default_bps;
 }
 
-static void gw_rb_on_saved(struct gw_store_result *res, void *arg)
+/* The record written (at round end, or by a holder with nothing to walk). */
+static void gw_rb_on_saved(void *arg, enum gw_lease_result r)
 {
     struct gw_rebalance *rb = arg;
-    if (gw_rb_op_done(rb))
-        return;
-    if (res->rc != CN_OK) {
-        gw_rb_again(rb);
-        return;
+    if (r == GW_LEASE_LOST) {   /* taken over: its cursor wins */
+        rb->walked_ver = 0;
+        gw_rb_set_running(rb, 0);
     }
     /* more to do: the next round at once; else look again later */
-    if (rb->st.running)
-        gw_rb_tick(rb);
+    if (r == GW_LEASE_OK && rb->st.running)
+        gw_lease_check(rb->lease);
     else
         gw_rb_again(rb);
 }
 
-/* Round end, the record read again: keep the operator's throttle, check
- * the lease is still ours, then write the progress. */
-static void gw_rb_on_reread(struct gw_store_result *res, void *arg)
+/* Round end, the record read again and still ours: keep the operator's
+ * throttle (then the progress is written). */
+static void gw_rb_merge(void *arg, const void *read)
 {
     struct gw_rebalance *rb = arg;
-    if (gw_rb_op_done(rb))
-        return;
-    struct gw_rb_status s;
-    if (gw_rb_record(rb, res, &s) != CN_OK) {
-        gw_rb_again(rb);
-        return;
-    }
-    if (strcmp(s.holder, rb->holder) != 0) {   /* taken over: its cursor wins */
-        rb->walked_ver = 0;
-        gw_rb_set_held(rb, 0);
-        gw_rb_set_running(rb, 0);
-        gw_rb_again(rb);
-        return;
-    }
-    rb->st.has_throttle = s.has_throttle;
-    rb->st.throttle_bps = s.throttle_bps;
-    rb->st.lease_until = cn_time_now_us() + rb->o.lease_us;
-    gw_rb_write(rb, gw_rb_on_saved);
+    const struct gw_rb_status *s = read;
+    rb->st.has_throttle = s->has_throttle;
+    rb->st.throttle_bps = s->throttle_bps;
 }
 
 /* Every started repair of the round answered: the cursor moves past the
@@ -410,7 +292,7 @@ static void gw_rb_round_end(struct gw_rebalance *rb)
         gw_rb_set_running(rb, rb->st.failed != 0);   /* failed: shown until the next pass */
     }
     rb->n = rb->next = 0;
-    gw_rb_read(rb, gw_rb_on_reread);
+    gw_lease_renew(rb->lease, gw_rb_on_saved);
 }
 
 struct gw_rb_key_op {
@@ -579,7 +461,7 @@ static void gw_rb_walk(struct gw_rebalance *rb)
                   rb);
 }
 
-/* ---- the lease --------------------------------------------------------- */
+/* ---- the lease's callbacks ---------------------------------------------- */
 
 /* Notes when this worker first saw map version v in use (every tick, held
  * or not, so a gateway taking the lease over does not wait again). */
@@ -591,21 +473,31 @@ static void gw_rb_note_map(struct gw_rebalance *rb, uint64_t v, uint64_t now)
     }
 }
 
+static void gw_rb_on_read(void *arg)
+{
+    struct gw_rebalance *rb = arg;
+    gw_rb_note_map(rb, gw_cluster_view_version(gw_cluster_view(rb->cluster)), cn_time_now_us());
+}
+
+static void gw_rb_on_lost(void *arg)
+{
+    gw_rb_set_running(arg, 0);
+}
+
 /* The lease is ours (st as read): start a walk when the map moved on,
  * continue one, or renew. */
-static void gw_rb_held_now(struct gw_rebalance *rb)
+static void gw_rb_held(void *arg)
 {
+    struct gw_rebalance *rb = arg;
     uint64_t now = cn_time_now_us();
     uint64_t v = gw_cluster_view_version(gw_cluster_view(rb->cluster));
-    gw_rb_set_held(rb, 1);
-    rb->st.lease_until = now + rb->o.lease_us;
     gw_rb_note_map(rb, v, now);
     if (v > rb->st.done_version &&
         (now - rb->seen_at < rb->o.map_delay_us || now < rb->retry_at)) {
         /* gateways still on the older map may write by its ring, or the last
          * walk failed on some key (a node down): wait */
         gw_rb_set_running(rb, 0);
-        gw_rb_write(rb, gw_rb_on_saved);
+        gw_lease_write(rb->lease, gw_rb_on_saved);
         return;
     }
     if (v > rb->st.done_version && v != rb->st.to_version) {
@@ -633,74 +525,7 @@ static void gw_rb_held_now(struct gw_rebalance *rb)
         gw_rb_walk(rb);
         return;
     }
-    gw_rb_write(rb, gw_rb_on_saved);
-}
-
-static void gw_rb_on_claim_check(struct gw_store_result *res, void *arg)
-{
-    struct gw_rebalance *rb = arg;
-    if (gw_rb_op_done(rb))
-        return;
-    struct gw_rb_status s;
-    if (gw_rb_record(rb, res, &s) == CN_OK && strcmp(s.holder, rb->holder) == 0) {
-        rb->st = s;
-        gw_rb_held_now(rb);
-        return;
-    }
-    gw_rb_set_held(rb, 0);
-    gw_rb_again(rb);
-}
-
-static void gw_rb_claim_check(struct gw_rebalance *rb)
-{
-    gw_rb_read(rb, gw_rb_on_claim_check);
-}
-
-static void gw_rb_on_claimed(struct gw_store_result *res, void *arg)
-{
-    struct gw_rebalance *rb = arg;
-    if (gw_rb_op_done(rb))
-        return;
-    if (res->rc != CN_OK) {
-        gw_rb_again(rb);
-        return;
-    }
-    gw_rb_after(rb, rb->o.settle_us, gw_rb_claim_check);
-}
-
-static void gw_rb_on_lease_read(struct gw_store_result *res, void *arg)
-{
-    struct gw_rebalance *rb = arg;
-    if (gw_rb_op_done(rb))
-        return;
-    struct gw_rb_status s;
-    if (gw_rb_record(rb, res, &s) != CN_OK) {
-        gw_rb_again(rb);
-        return;
-    }
-    uint64_t now = cn_time_now_us();
-    gw_rb_note_map(rb, gw_cluster_view_version(gw_cluster_view(rb->cluster)), now);
-    int mine = strcmp(s.holder, rb->holder) == 0;
-    rb->st = s;
-    if (s.lease_until > now && mine) {
-        gw_rb_held_now(rb);
-        return;
-    }
-    if (s.lease_until > now) {
-        gw_rb_set_held(rb, 0);
-        gw_rb_set_running(rb, 0);
-        gw_rb_again(rb);
-        return;
-    }
-    /* free or expired: claim it, keeping the cursor and counters */
-    snprintf(rb->st.holder, sizeof(rb->st.holder), "%s", rb->holder);
-    rb->st.lease_until = now + rb->o.lease_us;
-    gw_rb_write(rb, gw_rb_on_claimed);
-}
-
-static void gw_rb_tick(struct gw_rebalance *rb)
-{
-    gw_rb_read(rb, gw_rb_on_lease_read);
+    gw_lease_write(rb->lease, gw_rb_on_saved);
 }
 
 /* ---- life -------------------------------------------------------------- */
@@ -746,7 +571,9 @@ struct gw_rebalance *gw_rebalance_new(struct event_base *base, struct gw_store *
     rb->reg = reg;
     if (reg != NULL)
         gw_rb_metrics(rb);
-    gw_rb_after(rb, gw_rb_tick_us(rb) / 4, gw_rb_tick);
+    struct gw_lease_opts lo = {.interval_us = o->interval_us, .lease_us = o->lease_us,
+                               .settle_us = o->settle_us, .ver = rb->ver, .holder = rb->holder};
+    rb->lease = gw_lease_new(base, store, &gw_rb_lease_ops, &lo, &rb->st, rb, reg, rb->m_held);
     return rb;
 }
 
@@ -756,17 +583,20 @@ void gw_rebalance_close(struct gw_rebalance *rb)
         return;
     rb->closed = 1;
     evtimer_del(rb->timer);
+    gw_lease_close(rb->lease);
 }
 
 void gw_rebalance_free(struct gw_rebalance *rb)
 {
     if (rb == NULL)
         return;
-    if (rb->inflight != 0) {
+    int inflight = rb->inflight + gw_lease_inflight(rb->lease);
+    if (inflight != 0) {
         CN_LOG(CN_LOG_WARN, "rebalance: %d operations never answered: worker not freed",
-               rb->inflight);
+               inflight);
         return;
     }
+    gw_lease_free(rb->lease);
     event_free(rb->timer);
     cn_free(rb->items);
     cn_free(rb);

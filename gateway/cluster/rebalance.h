@@ -4,7 +4,7 @@
  * longer own it (PURGE: only the exact version that was copied, never a
  * newer write, no tombstone). It runs on worker 0 of every gateway; one at
  * a time works, the one holding the lease kept in the system record
- * "s/rebalance" (the lifecycle worker's lease, lifecycle_run.h), which also
+ * "s/rebalance" (the workers' lease, lease.h), which also
  * holds the walk's cursor (so another gateway resumes where a dead holder
  * stopped), its counters for `cairn-admin rebalance status`, and the
  * throttle `cairn-admin rebalance throttle` sets (re-read every round).

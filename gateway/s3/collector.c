@@ -8,9 +8,9 @@
  * ones' maps), probe the object record on its replicas (store_probe.h,
  * reading its map) ->
  * decide -> when orphaned: list the segment again and delete its chunks,
- * throttled -> the cursor moves past the segment. The lease protocol is the
- * lifecycle worker's (lifecycle_run.c); the lease is renewed, with the
- * cursor, whenever a third of its time has passed. */
+ * throttled -> the cursor moves past the segment. The lease is the
+ * workers' shared one (lease.h); it is renewed, with the cursor, whenever a
+ * third of its time has passed. */
 #include "collector.h"
 
 #include <inttypes.h>
@@ -21,6 +21,7 @@
 #include <openssl/rand.h>
 
 #include "keys.h"
+#include "lease.h"
 #include "lo_map.h"
 #include "multipart.h"
 #include "store.h"
@@ -34,7 +35,6 @@
 #include "cn/metrics.h"
 #include "cn/time.h"
 
-#define GW_COLLECTOR_HOLDER_MAX 128
 #define GW_COLLECTOR_RECORD_MAX 8192
 #define GW_COLLECTOR_SHOW_MAX 200
 
@@ -116,8 +116,8 @@ const char *gw_collector_verdict_str(enum gw_collector_verdict v)
 
 /* What the system record holds: the lease, the cursor, the scans' counts. */
 struct gw_collector_status {
-    char holder[GW_COLLECTOR_HOLDER_MAX];
-    uint64_t lease_until, last_start, last_end, next_due, scans;
+    struct gw_lease_head lease;   /* holder, lease_until (lease.h) */
+    uint64_t last_start, last_end, next_due, scans;
     uint64_t scanned, segments, deleted, bytes_freed, kept_young, kept_unsure;
     uint64_t total_scanned, total_deleted, total_bytes_freed;
     int scanning;
@@ -142,13 +142,14 @@ struct gw_collector {
     struct event_base *base;
     struct gw_store *store;
     struct gw_collector_opts o;
-    char holder[GW_COLLECTOR_HOLDER_MAX];
+    char holder[GW_LEASE_HOLDER_MAX];
     uint64_t ver;                 /* this gateway's writes of the record and tombstones */
-    struct event *timer;
+    struct gw_lease *lease;       /* "s/collector": reads and writes st */
+    struct event *timer;          /* the delete throttle's waits */
     void (*resume)(struct gw_collector *c);
-    int closed, inflight, held;
+    int closed, inflight;         /* inflight: the scan's store operations */
     struct gw_collector_status st;
-    uint64_t rec_ts, last_renew, next_delete;
+    uint64_t next_delete;
     void (*after_renew)(struct gw_collector *c);
     void (*after_slot)(struct gw_collector *c);
     /* the scan */
@@ -168,24 +169,11 @@ struct gw_collector {
     uint32_t m_scans, m_scanned, m_deleted, m_bytes, m_held;
 };
 
-static void gw_collector_tick(struct gw_collector *c);
 static void gw_collector_next_chunk(struct gw_collector *c);
 static void gw_collector_finish(struct gw_collector *c, const char *why);
 static void gw_collector_seg_done(struct gw_collector *c, enum gw_collector_verdict v);
 
-/* ---- the record -------------------------------------------------------- */
-
-static void gw_collector_pack_str(msgpack_packer *pk, const char *s, size_t n)
-{
-    msgpack_pack_str(pk, n);
-    msgpack_pack_str_body(pk, s, n);
-}
-
-static void gw_collector_pack_u64(msgpack_packer *pk, const char *k, uint64_t v)
-{
-    gw_collector_pack_str(pk, k, strlen(k));
-    msgpack_pack_uint64(pk, v);
-}
+/* ---- the record: the lease's (lease.h), the cursor, the scans' counts --- */
 
 /* The cursor as a person reads it: "<bucket>/<key> <ver>", cut at
  * GW_COLLECTOR_SHOW_MAX bytes of the key. */
@@ -200,82 +188,60 @@ static size_t gw_collector_cursor_show(const struct gw_collector_status *s, char
     return n < 0 ? 0 : CN_MIN((size_t)n, cap - 1);
 }
 
-/* The record's data: a msgpack map of str keys (docs/large-objects.md). */
-static struct gw_blob *gw_collector_encode(const struct gw_collector *c)
+/* The collector's fields of the record (docs/large-objects.md). */
+static uint32_t gw_collector_encode(void *arg, msgpack_packer *pk)
 {
+    const struct gw_collector *c = arg;
     const struct gw_collector_status *s = &c->st;
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 22);
-    gw_collector_pack_str(&pk, "holder", 6);
-    gw_collector_pack_str(&pk, s->holder, strlen(s->holder));
-    gw_collector_pack_str(&pk, "state", 5);
-    gw_collector_pack_str(&pk, s->scanning ? "scanning" : "idle", s->scanning ? 8 : 4);
-    gw_collector_pack_u64(&pk, "lease_until_us", s->lease_until);
-    gw_collector_pack_u64(&pk, "last_start_us", s->last_start);
-    gw_collector_pack_u64(&pk, "last_end_us", s->last_end);
-    gw_collector_pack_u64(&pk, "next_due_us", s->next_due);
-    gw_collector_pack_u64(&pk, "scans", s->scans);
-    gw_collector_pack_u64(&pk, "scanned", s->scanned);
-    gw_collector_pack_u64(&pk, "segments", s->segments);
-    gw_collector_pack_u64(&pk, "deleted", s->deleted);
-    gw_collector_pack_u64(&pk, "bytes_freed", s->bytes_freed);
-    gw_collector_pack_u64(&pk, "kept_young", s->kept_young);
-    gw_collector_pack_u64(&pk, "kept_unsure", s->kept_unsure);
-    gw_collector_pack_u64(&pk, "total_scanned", s->total_scanned);
-    gw_collector_pack_u64(&pk, "total_deleted", s->total_deleted);
-    gw_collector_pack_u64(&pk, "total_bytes_freed", s->total_bytes_freed);
-    gw_collector_pack_u64(&pk, "grace_ms", c->o.grace_us / 1000);
-    gw_collector_pack_u64(&pk, "interval_ms", c->o.interval_us / 1000);
-    gw_collector_pack_u64(&pk, "lease_ms", c->o.lease_us / 1000);
-    gw_collector_pack_u64(&pk, "max_rate", c->o.max_rate);
-    gw_collector_pack_str(&pk, "cursor", 6);
-    msgpack_pack_bin(&pk, s->cursor_len);
-    msgpack_pack_bin_body(&pk, s->cursor, s->cursor_len);
+    gw_lease_pack_str(pk, "state", 5);
+    gw_lease_pack_str(pk, s->scanning ? "scanning" : "idle", s->scanning ? 8 : 4);
+    gw_lease_pack_u64(pk, "last_start_us", s->last_start);
+    gw_lease_pack_u64(pk, "last_end_us", s->last_end);
+    gw_lease_pack_u64(pk, "next_due_us", s->next_due);
+    gw_lease_pack_u64(pk, "scans", s->scans);
+    gw_lease_pack_u64(pk, "scanned", s->scanned);
+    gw_lease_pack_u64(pk, "segments", s->segments);
+    gw_lease_pack_u64(pk, "deleted", s->deleted);
+    gw_lease_pack_u64(pk, "bytes_freed", s->bytes_freed);
+    gw_lease_pack_u64(pk, "kept_young", s->kept_young);
+    gw_lease_pack_u64(pk, "kept_unsure", s->kept_unsure);
+    gw_lease_pack_u64(pk, "total_scanned", s->total_scanned);
+    gw_lease_pack_u64(pk, "total_deleted", s->total_deleted);
+    gw_lease_pack_u64(pk, "total_bytes_freed", s->total_bytes_freed);
+    gw_lease_pack_u64(pk, "grace_ms", c->o.grace_us / 1000);
+    gw_lease_pack_u64(pk, "interval_ms", c->o.interval_us / 1000);
+    gw_lease_pack_u64(pk, "lease_ms", c->o.lease_us / 1000);
+    gw_lease_pack_u64(pk, "max_rate", c->o.max_rate);
+    gw_lease_pack_str(pk, "cursor", 6);
+    msgpack_pack_bin(pk, s->cursor_len);
+    msgpack_pack_bin_body(pk, s->cursor, s->cursor_len);
     char show[GW_COLLECTOR_SHOW_MAX + 48];
     size_t sn = gw_collector_cursor_show(s, show, sizeof(show));
-    gw_collector_pack_str(&pk, "cursor_at", 9);
-    gw_collector_pack_str(&pk, sn > 0 ? show : "(start)", sn > 0 ? sn : 7);
-    struct evbuffer *b = evbuffer_new();
-    evbuffer_add(b, sb.data, sb.size);
-    msgpack_sbuffer_destroy(&sb);
-    return gw_blob_from_evbuffer(b);
+    gw_lease_pack_str(pk, "cursor_at", 9);
+    gw_lease_pack_str(pk, sn > 0 ? show : "(start)", sn > 0 ? sn : 7);
+    return 20;
 }
 
-static int gw_collector_key_is(const msgpack_object *k, const char *name)
+/* One of the collector's keys into *status: CN_OK (also for a key it does
+ * not know) or CN_INVAL when its value has the wrong type or size. */
+static int gw_collector_decode_field(void *status, const msgpack_object *k,
+                                     const msgpack_object *v)
 {
-    size_t n = strlen(name);
-    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
-           memcmp(k->via.str.ptr, name, n) == 0;
-}
-
-/* One known key of the record into *s: CN_OK (also for an unknown key) or
- * CN_INVAL when its value has the wrong type or size. */
-static int gw_collector_decode_field(const msgpack_object *k, const msgpack_object *v,
-                                     struct gw_collector_status *s)
-{
+    struct gw_collector_status *s = status;
     static const char *const u64s[] = {
-        "lease_until_us", "last_start_us", "last_end_us", "next_due_us", "scans", "scanned",
-        "segments", "deleted", "bytes_freed", "kept_young", "kept_unsure", "total_scanned",
+        "last_start_us", "last_end_us", "next_due_us", "scans", "scanned", "segments",
+        "deleted", "bytes_freed", "kept_young", "kept_unsure", "total_scanned",
         "total_deleted", "total_bytes_freed"};
-    uint64_t *slots[] = {&s->lease_until, &s->last_start, &s->last_end, &s->next_due, &s->scans,
-                         &s->scanned, &s->segments, &s->deleted, &s->bytes_freed,
-                         &s->kept_young, &s->kept_unsure, &s->total_scanned, &s->total_deleted,
+    uint64_t *slots[] = {&s->last_start, &s->last_end, &s->next_due, &s->scans, &s->scanned,
+                         &s->segments, &s->deleted, &s->bytes_freed, &s->kept_young,
+                         &s->kept_unsure, &s->total_scanned, &s->total_deleted,
                          &s->total_bytes_freed};
-    if (gw_collector_key_is(k, "holder")) {
-        if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof(s->holder))
-            return CN_INVAL;
-        memcpy(s->holder, v->via.str.ptr, v->via.str.size);
-        return CN_OK;
-    }
-    if (gw_collector_key_is(k, "state")) {
+    if (gw_lease_key_is(k, "state")) {
         s->scanning = v->type == MSGPACK_OBJECT_STR && v->via.str.size == 8 &&
                       memcmp(v->via.str.ptr, "scanning", 8) == 0;
         return CN_OK;
     }
-    if (gw_collector_key_is(k, "cursor")) {
+    if (gw_lease_key_is(k, "cursor")) {
         struct gw_collector_chunk ch;
         if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > sizeof(s->cursor))
             return CN_INVAL;
@@ -286,44 +252,26 @@ static int gw_collector_decode_field(const msgpack_object *k, const msgpack_obje
         s->cursor_len = v->via.bin.size;
         return CN_OK;
     }
-    for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
-        if (gw_collector_key_is(k, u64s[j])) {
-            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-                return CN_INVAL;
-            *slots[j] = v->via.u64;
-        }
-    return CN_OK;
+    return gw_lease_decode_u64(k, v, u64s, slots, CN_ARRAY_LEN(u64s));
 }
 
-/* Reads the record's data into *s (zeroed first). Unknown keys are
- * skipped, a known key of the wrong type refuses the whole record. CN_OK or
- * CN_INVAL (then *s is zeroed). */
-static int gw_collector_decode(const void *data, size_t len, struct gw_collector_status *s)
-{
-    memset(s, 0, sizeof(*s));
-    msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    int rc = CN_INVAL;
-    if (len > 0 && len <= GW_COLLECTOR_RECORD_MAX && msg_msgpack_bounded(data, len) == CN_OK &&
-        msgpack_unpack_next(&up, data, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
-        up.data.type == MSGPACK_OBJECT_MAP) {
-        rc = CN_OK;
-        for (uint32_t i = 0; i < up.data.via.map.size && rc == CN_OK; i++)
-            rc = gw_collector_decode_field(&up.data.via.map.ptr[i].key,
-                                           &up.data.via.map.ptr[i].val, s);
-    }
-    msgpack_unpacked_destroy(&up);
-    if (rc != CN_OK)
-        memset(s, 0, sizeof(*s));
-    return rc;
-}
+static void gw_collector_held(void *arg);
+
+static const struct gw_lease_ops gw_collector_lease_ops = {
+    .what = "collector",
+    .key = GW_COLLECTOR_KEY,
+    .record_max = GW_COLLECTOR_RECORD_MAX,
+    .status_size = sizeof(struct gw_collector_status),
+    .encode = gw_collector_encode,
+    .decode_field = gw_collector_decode_field,
+    .held = gw_collector_held,
+};
 
 int gw_collector_record_parses(const void *data, size_t len)
 {
     struct gw_collector_status s;
-    int ok = gw_collector_decode(data, len, &s) == CN_OK;
-    CN_ASSERT(memchr(s.holder, '\0', sizeof(s.holder)) != NULL);
+    int ok = gw_lease_decode(&gw_collector_lease_ops, data, len, &s) == CN_OK;
+    CN_ASSERT(memchr(s.lease.holder, '\0', sizeof(s.lease.holder)) != NULL);
     CN_ASSERT(s.cursor_len <= sizeof(s.cursor));
     return ok;
 }
@@ -349,14 +297,6 @@ static void gw_collector_after(struct gw_collector *c, uint64_t delay_us,
     evtimer_add(c->timer, &tv);
 }
 
-/* The time between ticks: the interval, or a third of the lease when that
- * is shorter (so a holder renews before its lease runs out). */
-static uint64_t gw_collector_tick_us(const struct gw_collector *c)
-{
-    uint64_t t = CN_MIN(c->o.interval_us, c->o.lease_us / 3);
-    return CN_MAX(t, 100000u);
-}
-
 /* A store callback's first call: 1 when the worker was closed meanwhile
  * (the callback must return at once). */
 static int gw_collector_op_done(struct gw_collector *c)
@@ -365,77 +305,17 @@ static int gw_collector_op_done(struct gw_collector *c)
     return c->closed;
 }
 
-static void gw_collector_set_held(struct gw_collector *c, int held)
-{
-    if (held != c->held)
-        CN_LOG(CN_LOG_INFO, "collector: %s the lease (%s)", held ? "holding" : "not holding",
-               c->holder);
-    c->held = held;
-    if (c->reg != NULL)
-        cn_metrics_set(c->reg, c->m_held, held);
-}
+/* ---- the lease's callbacks ---------------------------------------------- */
 
-/* Writes the record (this gateway's view of it, st) and then cb. */
-static void gw_collector_write(struct gw_collector *c, gw_store_cb cb)
-{
-    uint64_t ts = cn_hlc_after(cn_hlc_default(), c->rec_ts);
-    c->rec_ts = ts;
-    struct gw_store_record rec = {
-        .key = GW_COLLECTOR_KEY, .key_len = strlen(GW_COLLECTOR_KEY),
-        .etag = "", .etag_len = 0, .meta = "", .meta_len = 0,
-        .ver = c->ver, .ts = ts,
-    };
-    struct gw_blob *b = gw_collector_encode(c);
-    c->inflight++;
-    gw_store_put(c->store, &rec, b, cb, c);
-    gw_blob_unref(b);
-}
-
-static void gw_collector_read(struct gw_collector *c, gw_store_cb cb)
-{
-    c->inflight++;
-    gw_store_get(c->store, GW_COLLECTOR_KEY, strlen(GW_COLLECTOR_KEY), 1, 0, 0, cb, c);
-}
-
-/* The record as read: into *s, and its ts noted. CN_OK (found or not
- * found: *s is then empty) or the store's error. */
-static int gw_collector_record(struct gw_collector *c, struct gw_store_result *res,
-                               struct gw_collector_status *s)
-{
-    memset(s, 0, sizeof(*s));
-    if (res->rc == CN_NOTFOUND)
-        return CN_OK;
-    if (res->rc != CN_OK)
-        return res->rc;
-    const struct msg *m = &res->reply->m;
-    c->rec_ts = CN_MAX(c->rec_ts, m->ts);
-    if (gw_collector_decode(m->payload.ptr, m->payload.len, s) != CN_OK)
-        CN_LOG(CN_LOG_WARN, "collector: the record %s does not parse: taken as empty",
-               GW_COLLECTOR_KEY);
-    return CN_OK;
-}
-
-/* ---- the lease (the lifecycle worker's protocol) ------------------------ */
-
-static void gw_collector_on_renewed(struct gw_store_result *res, void *arg)
-{
-    struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    if (res->rc == CN_OK)
-        c->last_renew = cn_time_now_us();
-    gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
-}
-
-static void gw_collector_on_scan_started(struct gw_store_result *res, void *arg);
+static void gw_collector_on_scan_started(void *arg, enum gw_lease_result r);
 
 /* The lease is ours: scan when one is due (or resume the one a previous
- * holder left), else renew it. */
-static void gw_collector_held_now(struct gw_collector *c)
+ * holder left), else renew it. A claim keeps the cursor and the counts, so
+ * a scan the last holder left half done resumes where it stopped. */
+static void gw_collector_held(void *arg)
 {
+    struct gw_collector *c = arg;
     uint64_t now = cn_time_now_us();
-    gw_collector_set_held(c, 1);
-    c->st.lease_until = now + c->o.lease_us;
     if (now >= c->st.next_due || c->st.scanning) {
         if (!c->st.scanning || c->st.cursor_len == 0) {
             c->st.last_start = now;
@@ -446,128 +326,46 @@ static void gw_collector_held_now(struct gw_collector *c)
         c->st.scanning = 1;
         CN_LOG(CN_LOG_INFO, "collector: scan %s (%s)",
                c->st.cursor_len > 0 ? "resumes at the cursor" : "starts", c->holder);
-        gw_collector_write(c, gw_collector_on_scan_started);
+        gw_lease_write(c->lease, gw_collector_on_scan_started);
         return;
     }
-    gw_collector_write(c, gw_collector_on_renewed);
-}
-
-static void gw_collector_on_claim_check(struct gw_store_result *res, void *arg)
-{
-    struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    struct gw_collector_status s;
-    if (gw_collector_record(c, res, &s) == CN_OK && strcmp(s.holder, c->holder) == 0) {
-        c->st = s;
-        gw_collector_held_now(c);
-        return;
-    }
-    gw_collector_set_held(c, 0);   /* another gateway's claim won */
-    gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
-}
-
-static void gw_collector_claim_check(struct gw_collector *c)
-{
-    gw_collector_read(c, gw_collector_on_claim_check);
-}
-
-static void gw_collector_on_claimed(struct gw_store_result *res, void *arg)
-{
-    struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    if (res->rc != CN_OK) {
-        gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
-        return;
-    }
-    /* every claim that raced this one has been written by now: the newest
-     * of them is the record every gateway reads back */
-    gw_collector_after(c, c->o.settle_us, gw_collector_claim_check);
-}
-
-static void gw_collector_on_lease_read(struct gw_store_result *res, void *arg)
-{
-    struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    struct gw_collector_status s;
-    if (gw_collector_record(c, res, &s) != CN_OK) {
-        gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
-        return;
-    }
-    uint64_t now = cn_time_now_us();
-    int mine = strcmp(s.holder, c->holder) == 0;
-    c->st = s;
-    if (s.lease_until > now && mine) {
-        gw_collector_held_now(c);
-        return;
-    }
-    if (s.lease_until > now) {   /* another gateway holds it */
-        gw_collector_set_held(c, 0);
-        gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
-        return;
-    }
-    /* the claim keeps the cursor and the counts: a scan the last holder
-     * left half done resumes where it stopped */
-    snprintf(c->st.holder, sizeof(c->st.holder), "%s", c->holder);
-    c->st.lease_until = now + c->o.lease_us;
-    gw_collector_write(c, gw_collector_on_claimed);
-}
-
-static void gw_collector_tick(struct gw_collector *c)
-{
-    gw_collector_read(c, gw_collector_on_lease_read);
+    gw_lease_write(c->lease, NULL);
 }
 
 /* In a scan: renews the lease (writing the cursor) when a third of it has
  * passed, then fn(c); stops the scan when the record names another
  * holder. */
-static void gw_collector_on_scan_renew_read(struct gw_store_result *res, void *arg);
+static void gw_collector_on_renewed(void *arg, enum gw_lease_result r)
+{
+    struct gw_collector *c = arg;
+    switch (r) {
+    case GW_LEASE_OK:
+        c->after_renew(c);
+        return;
+    case GW_LEASE_LOST:
+        CN_LOG(CN_LOG_WARN, "collector: lease taken by %s during a scan: scan stopped",
+               gw_lease_read_holder(c->lease));
+        c->st.scanning = 0;
+        c->have_seg = 0;
+        gw_lease_again(c->lease);
+        return;
+    case GW_LEASE_UNREAD:
+        gw_collector_finish(c, "the lease record could not be read");
+        return;
+    case GW_LEASE_UNWRITTEN:
+        gw_collector_finish(c, "the lease could not be renewed");
+        return;
+    }
+}
 
 static void gw_collector_gate(struct gw_collector *c, void (*fn)(struct gw_collector *c))
 {
-    if (cn_time_now_us() < c->last_renew + c->o.lease_us / 3) {
+    if (!gw_lease_renew_due(c->lease)) {
         fn(c);
         return;
     }
     c->after_renew = fn;
-    gw_collector_read(c, gw_collector_on_scan_renew_read);
-}
-
-static void gw_collector_on_scan_renewed(struct gw_store_result *res, void *arg)
-{
-    struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    if (res->rc != CN_OK) {
-        gw_collector_finish(c, "the lease could not be renewed");
-        return;
-    }
-    c->last_renew = cn_time_now_us();
-    c->after_renew(c);
-}
-
-static void gw_collector_on_scan_renew_read(struct gw_store_result *res, void *arg)
-{
-    struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    struct gw_collector_status s;
-    if (gw_collector_record(c, res, &s) != CN_OK) {
-        gw_collector_finish(c, "the lease record could not be read");
-        return;
-    }
-    if (strcmp(s.holder, c->holder) != 0) {
-        CN_LOG(CN_LOG_WARN, "collector: lease taken by %s during a scan: scan stopped", s.holder);
-        c->st.scanning = 0;
-        c->have_seg = 0;
-        gw_collector_set_held(c, 0);
-        gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
-        return;
-    }
-    c->st.lease_until = cn_time_now_us() + c->o.lease_us;
-    gw_collector_write(c, gw_collector_on_scan_renewed);
+    gw_lease_renew(c->lease, gw_collector_on_renewed);
 }
 
 static void gw_collector_slot_reached(struct gw_collector *c)
@@ -1025,27 +823,16 @@ static void gw_collector_seg_done(struct gw_collector *c, enum gw_collector_verd
 
 /* ---- the end of a scan ------------------------------------------------- */
 
-static void gw_collector_on_finished(struct gw_store_result *res, void *arg)
-{
-    struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    if (res->rc == CN_OK)
-        c->last_renew = cn_time_now_us();
-    gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
-}
-
 /* Ends the scan: why NULL, the listing ended (the cursor starts over); else
  * what stopped it (the cursor stays: the next tick resumes there). */
 static void gw_collector_finish(struct gw_collector *c, const char *why)
 {
     uint64_t now = cn_time_now_us();
-    c->st.lease_until = now + c->o.lease_us;
     c->have_seg = 0;
     c->chunks.n = c->chunks.idx = 0;
     if (why != NULL) {
         CN_LOG(CN_LOG_WARN, "collector: scan stopped: %s (resumes at the cursor)", why);
-        gw_collector_write(c, gw_collector_on_finished);
+        gw_lease_write(c->lease, NULL);
         return;
     }
     c->st.scanning = 0;
@@ -1061,19 +848,16 @@ static void gw_collector_finish(struct gw_collector *c, const char *why)
            (unsigned long long)c->st.scanned, (unsigned long long)c->st.segments,
            (unsigned long long)c->st.deleted, (unsigned long long)c->st.bytes_freed,
            (unsigned long long)c->st.kept_young, (unsigned long long)c->st.kept_unsure);
-    gw_collector_write(c, gw_collector_on_finished);
+    gw_lease_write(c->lease, NULL);
 }
 
-static void gw_collector_on_scan_started(struct gw_store_result *res, void *arg)
+static void gw_collector_on_scan_started(void *arg, enum gw_lease_result r)
 {
     struct gw_collector *c = arg;
-    if (gw_collector_op_done(c))
-        return;
-    if (res->rc != CN_OK) {
-        gw_collector_after(c, gw_collector_tick_us(c), gw_collector_tick);
+    if (r != GW_LEASE_OK) {
+        gw_lease_again(c->lease);
         return;
     }
-    c->last_renew = cn_time_now_us();
     c->have_seg = 0;
     c->chunks.n = c->chunks.idx = 0;
     gw_collector_chunks_page(c);
@@ -1122,7 +906,10 @@ struct gw_collector *gw_collector_new(struct event_base *base, struct gw_store *
     c->reg = reg;
     if (reg != NULL)
         gw_collector_metrics(c);
-    gw_collector_after(c, gw_collector_tick_us(c) / 4, gw_collector_tick);
+    struct gw_lease_opts lo = {.interval_us = o->interval_us, .lease_us = o->lease_us,
+                               .settle_us = o->settle_us, .ver = c->ver, .holder = c->holder};
+    c->lease = gw_lease_new(base, store, &gw_collector_lease_ops, &lo, &c->st, c, reg,
+                            c->m_held);
     return c;
 }
 
@@ -1132,17 +919,20 @@ void gw_collector_close(struct gw_collector *c)
         return;
     c->closed = 1;
     evtimer_del(c->timer);
+    gw_lease_close(c->lease);
 }
 
 void gw_collector_free(struct gw_collector *c)
 {
     if (c == NULL)
         return;
-    if (c->inflight != 0) {   /* a callback still to come would find it freed */
+    int inflight = c->inflight + gw_lease_inflight(c->lease);
+    if (inflight != 0) {   /* a callback still to come would find it freed */
         CN_LOG(CN_LOG_WARN, "collector: %d store operations never answered: worker not freed",
-               c->inflight);
+               inflight);
         return;
     }
+    gw_lease_free(c->lease);
     event_free(c->timer);
     cn_free(c->chunks.items);
     cn_free(c->sub.items);

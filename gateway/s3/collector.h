@@ -5,7 +5,7 @@
  * was lost with its gateway — and deletes them once they are older than
  * collector.grace. At most one gateway of a cluster scans at a time: the one
  * that holds the lease kept in the system record "s/collector", by the same
- * protocol as the lifecycle worker's "s/lifecycle" (lifecycle_run.h); the
+ * protocol as the lifecycle worker's "s/lifecycle" (lease.h); the
  * record also keeps the scan's cursor (a scan resumes where the last holder
  * stopped) and what the scans did, for `cairn-admin collector status`.
  * docs/large-objects.md ("The chunk collector") gives the safety argument.

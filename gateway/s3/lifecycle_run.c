@@ -1,12 +1,12 @@
 /* The lifecycle worker (lifecycle_run.h). One chain of callbacks, one store
- * operation in flight: tick -> read the lease record -> (claim it, wait
- * settle_us, read it back) -> when held and a scan is due: list buckets ->
+ * operation in flight: the lease (lease.h: tick -> read the record ->
+ * claim, settle, read back) -> when held and a scan is due: list buckets ->
  * read each bucket record's rules -> list its objects, expire the due ones
- * -> list its uploads, abort the due ones -> write the results. Waits (the
- * next tick, the settle, the delete throttle) go through one timer and
- * run->resume. The lease is renewed (read, checked, written) whenever a
- * third of its time has passed, also in the middle of a scan; a scan stops
- * when the record names another holder. */
+ * -> list its uploads, abort the due ones -> write the results. The delete
+ * throttle's waits go through run->timer and run->resume. The lease is
+ * renewed (read, checked, written) whenever a third of its time has
+ * passed, also in the middle of a scan; a scan stops when the record names
+ * another holder. */
 #include "lifecycle_run.h"
 #include "lifecycle_run_priv.h"
 
@@ -18,6 +18,7 @@
 
 #include "bucket_meta.h"
 #include "keys.h"
+#include "lease.h"
 #include "lifecycle.h"
 #include "lo_map.h"
 #include "lo_reclaim.h"
@@ -35,130 +36,82 @@
 #include "cn/metrics.h"
 #include "cn/time.h"
 
-static void gw_lc_run_tick(struct gw_lc_run *run);
 static void gw_lc_run_next_bucket(struct gw_lc_run *run);
 static void gw_lc_run_next_upload(struct gw_lc_run *run);
 static void gw_lc_run_next_part(struct gw_lc_run *run);
 
-/* ---- the record -------------------------------------------------------- */
+/* ---- the record: the lease's (lease.h) and the last scan's -------------- */
 
-static void gw_lc_run_pack_str(msgpack_packer *pk, const char *s)
+/* The scan's fields of the record (docs/operations.md). */
+static uint32_t gw_lc_run_encode(void *arg, msgpack_packer *pk)
 {
-    size_t n = strlen(s);
-    msgpack_pack_str(pk, n);
-    msgpack_pack_str_body(pk, s, n);
-}
-
-static void gw_lc_run_pack_u64(msgpack_packer *pk, const char *k, uint64_t v)
-{
-    gw_lc_run_pack_str(pk, k);
-    msgpack_pack_uint64(pk, v);
-}
-
-/* The record's data: a msgpack map of str keys (docs/operations.md). */
-static struct gw_blob *gw_lc_run_encode(const struct gw_lc_run *run)
-{
+    const struct gw_lc_run *run = arg;
     const struct gw_lc_status *s = &run->st;
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 21);
-    gw_lc_run_pack_str(&pk, "holder");
-    gw_lc_run_pack_str(&pk, s->holder);
-    gw_lc_run_pack_str(&pk, "state");
-    gw_lc_run_pack_str(&pk, s->scanning ? "scanning" : "idle");
-    gw_lc_run_pack_u64(&pk, "lease_until_us", s->lease_until);
-    gw_lc_run_pack_u64(&pk, "last_start_us", s->last_start);
-    gw_lc_run_pack_u64(&pk, "last_end_us", s->last_end);
-    gw_lc_run_pack_u64(&pk, "next_due_us", s->next_due);
-    gw_lc_run_pack_u64(&pk, "scans", s->scans);
-    gw_lc_run_pack_u64(&pk, "expired", s->expired);
-    gw_lc_run_pack_u64(&pk, "aborted", s->aborted);
-    gw_lc_run_pack_u64(&pk, "buckets", s->buckets);
-    gw_lc_run_pack_u64(&pk, "total_expired", s->total_expired);
-    gw_lc_run_pack_u64(&pk, "total_aborted", s->total_aborted);
-    gw_lc_run_pack_u64(&pk, "noncurrent_expired", s->nc_expired);
-    gw_lc_run_pack_u64(&pk, "markers_added", s->markers_added);
-    gw_lc_run_pack_u64(&pk, "markers_removed", s->markers_removed);
-    gw_lc_run_pack_u64(&pk, "total_noncurrent_expired", s->total_nc_expired);
-    gw_lc_run_pack_u64(&pk, "total_markers_added", s->total_markers_added);
-    gw_lc_run_pack_u64(&pk, "total_markers_removed", s->total_markers_removed);
-    gw_lc_run_pack_u64(&pk, "day_length_us", run->o.day_us);
-    gw_lc_run_pack_u64(&pk, "interval_us", run->o.interval_us);
-    gw_lc_run_pack_u64(&pk, "lease_us", run->o.lease_us);
-    struct evbuffer *b = evbuffer_new();
-    evbuffer_add(b, sb.data, sb.size);
-    msgpack_sbuffer_destroy(&sb);
-    return gw_blob_from_evbuffer(b);
+    gw_lease_pack_str(pk, "state", 5);
+    gw_lease_pack_str(pk, s->scanning ? "scanning" : "idle", s->scanning ? 8 : 4);
+    gw_lease_pack_u64(pk, "last_start_us", s->last_start);
+    gw_lease_pack_u64(pk, "last_end_us", s->last_end);
+    gw_lease_pack_u64(pk, "next_due_us", s->next_due);
+    gw_lease_pack_u64(pk, "scans", s->scans);
+    gw_lease_pack_u64(pk, "expired", s->expired);
+    gw_lease_pack_u64(pk, "aborted", s->aborted);
+    gw_lease_pack_u64(pk, "buckets", s->buckets);
+    gw_lease_pack_u64(pk, "total_expired", s->total_expired);
+    gw_lease_pack_u64(pk, "total_aborted", s->total_aborted);
+    gw_lease_pack_u64(pk, "noncurrent_expired", s->nc_expired);
+    gw_lease_pack_u64(pk, "markers_added", s->markers_added);
+    gw_lease_pack_u64(pk, "markers_removed", s->markers_removed);
+    gw_lease_pack_u64(pk, "total_noncurrent_expired", s->total_nc_expired);
+    gw_lease_pack_u64(pk, "total_markers_added", s->total_markers_added);
+    gw_lease_pack_u64(pk, "total_markers_removed", s->total_markers_removed);
+    gw_lease_pack_u64(pk, "day_length_us", run->o.day_us);
+    gw_lease_pack_u64(pk, "interval_us", run->o.interval_us);
+    gw_lease_pack_u64(pk, "lease_us", run->o.lease_us);
+    return 19;
 }
 
-static int gw_lc_run_key_is(const msgpack_object *k, const char *name)
+/* One of the scan's keys into *status: CN_OK (also for a key it does not
+ * know) or CN_INVAL when its value has the wrong type. */
+static int gw_lc_run_decode_field(void *status, const msgpack_object *k, const msgpack_object *v)
 {
-    size_t n = strlen(name);
-    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
-           memcmp(k->via.str.ptr, name, n) == 0;
-}
-
-/* Reads the record's data into *s (zeroed first). Unknown keys are
- * skipped, a key of the wrong type refuses the whole record. CN_OK or
- * CN_INVAL. */
-static int gw_lc_run_decode(const void *data, size_t len, struct gw_lc_status *s)
-{
-    static const char *const u64s[] = {"lease_until_us", "last_start_us", "last_end_us",
-                                       "next_due_us", "scans", "expired", "aborted", "buckets",
-                                       "total_expired", "total_aborted", "noncurrent_expired",
-                                       "markers_added", "markers_removed",
-                                       "total_noncurrent_expired", "total_markers_added",
-                                       "total_markers_removed"};
-    uint64_t *slots[] = {&s->lease_until, &s->last_start, &s->last_end, &s->next_due, &s->scans,
-                         &s->expired, &s->aborted, &s->buckets, &s->total_expired,
-                         &s->total_aborted, &s->nc_expired, &s->markers_added,
-                         &s->markers_removed, &s->total_nc_expired, &s->total_markers_added,
+    struct gw_lc_status *s = status;
+    static const char *const u64s[] = {"last_start_us", "last_end_us", "next_due_us", "scans",
+                                       "expired", "aborted", "buckets", "total_expired",
+                                       "total_aborted", "noncurrent_expired", "markers_added",
+                                       "markers_removed", "total_noncurrent_expired",
+                                       "total_markers_added", "total_markers_removed"};
+    uint64_t *slots[] = {&s->last_start, &s->last_end, &s->next_due, &s->scans, &s->expired,
+                         &s->aborted, &s->buckets, &s->total_expired, &s->total_aborted,
+                         &s->nc_expired, &s->markers_added, &s->markers_removed,
+                         &s->total_nc_expired, &s->total_markers_added,
                          &s->total_markers_removed};
-    memset(s, 0, sizeof(*s));
-    msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    int rc = CN_INVAL;
-    if (len > 0 && len <= 4096 && msg_msgpack_bounded(data, len) == CN_OK &&
-        msgpack_unpack_next(&up, data, len, &off) == MSGPACK_UNPACK_SUCCESS && off == len &&
-        up.data.type == MSGPACK_OBJECT_MAP) {
-        rc = CN_OK;
-        for (uint32_t i = 0; i < up.data.via.map.size && rc == CN_OK; i++) {
-            const msgpack_object *k = &up.data.via.map.ptr[i].key, *v = &up.data.via.map.ptr[i].val;
-            if (gw_lc_run_key_is(k, "holder")) {
-                if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof(s->holder))
-                    rc = CN_INVAL;
-                else
-                    memcpy(s->holder, v->via.str.ptr, v->via.str.size);
-                continue;
-            }
-            if (gw_lc_run_key_is(k, "state")) {
-                s->scanning = v->type == MSGPACK_OBJECT_STR && v->via.str.size == 8 &&
-                              memcmp(v->via.str.ptr, "scanning", 8) == 0;
-                continue;
-            }
-            for (size_t j = 0; j < CN_ARRAY_LEN(u64s); j++)
-                if (gw_lc_run_key_is(k, u64s[j])) {
-                    if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-                        rc = CN_INVAL;
-                    else
-                        *slots[j] = v->via.u64;
-                }
-        }
+    if (gw_lease_key_is(k, "state")) {
+        s->scanning = v->type == MSGPACK_OBJECT_STR && v->via.str.size == 8 &&
+                      memcmp(v->via.str.ptr, "scanning", 8) == 0;
+        return CN_OK;
     }
-    msgpack_unpacked_destroy(&up);
-    if (rc != CN_OK)
-        memset(s, 0, sizeof(*s));
-    return rc;
+    return gw_lease_decode_u64(k, v, u64s, slots, CN_ARRAY_LEN(u64s));
 }
+
+static void gw_lc_run_held(void *arg);
+static void gw_lc_run_on_claim(void *arg);
+
+static const struct gw_lease_ops gw_lc_run_lease_ops = {
+    .what = "lifecycle",
+    .key = GW_LC_RUN_KEY,
+    .record_max = 4096,
+    .status_size = sizeof(struct gw_lc_status),
+    .encode = gw_lc_run_encode,
+    .decode_field = gw_lc_run_decode_field,
+    .held = gw_lc_run_held,
+    .on_claim = gw_lc_run_on_claim,
+};
 
 int gw_lc_run_record_parses(const void *data, size_t len)
 {
     struct gw_lc_status s;
-    int ok = gw_lc_run_decode(data, len, &s) == CN_OK;
-    CN_ASSERT(memchr(s.holder, '\0', sizeof(s.holder)) != NULL);
+    int ok = gw_lease_decode(&gw_lc_run_lease_ops, data, len, &s) == CN_OK;
+    CN_ASSERT(memchr(s.lease.holder, '\0', sizeof(s.lease.holder)) != NULL);
     return ok;
 }
 
@@ -183,14 +136,6 @@ static void gw_lc_run_after(struct gw_lc_run *run, uint64_t delay_us,
     evtimer_add(run->timer, &tv);
 }
 
-/* The time between ticks: the interval, or a third of the lease when that
- * is shorter (so a holder renews before its lease runs out). */
-static uint64_t gw_lc_run_tick_us(const struct gw_lc_run *run)
-{
-    uint64_t t = CN_MIN(run->o.interval_us, run->o.lease_us / 3);
-    return CN_MAX(t, 100000u);
-}
-
 /* A store callback's first call: 1 when the worker was closed meanwhile
  * (the callback must return at once). */
 int gw_lc_run_op_done(struct gw_lc_run *run)
@@ -199,204 +144,68 @@ int gw_lc_run_op_done(struct gw_lc_run *run)
     return run->closed;
 }
 
-static void gw_lc_run_set_held(struct gw_lc_run *run, int held)
-{
-    if (held != run->held)
-        CN_LOG(CN_LOG_INFO, "lifecycle: %s the lease (%s)", held ? "holding" : "not holding",
-               run->holder);
-    run->held = held;
-    if (run->reg != NULL)
-        cn_metrics_set(run->reg, run->m_held, held);
-}
+/* ---- the lease's callbacks ---------------------------------------------- */
 
-/* Writes the record (this gateway's view of it, st) and then cb. */
-static void gw_lc_run_write(struct gw_lc_run *run, gw_store_cb cb)
-{
-    uint64_t ts = cn_hlc_after(cn_hlc_default(), run->rec_ts);
-    run->rec_ts = ts;
-    struct gw_store_record rec = {
-        .key = GW_LC_RUN_KEY, .key_len = strlen(GW_LC_RUN_KEY),
-        .etag = "", .etag_len = 0, .meta = "", .meta_len = 0,
-        .ver = run->ver, .ts = ts,
-    };
-    struct gw_blob *b = gw_lc_run_encode(run);
-    run->inflight++;
-    gw_store_put(run->store, &rec, b, cb, run);
-    gw_blob_unref(b);
-}
-
-static void gw_lc_run_read(struct gw_lc_run *run, gw_store_cb cb)
-{
-    run->inflight++;
-    gw_store_get(run->store, GW_LC_RUN_KEY, strlen(GW_LC_RUN_KEY), 1, 0, 0, cb, run);
-}
-
-/* The record as read: into *s, and its ts noted. CN_OK (found or not
- * found: *s is then empty) or the store's error. */
-static int gw_lc_run_record(struct gw_lc_run *run, struct gw_store_result *res,
-                            struct gw_lc_status *s)
-{
-    memset(s, 0, sizeof(*s));
-    if (res->rc == CN_NOTFOUND)
-        return CN_OK;
-    if (res->rc != CN_OK)
-        return res->rc;
-    const struct msg *m = &res->reply->m;
-    run->rec_ts = CN_MAX(run->rec_ts, m->ts);
-    if (gw_lc_run_decode(m->payload.ptr, m->payload.len, s) != CN_OK)
-        CN_LOG(CN_LOG_WARN, "lifecycle: the record %s does not parse: taken as empty",
-               GW_LC_RUN_KEY);
-    return CN_OK;
-}
-
-/* ---- the lease --------------------------------------------------------- */
-
-static void gw_lc_run_on_renewed(struct gw_store_result *res, void *arg)
-{
-    struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    if (res->rc == CN_OK)
-        run->last_renew = cn_time_now_us();
-    gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
-}
-
-static void gw_lc_run_on_scan_started(struct gw_store_result *res, void *arg);
+static void gw_lc_run_on_scan_started(void *arg, enum gw_lease_result r);
 
 /* The lease is ours: scan when one is due, else renew it. */
-static void gw_lc_run_held_now(struct gw_lc_run *run)
+static void gw_lc_run_held(void *arg)
 {
+    struct gw_lc_run *run = arg;
     uint64_t now = cn_time_now_us();
-    gw_lc_run_set_held(run, 1);
-    run->st.lease_until = now + run->o.lease_us;
     if (now >= run->st.next_due) {
         run->st.scanning = 1;
         run->st.last_start = now;
         run->st.expired = run->st.aborted = run->st.buckets = 0;
         run->st.nc_expired = run->st.markers_added = run->st.markers_removed = 0;
         CN_LOG(CN_LOG_INFO, "lifecycle: scan starts (%s)", run->holder);
-        gw_lc_run_write(run, gw_lc_run_on_scan_started);
+        gw_lease_write(run->lease, gw_lc_run_on_scan_started);
         return;
     }
-    gw_lc_run_write(run, gw_lc_run_on_renewed);
+    gw_lease_write(run->lease, NULL);
 }
 
-static void gw_lc_run_on_claim_check(struct gw_store_result *res, void *arg)
+/* A claim of a free or expired lease: no scan runs until this holder
+ * starts one. */
+static void gw_lc_run_on_claim(void *arg)
 {
     struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    struct gw_lc_status s;
-    if (gw_lc_run_record(run, res, &s) == CN_OK && strcmp(s.holder, run->holder) == 0) {
-        run->st = s;
-        gw_lc_run_held_now(run);
-        return;
-    }
-    gw_lc_run_set_held(run, 0);   /* another gateway's claim won */
-    gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
-}
-
-static void gw_lc_run_claim_check(struct gw_lc_run *run)
-{
-    gw_lc_run_read(run, gw_lc_run_on_claim_check);
-}
-
-static void gw_lc_run_on_claimed(struct gw_store_result *res, void *arg)
-{
-    struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    if (res->rc != CN_OK) {
-        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
-        return;
-    }
-    /* every claim that raced this one has been written by now: the newest
-     * of them is the record every gateway reads back */
-    gw_lc_run_after(run, run->o.settle_us, gw_lc_run_claim_check);
-}
-
-static void gw_lc_run_on_lease_read(struct gw_store_result *res, void *arg)
-{
-    struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    struct gw_lc_status s;
-    if (gw_lc_run_record(run, res, &s) != CN_OK) {
-        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
-        return;
-    }
-    uint64_t now = cn_time_now_us();
-    int mine = strcmp(s.holder, run->holder) == 0;
-    run->st = s;
-    if (s.lease_until > now && mine) {
-        gw_lc_run_held_now(run);
-        return;
-    }
-    if (s.lease_until > now) {   /* another gateway holds it */
-        gw_lc_run_set_held(run, 0);
-        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
-        return;
-    }
-    snprintf(run->st.holder, sizeof(run->st.holder), "%s", run->holder);
-    run->st.lease_until = now + run->o.lease_us;
     run->st.scanning = 0;
-    gw_lc_run_write(run, gw_lc_run_on_claimed);
-}
-
-static void gw_lc_run_tick(struct gw_lc_run *run)
-{
-    gw_lc_run_read(run, gw_lc_run_on_lease_read);
 }
 
 /* In a scan: renews the lease when a third of it has passed, then fn(run);
  * stops the scan when the record names another holder. */
-static void gw_lc_run_on_scan_renew_read(struct gw_store_result *res, void *arg);
+static void gw_lc_run_on_renewed(void *arg, enum gw_lease_result r)
+{
+    struct gw_lc_run *run = arg;
+    switch (r) {
+    case GW_LEASE_OK:
+        run->after_renew(run);
+        return;
+    case GW_LEASE_LOST:
+        CN_LOG(CN_LOG_WARN, "lifecycle: lease taken by %s during a scan: scan stopped",
+               gw_lease_read_holder(run->lease));
+        run->st.scanning = 0;
+        gw_lc_fini(&run->lc);
+        gw_lease_again(run->lease);
+        return;
+    case GW_LEASE_UNREAD:
+        gw_lc_run_finish(run, "the lease record could not be read");
+        return;
+    case GW_LEASE_UNWRITTEN:
+        gw_lc_run_finish(run, "the lease could not be renewed");
+        return;
+    }
+}
 
 static void gw_lc_run_gate(struct gw_lc_run *run, void (*fn)(struct gw_lc_run *run))
 {
-    uint64_t now = cn_time_now_us();
-    if (now < run->last_renew + run->o.lease_us / 3) {
+    if (!gw_lease_renew_due(run->lease)) {
         fn(run);
         return;
     }
     run->after_renew = fn;
-    gw_lc_run_read(run, gw_lc_run_on_scan_renew_read);
-}
-
-static void gw_lc_run_on_scan_renewed(struct gw_store_result *res, void *arg)
-{
-    struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    if (res->rc != CN_OK) {
-        gw_lc_run_finish(run, "the lease could not be renewed");
-        return;
-    }
-    run->last_renew = cn_time_now_us();
-    run->after_renew(run);
-}
-
-static void gw_lc_run_on_scan_renew_read(struct gw_store_result *res, void *arg)
-{
-    struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    struct gw_lc_status s;
-    if (gw_lc_run_record(run, res, &s) != CN_OK) {
-        gw_lc_run_finish(run, "the lease record could not be read");
-        return;
-    }
-    if (strcmp(s.holder, run->holder) != 0) {
-        CN_LOG(CN_LOG_WARN, "lifecycle: lease taken by %s during a scan: scan stopped",
-               s.holder);
-        run->st.scanning = 0;
-        gw_lc_fini(&run->lc);
-        gw_lc_run_set_held(run, 0);
-        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
-        return;
-    }
-    run->st.lease_until = cn_time_now_us() + run->o.lease_us;
-    gw_lc_run_write(run, gw_lc_run_on_scan_renewed);
+    gw_lease_renew(run->lease, gw_lc_run_on_renewed);
 }
 
 static void gw_lc_run_slot_reached(struct gw_lc_run *run)
@@ -466,17 +275,14 @@ static void gw_lc_run_on_buckets(struct gw_store_list_result *res, void *arg)
     gw_lc_run_next_bucket(run);
 }
 
-static void gw_lc_run_on_scan_started(struct gw_store_result *res, void *arg)
+static void gw_lc_run_on_scan_started(void *arg, enum gw_lease_result r)
 {
     struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    if (res->rc != CN_OK) {
+    if (r != GW_LEASE_OK) {
         run->st.scanning = 0;
-        gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
+        gw_lease_again(run->lease);
         return;
     }
-    run->last_renew = cn_time_now_us();
     run->buckets.n = 0;
     gw_lc_run_list(run, &run->buckets, "b/", 2, 1, gw_lc_run_on_buckets);
 }
@@ -870,16 +676,6 @@ static void gw_lc_run_next_upload(struct gw_lc_run *run)
 
 /* ---- the end of a scan ------------------------------------------------- */
 
-static void gw_lc_run_on_finished(struct gw_store_result *res, void *arg)
-{
-    struct gw_lc_run *run = arg;
-    if (gw_lc_run_op_done(run))
-        return;
-    if (res->rc == CN_OK)
-        run->last_renew = cn_time_now_us();
-    gw_lc_run_after(run, gw_lc_run_tick_us(run), gw_lc_run_tick);
-}
-
 /* Ends the scan (why: NULL, or what stopped it) and writes the results. */
 void gw_lc_run_finish(struct gw_lc_run *run, const char *why)
 {
@@ -889,7 +685,6 @@ void gw_lc_run_finish(struct gw_lc_run *run, const char *why)
     run->st.last_end = now;
     run->st.scans++;
     run->st.next_due = run->st.last_start + run->o.interval_us;
-    run->st.lease_until = now + run->o.lease_us;
     if (run->reg != NULL) {
         cn_metrics_add(run->reg, run->m_scans, 1);
         cn_metrics_set(run->reg, run->m_last_end, (int64_t)(now / 1000000));
@@ -903,7 +698,7 @@ void gw_lc_run_finish(struct gw_lc_run *run, const char *why)
            (unsigned long long)run->st.aborted, (unsigned long long)run->st.nc_expired,
            (unsigned long long)run->st.markers_added,
            (unsigned long long)run->st.markers_removed);
-    gw_lc_run_write(run, gw_lc_run_on_finished);
+    gw_lease_write(run->lease, NULL);
 }
 
 /* ---- life -------------------------------------------------------------- */
@@ -966,7 +761,10 @@ struct gw_lc_run *gw_lc_run_new(struct event_base *base, struct gw_store *store,
     run->reg = reg;
     if (reg != NULL)
         gw_lc_run_metrics(run);
-    gw_lc_run_after(run, gw_lc_run_tick_us(run) / 4, gw_lc_run_tick);
+    struct gw_lease_opts lo = {.interval_us = o->interval_us, .lease_us = o->lease_us,
+                               .settle_us = o->settle_us, .ver = run->ver, .holder = run->holder};
+    run->lease = gw_lease_new(base, store, &gw_lc_run_lease_ops, &lo, &run->st, run, reg,
+                              run->m_held);
     return run;
 }
 
@@ -976,17 +774,20 @@ void gw_lc_run_close(struct gw_lc_run *run)
         return;
     run->closed = 1;
     evtimer_del(run->timer);
+    gw_lease_close(run->lease);
 }
 
 void gw_lc_run_free(struct gw_lc_run *run)
 {
     if (run == NULL)
         return;
-    if (run->inflight != 0) {   /* a callback still to come would find it freed */
+    int inflight = run->inflight + gw_lease_inflight(run->lease);
+    if (inflight != 0) {   /* a callback still to come would find it freed */
         CN_LOG(CN_LOG_WARN, "lifecycle: %d store operations never answered: worker not freed",
-               run->inflight);
+               inflight);
         return;
     }
+    gw_lease_free(run->lease);
     event_free(run->timer);
     gw_lc_vrun_fini(run);
     gw_lc_fini(&run->lc);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "keys.h"
+#include "lease.h"
 #include "lifecycle.h"
 #include "lifecycle_run.h"
 #include "lo_map.h"
@@ -18,13 +19,12 @@
 #include "tagset.h"
 #include "versioning.h"
 
-#define GW_LC_RUN_HOLDER_MAX 128
 #define GW_LC_RUN_PARTS_PAGE 32
 
 /* What the system record holds: the lease and the last scan's results. */
 struct gw_lc_status {
-    char holder[GW_LC_RUN_HOLDER_MAX];
-    uint64_t lease_until, last_start, last_end, next_due, scans;
+    struct gw_lease_head lease;   /* holder, lease_until (lease.h) */
+    uint64_t last_start, last_end, next_due, scans;
     uint64_t expired, aborted, buckets, total_expired, total_aborted;
     /* versioned buckets: noncurrent versions removed, delete markers
      * written for expired current versions, lone delete markers removed */
@@ -82,15 +82,13 @@ struct gw_lc_run {
     struct gw_store *store;
     struct gw_lo_reclaim *reclaim;
     struct gw_lc_run_opts o;
-    char holder[GW_LC_RUN_HOLDER_MAX];
-    uint64_t ver;                 /* this gateway's writes of the record */
-    struct event *timer;
+    char holder[GW_LEASE_HOLDER_MAX];
+    uint64_t ver;                 /* this gateway's writes (the record's, deletes) */
+    struct gw_lease *lease;       /* "s/lifecycle": reads and writes st */
+    struct event *timer;          /* the delete throttle's waits */
     void (*resume)(struct gw_lc_run *run);
-    int closed, inflight;
-    int held;
+    int closed, inflight;         /* inflight: the scan's store operations */
     struct gw_lc_status st;
-    uint64_t rec_ts;              /* the record's newest ts seen or written */
-    uint64_t last_renew;
     uint64_t next_delete;         /* throttle: the earliest next delete */
     /* the scan */
     struct gw_lc_page buckets, objects, parts;

@@ -22,6 +22,7 @@
 #include "objmeta.h"
 #include "s3_body.h"
 #include "s3_bucket.h"
+#include "s3_list.h"
 #include "s3_names.h"
 #include "s3_object.h"
 #include "s3_reply.h"
@@ -1409,19 +1410,12 @@ struct gw_multipart_uploads {
 };
 
 /* A key or key-like parameter of ListMultipartUploads: percent-encoded with
- * encoding-type=url, as S3 does (and s3_list.c for object listings). */
+ * encoding-type=url, as S3 does (the object listings' writer, s3_list.h). */
 static void gw_multipart_uploads_text(const struct gw_multipart_uploads *u,
                                       struct gw_xml_writer *w, const char *name,
                                       const char *s, size_t len)
 {
-    if (!u->url) {
-        gw_xml_elem(w, name, s, len);
-        return;
-    }
-    char *enc = cn_malloc(3 * len + 1);
-    size_t n = gw_s3_names_uri_encode(s, len, enc, 3 * len, 1);
-    gw_xml_elem(w, name, enc, n);
-    cn_free(enc);
+    gw_s3_list_text_elem(w, u->url, name, s, len);
 }
 
 static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)

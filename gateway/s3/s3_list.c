@@ -70,15 +70,10 @@ static void gw_s3_list_set_after(struct gw_s3_list *l, const char *k, size_t len
         l->after[l->after_len++] = (char)0xff;
 }
 
-/* Writes a text element, URL-encoded when encoding-type=url. Without it, a
- * key (or echoed parameter) that XML 1.0 cannot carry marks the writer
- * (w->replaced) and the listing is refused: S3's documented way to list
- * such keys is encoding-type=url, and an altered key would be worse than
- * none. */
-static void gw_s3_list_text(struct gw_s3_list *l, struct gw_xml_writer *w, const char *name,
-                            const char *s, size_t len)
+void gw_s3_list_text_elem(struct gw_xml_writer *w, int url, const char *name, const char *s,
+                          size_t len)
 {
-    if (!l->url) {
+    if (!url) {
         gw_xml_elem(w, name, s, len);
         return;
     }
@@ -88,13 +83,25 @@ static void gw_s3_list_text(struct gw_s3_list *l, struct gw_xml_writer *w, const
     cn_free(enc);
 }
 
+void gw_s3_list_param_echo(struct gw_xml_writer *w, int url, const char *name,
+                           const struct gw_req_param *p, int always)
+{
+    if (p != NULL)
+        gw_s3_list_text_elem(w, url, name, p->value, p->value_len);
+    else if (always)
+        gw_xml_elem(w, name, "", 0);
+}
+
+static void gw_s3_list_text(struct gw_s3_list *l, struct gw_xml_writer *w, const char *name,
+                            const char *s, size_t len)
+{
+    gw_s3_list_text_elem(w, l->url, name, s, len);
+}
+
 static void gw_s3_list_param_elem(struct gw_s3_list *l, struct gw_xml_writer *w, const char *name,
                                   const struct gw_req_param *p, int always)
 {
-    if (p != NULL)
-        gw_s3_list_text(l, w, name, p->value, p->value_len);
-    else if (always)
-        gw_xml_elem(w, name, "", 0);
+    gw_s3_list_param_echo(w, l->url, name, p, always);
 }
 
 /* The last item as the next marker / continuation token. */
@@ -341,33 +348,60 @@ static void gw_s3_list_bucket_ok(struct gw_req *r)
     gw_s3_list_page(r);
 }
 
-/* Reads the query; GW_S3_OK or the error to answer. */
-static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
+enum gw_s3_err gw_s3_list_params_parse(struct gw_req *r, const char *marker_name,
+                                       size_t marker_max, struct gw_s3_list_params *p)
 {
-    const struct gw_req_param *lt = gw_req_param(r, "list-type");
-    l->versions = gw_req_param(r, "versions") != NULL;
-    l->v2 = !l->versions && lt != NULL && strcmp(lt->value, "2") == 0;
+    memset(p, 0, sizeof(*p));
     const struct gw_req_param *enc = gw_req_param(r, "encoding-type");
     if (enc != NULL && strcmp(enc->value, "url") != 0)
         return GW_S3_INVALID_ARGUMENT;
-    l->url = enc != NULL;
-    const struct gw_req_param *fo = gw_req_param(r, "fetch-owner");
-    l->fetch_owner = fo != NULL && strcmp(fo->value, "true") == 0;
-    l->prefix = gw_req_param(r, "prefix");
-    l->delim = gw_req_param(r, "delimiter");
-    if (l->delim != NULL && l->delim->value_len == 0)
-        l->delim = NULL; /* S3: an empty delimiter is none, and is not echoed */
-    l->max_keys = (uint32_t)r->s3->opts.max_keys;
+    p->url = enc != NULL;
+    p->prefix = gw_req_param(r, "prefix");
+    p->delim = gw_req_param(r, "delimiter");
+    p->marker = marker_name != NULL ? gw_req_param(r, marker_name) : NULL;
+    p->max_keys = (uint32_t)r->s3->opts.max_keys;
     const struct gw_req_param *mk = gw_req_param(r, "max-keys");
     if (mk != NULL) {
         char *end;
         long v = strtol(mk->value, &end, 10);
         if (mk->value_len == 0 || *end != '\0' || v < 0)
             return GW_S3_INVALID_ARGUMENT;
-        l->max_keys = (uint32_t)CN_MIN(v, r->s3->opts.max_keys);
+        p->max_keys = (uint32_t)CN_MIN(v, r->s3->opts.max_keys);
     }
-    if (l->prefix != NULL && l->prefix->value_len > 1024)
+    if (p->prefix != NULL && p->prefix->value_len > 1024)
         return GW_S3_KEY_TOO_LONG;
+    if (marker_max > 0 && p->marker != NULL && p->marker->value_len > marker_max)
+        return GW_S3_KEY_TOO_LONG;
+    return GW_S3_OK;
+}
+
+int gw_s3_list_params_marker_is_prefix(const struct gw_s3_list_params *p)
+{
+    const struct gw_req_param *m = p->marker, *d = p->delim;
+    return m != NULL && d != NULL && d->value_len > 0 && m->value_len >= d->value_len &&
+           memcmp(m->value + m->value_len - d->value_len, d->value, d->value_len) == 0;
+}
+
+/* Reads the query; GW_S3_OK or the error to answer. */
+static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
+{
+    const struct gw_req_param *lt = gw_req_param(r, "list-type");
+    l->versions = gw_req_param(r, "versions") != NULL;
+    l->v2 = !l->versions && lt != NULL && strcmp(lt->value, "2") == 0;
+    struct gw_s3_list_params p;
+    enum gw_s3_err err = gw_s3_list_params_parse(r, l->v2 ? NULL : l->versions ? "key-marker"
+                                                                                : "marker", 0, &p);
+    if (err != GW_S3_OK)
+        return err;
+    const struct gw_req_param *fo = gw_req_param(r, "fetch-owner");
+    l->fetch_owner = fo != NULL && strcmp(fo->value, "true") == 0;
+    l->url = p.url;
+    l->prefix = p.prefix;
+    l->delim = p.delim;
+    l->marker = p.marker;
+    l->max_keys = p.max_keys;
+    if (l->delim != NULL && l->delim->value_len == 0)
+        l->delim = NULL; /* S3: an empty delimiter is none, and is not echoed */
     l->items = cn_calloc(l->max_keys + 1, sizeof(*l->items));
     l->base_len = gw_keys_object_prefix(l->sprefix, r->bucket, r->bucket_len);
     l->sprefix_len = l->base_len;
@@ -391,18 +425,13 @@ static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
             gw_s3_list_set_after(l, l->start_after->value, l->start_after->value_len, 0);
         }
     } else {
-        l->marker = gw_req_param(r, l->versions ? "key-marker" : "marker");
         const struct gw_req_param *vm = gw_req_param(r, "version-id-marker");
         if (l->versions && vm != NULL && vm->value_len > 0 &&
             (l->marker == NULL || l->marker->value_len == 0))
             return GW_S3_INVALID_ARGUMENT; /* S3: no version-id marker without a key marker */
-        if (l->marker != NULL && l->marker->value_len > 0) {
-            const struct gw_req_param *d = l->delim;
-            int is_cp = d != NULL && d->value_len > 0 && l->marker->value_len >= d->value_len &&
-                        memcmp(l->marker->value + l->marker->value_len - d->value_len, d->value,
-                               d->value_len) == 0;
-            gw_s3_list_set_after(l, l->marker->value, l->marker->value_len, is_cp);
-        }
+        if (l->marker != NULL && l->marker->value_len > 0)
+            gw_s3_list_set_after(l, l->marker->value, l->marker->value_len,
+                                 gw_s3_list_params_marker_is_prefix(&p));
     }
     return GW_S3_OK;
 }

@@ -1101,24 +1101,14 @@ static void gw_s3_versions_list_free(void *p)
 static void gw_s3_versions_list_text(struct gw_s3_versions_list *l, struct gw_xml_writer *w,
                                      const char *name, const char *s, size_t len)
 {
-    if (!l->url) {
-        gw_xml_elem(w, name, s, len);
-        return;
-    }
-    char *enc = cn_malloc(3 * len + 1);
-    size_t n = gw_s3_names_uri_encode(s, len, enc, 3 * len, 1);
-    gw_xml_elem(w, name, enc, n);
-    cn_free(enc);
+    gw_s3_list_text_elem(w, l->url, name, s, len);
 }
 
 static void gw_s3_versions_list_param(struct gw_s3_versions_list *l, struct gw_xml_writer *w,
                                       const char *name, const struct gw_req_param *p,
                                       int always)
 {
-    if (p != NULL)
-        gw_s3_versions_list_text(l, w, name, p->value, p->value_len);
-    else if (always)
-        gw_xml_elem(w, name, "", 0);
+    gw_s3_list_param_echo(w, l->url, name, p, always);
 }
 
 static void gw_s3_versions_list_entry(struct gw_req *r, struct gw_s3_versions_list *l,
@@ -1465,12 +1455,11 @@ static void gw_s3_versions_stream_init(struct gw_req *r, struct gw_s3_versions_l
 
 /* The starting points of both streams after key-marker (and
  * version-id-marker). */
-static void gw_s3_versions_list_markers(struct gw_s3_versions_list *l, int has_vm)
+static void gw_s3_versions_list_markers(struct gw_s3_versions_list *l,
+                                        const struct gw_s3_list_params *p, int has_vm)
 {
     const struct gw_req_param *km = l->key_marker;
-    const struct gw_req_param *d = l->delim;
-    int is_cp = d != NULL && d->value_len > 0 && km->value_len >= d->value_len &&
-                memcmp(km->value + km->value_len - d->value_len, d->value, d->value_len) == 0;
+    int is_cp = gw_s3_list_params_marker_is_prefix(p);
     struct gw_s3_versions_stream *v = &l->v, *o = &l->o;
     memcpy(v->after, v->prefix, v->base_len);
     memcpy(v->after + v->base_len, km->value, km->value_len);
@@ -1511,27 +1500,16 @@ static void gw_s3_versions_list_markers(struct gw_s3_versions_list *l, int has_v
 /* Reads the query; GW_S3_OK or the error to answer. */
 static enum gw_s3_err gw_s3_versions_list_parse(struct gw_req *r, struct gw_s3_versions_list *l)
 {
-    const struct gw_req_param *enc = gw_req_param(r, "encoding-type");
-    if (enc != NULL && strcmp(enc->value, "url") != 0)
-        return GW_S3_INVALID_ARGUMENT;
-    l->url = enc != NULL;
-    l->prefix = gw_req_param(r, "prefix");
-    l->delim = gw_req_param(r, "delimiter");
-    l->key_marker = gw_req_param(r, "key-marker");
+    struct gw_s3_list_params p;
+    enum gw_s3_err err = gw_s3_list_params_parse(r, "key-marker", 1024, &p);
+    if (err != GW_S3_OK)
+        return err;
+    l->url = p.url;
+    l->prefix = p.prefix;
+    l->delim = p.delim;
+    l->key_marker = p.marker;
+    l->max_keys = p.max_keys;
     l->vid_marker = gw_req_param(r, "version-id-marker");
-    l->max_keys = (uint32_t)r->s3->opts.max_keys;
-    const struct gw_req_param *mk = gw_req_param(r, "max-keys");
-    if (mk != NULL) {
-        char *end;
-        long v = strtol(mk->value, &end, 10);
-        if (mk->value_len == 0 || *end != '\0' || v < 0)
-            return GW_S3_INVALID_ARGUMENT;
-        l->max_keys = (uint32_t)CN_MIN(v, r->s3->opts.max_keys);
-    }
-    if (l->prefix != NULL && l->prefix->value_len > 1024)
-        return GW_S3_KEY_TOO_LONG;
-    if (l->key_marker != NULL && l->key_marker->value_len > 1024)
-        return GW_S3_KEY_TOO_LONG;
     int has_km = l->key_marker != NULL && l->key_marker->value_len > 0;
     int has_vm = l->vid_marker != NULL && l->vid_marker->value_len > 0;
     if (has_vm && !has_km)
@@ -1543,7 +1521,7 @@ static enum gw_s3_err gw_s3_versions_list_parse(struct gw_req *r, struct gw_s3_v
     gw_s3_versions_stream_init(r, l, &l->v, 'v');
     gw_s3_versions_stream_init(r, l, &l->o, 'o');
     if (has_km && !l->bad_marker)
-        gw_s3_versions_list_markers(l, has_vm);
+        gw_s3_versions_list_markers(l, &p, has_vm);
     l->items = cn_calloc(l->max_keys + 1, sizeof(*l->items));
     return GW_S3_OK;
 }

@@ -245,6 +245,59 @@ def test_list_paging(c):
     check(keys == ["a", "d/x", "d/y"], "plain listing %r" % keys)
 
 
+def test_list_params(c):
+    """ListObjects, ListObjectsV2 and ListObjectVersions read encoding-type,
+    prefix, delimiter, max-keys and their key marker with one parser
+    (s3_list.c): the same errors and limits for all three."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="vparams")
+    enable(s3, "vparams")
+    for key in ("a", "d/x", "d/y", "z"):
+        s3.put_object(Bucket="vparams", Key=key, Body=b"x")
+    ops = (("ListObjects", "list_objects"), ("ListObjectsV2", "list_objects_v2"),
+           ("ListObjectVersions", "list_object_versions"))
+
+    def rewrite(op, old, new):
+        client = c.boto()
+
+        def hook(request, **kw):
+            request.url = request.url.replace(old, new)
+        client.meta.events.register("before-sign.s3." + op, hook)
+        return getattr(client, dict(ops)[op])
+
+    for op, name in ops:
+        for bad in ("blah", "-1", "", "1x"):
+            code = error_code(rewrite(op, "max-keys=1", "max-keys=" + bad), Bucket="vparams",
+                              MaxKeys=1)
+            check(code == ("InvalidArgument", 400), "%s max-keys=%r: %r" % (op, bad, code))
+        code = error_code(rewrite(op, "encoding-type=url", "encoding-type=xml"),
+                          Bucket="vparams", EncodingType="url")
+        check(code == ("InvalidArgument", 400), "%s encoding-type=xml: %r" % (op, code))
+        fn = getattr(s3, name)
+        code = error_code(fn, Bucket="vparams", Prefix="p" * 1025)
+        check(code == ("KeyTooLongError", 400), "%s prefix of 1025: %r" % (op, code))
+        r = fn(Bucket="vparams", Prefix="p" * 1024)
+        check(r["Prefix"] == "p" * 1024 and not r["IsTruncated"], "%s prefix of 1024" % op)
+        r = fn(Bucket="vparams", MaxKeys=5000)
+        check(r["MaxKeys"] == 1000, "%s max-keys capped at s3.max_keys: %r" % (op, r["MaxKeys"]))
+        r = fn(Bucket="vparams", Delimiter="/", EncodingType="url", Prefix="")
+        check(r.get("EncodingType") == "url" and r.get("Delimiter") == "/",
+              "%s echoes %r" % (op, r))
+    # the key marker: at most 1024 bytes in ListObjectVersions; ListObjects
+    # reads at most 1024 of a longer marker (as it always did)
+    code = error_code(s3.list_object_versions, Bucket="vparams", KeyMarker="k" * 1025)
+    check(code == ("KeyTooLongError", 400), "key-marker of 1025: %r" % (code,))
+    r = s3.list_objects(Bucket="vparams", Marker="b" * 1025)
+    check([o["Key"] for o in r.get("Contents", [])] == ["d/x", "d/y", "z"], "v1 long marker")
+    # a marker ending in the delimiter is a common prefix: resume after it
+    r = s3.list_object_versions(Bucket="vparams", Delimiter="/", KeyMarker="d/")
+    check([v["Key"] for v in r.get("Versions", [])] == ["z"] and not r.get("CommonPrefixes"),
+          "versions after the prefix d/: %r" % r)
+    r = s3.list_objects(Bucket="vparams", Delimiter="/", Marker="d/")
+    check([o["Key"] for o in r.get("Contents", [])] == ["z"] and not r.get("CommonPrefixes"),
+          "objects after the prefix d/: %r" % r)
+
+
 def test_large_versions(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="vlarge")
@@ -680,7 +733,8 @@ def test_upload_part_copy_version(c):
 if __name__ == "__main__":
     run_tests([test_config, test_versions_round_trip, test_bad_ids, test_suspended,
                test_suspended_large_reclaim,
-               test_list_paging, test_large_versions, test_copy_version, test_other_account,
+               test_list_paging, test_list_params, test_large_versions, test_copy_version,
+               test_other_account,
                test_delete_objects, test_tagging_by_version, test_version_actions_in_policies,
                test_conditional_writes, test_two_gateways, test_lifecycle_marks_versioned,
                test_acl_by_version, test_upload_part_copy_version],
