@@ -134,6 +134,18 @@ def gauge(port, name):
     return int(m.group(1)) if m else None
 
 
+def node_series(port, name):
+    """{node id: [values]} of the per-node series name on /metrics."""
+    import re
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for m in re.finditer(r'^%s\{node="([^"]*)"\} (\d+)$' % name, text, re.M):
+        out.setdefault(m.group(1), []).append(int(m.group(2)))
+    return out
+
+
 def status_nodes(url):
     """[(id, address, state)] of GET /_cairn/status's nodes."""
     import urllib.request
@@ -254,6 +266,10 @@ def test_add_malformed_decommission():
         want = [("s%d" % i, n.endpoint, "active") for i, n in enumerate(cl.nodes)]
         wait_for("gateway b's status lists the added node",
                  lambda: status_nodes(gb.url) == want)
+        # its per-node metrics too (a node past the start-up file's three)
+        wait_for("gateway b's metrics show s3 up",
+                 lambda: node_series(gb.metrics_port, "cairn_gateway_node_up") ==
+                 {"s0": [1], "s1": [1], "s2": [1], "s3": [1]})
 
         # new writes land on the new ring's replicas
         names4 = ["s0", "s1", "s2", "s3"]
@@ -402,6 +418,8 @@ def test_replace_and_remove():
         expect = {"r%03d" % i: os.urandom(200 + i) for i in range(40)}
         for k, v in expect.items():
             a.put_object(Bucket="map", Key=k, Body=v)
+        check(node_series(gb.metrics_port, "cairn_gateway_node_up") == {"s0": [1], "s1": [1]},
+              "metrics before the replace")
         rc, out, err = admin(cf, "node", "replace", "s1", "s1", cl.nodes[2].endpoint, "--wait")
         check(rc == 0, "node replace failed %d: %s %s" % (rc, out, err))
         check("rebalance toward map version 1: done" in err and "verified" in err and
@@ -413,6 +431,11 @@ def test_replace_and_remove():
                      lambda g=g: "cluster map version 1 in use" in g.log_text())
         cl.nodes[1].stop()
         read_all((("a", a), ("b", gb.boto())), expect)
+        # the id's series follow it to the new host (one series per id: the
+        # old host's slot is hidden), which is up while the old one is stopped
+        wait_for("gateway b's metrics show the new s1 up",
+                 lambda: node_series(gb.metrics_port, "cairn_gateway_node_up") ==
+                 {"s0": [1], "s1": [1]})
         # an active node is not removed without --force
         rc, out, err = admin(cf, "node", "remove", "s0")
         check(rc == 2 and "decommission it first" in err, "remove of an active node: %d %s"
