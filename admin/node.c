@@ -406,7 +406,8 @@ static void adm_node_print_walk(const struct adm_rebalance_fields *f, uint64_t t
 /* Waits until the gateways' rebalance worker has walked map (s/rebalance's
  * done_version reaches its version), printing progress on stderr. CN_OK;
  * CN_TIMEOUT (said on stderr) when for worker_timeout_s no gateway held the
- * lease with a walk of this version under way. */
+ * lease (a holder may first finish an older walk, or wait until every
+ * gateway uses the map: that is a live worker). */
 static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_cluster *map,
                                 const char *what, const char *id)
 {
@@ -427,8 +428,7 @@ static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_c
             adm_node_print_walk(&f, target);
             return CN_OK;
         }
-        /* held, and walking (or about to walk) this version: a live worker */
-        if (f.has && f.lease_until > cn_time_now_us() && f.to >= target)
+        if (f.has && f.lease_until > cn_time_now_us())   /* a live worker */
             working_at = now;
         if (now - printed_at >= ADM_NODE_PRINT_US || f.to != last.to ||
             strcmp(f.holder, last.holder) != 0 || strcmp(f.state, last.state) != 0) {
@@ -437,12 +437,13 @@ static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_c
             last = f;
         }
         if (now - working_at > limit) {
-            fprintf(stderr, "cairn-admin: node %s: no gateway's rebalance worker walked map "
-                    "version %llu within %llu s (s/rebalance: %s, holder %s, done_version "
-                    "%llu). Start a gateway with rebalance.enabled = true (or raise "
-                    "--worker-timeout) and run the command again, or copy with cairn-admin "
-                    "itself: node %s %s --wait --repair\n", what, (unsigned long long)target,
-                    (unsigned long long)(limit / 1000000u), f.has ? "found" : "none",
+            fprintf(stderr, "cairn-admin: node %s: no gateway's rebalance worker held the "
+                    "lease for %llu s, map version %llu not walked (s/rebalance: %s, last "
+                    "holder %s, done_version %llu). Start a gateway with rebalance.enabled = "
+                    "true (or raise --worker-timeout) and run the command again, or copy with "
+                    "cairn-admin itself: node %s %s --wait --repair\n", what,
+                    (unsigned long long)(limit / 1000000u), (unsigned long long)target,
+                    f.has ? "found" : "none",
                     f.holder[0] ? f.holder : "none", (unsigned long long)f.done,
                     what, id);
             return CN_TIMEOUT;
