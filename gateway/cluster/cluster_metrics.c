@@ -17,13 +17,11 @@
 #include "cn/cluster.h"
 #include "cn/metrics.h"
 
-#define GW_CLUSTER_METRICS_ID_MAX 64   /* a node id as a label (cn_cluster's bound) */
-
 struct gw_cluster_metrics_node {
     uint32_t up, marked_down, duration, timeouts, send_failures;
     uint32_t hints, hints_added, hints_replayed, hints_dropped;
     uint32_t repairs_read, repairs_hint;
-    char id[GW_CLUSTER_METRICS_ID_MAX + 1];   /* the label shown; "" while hidden */
+    const char *id;   /* the label shown (the cluster's slot id or start-up node's); NULL: hidden */
 };
 
 #define GW_CLUSTER_METRICS_SERIES 11   /* series per node: the ids above */
@@ -94,7 +92,7 @@ static void gw_cluster_metrics_label(uint32_t i, const char *id)
         else
             cn_metrics_hide(gw_cluster_metrics.reg, ids[k]);
     }
-    snprintf(x->id, sizeof(x->id), "%s", id != NULL ? id : "");
+    x->id = id;
 }
 
 void gw_cluster_metrics_name_slots(const char *const *ids, uint32_t n)
@@ -107,7 +105,8 @@ void gw_cluster_metrics_name_slots(const char *const *ids, uint32_t n)
          * over the id's series: the old slot's are hidden, so no two
          * series share their labels */
         for (uint32_t j = 0; j < i; j++)
-            if (strcmp(gw_cluster_metrics.nodes[j].id, ids[i]) == 0)
+            if (gw_cluster_metrics.nodes[j].id != NULL &&
+                strcmp(gw_cluster_metrics.nodes[j].id, ids[i]) == 0)
                 gw_cluster_metrics_label(j, NULL);
         gw_cluster_metrics_label(i, ids[i]);
         atomic_store(&gw_cluster_metrics.n_named, i + 1);
@@ -128,7 +127,7 @@ void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c)
         char spare[24];
         snprintf(spare, sizeof(spare), "\x01slot%u", i);   /* hidden until named */
         const char *id = i < boot ? cn_cluster_node(cl, i)->id : spare;
-        snprintf(x->id, sizeof(x->id), "%s", i < boot ? id : "");
+        x->id = i < boot ? id : NULL;
         const char *l[] = {"node", id, NULL};
         const char *lt[] = {"node", id, "reason", "timeout", NULL};
         const char *ls[] = {"node", id, "reason", "send", NULL};

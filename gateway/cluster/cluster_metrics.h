@@ -28,7 +28,8 @@ void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c);
  * before are shown with label node = the slot's id (registered for every
  * slot a gateway can know, GW_STORAGE_CLIENT_MAX_NODES, hidden until then;
  * a slot that takes an id an older slot had hides the older one's). On the
- * map follower's thread, after the slots are appended. */
+ * map follower's thread, after the slots are appended; the strings stay
+ * the cluster's (kept until it is freed, after the last scrape). */
 void gw_cluster_metrics_name_slots(const char *const *ids, uint32_t n);
 
 /* A reply from node came us after its request was sent. */
