@@ -481,6 +481,25 @@ static int adm_node_verify(const struct adm_node_opts *o, const struct cn_cluste
     return CN_IO;
 }
 
+/* Before the map without the node is written: the map in use must still
+ * be map (another change while the data moved would be undone by a write
+ * of map's version + 1). CN_OK, else CN_IO said on stderr. */
+static int adm_node_unchanged(const struct adm_node_opts *o, const struct cn_cluster *map,
+                              const char *id)
+{
+    struct adm_node_view v;
+    int rc = adm_node_view_load(o, &v);
+    if (rc == CN_OK && cn_cluster_version(v.map) != cn_cluster_version(map)) {
+        fprintf(stderr, "cairn-admin: the cluster map moved to version %llu while %s's data "
+                "moved (this command wrote version %llu): %s stays leaving; run `node "
+                "decommission %s --wait` again\n", (unsigned long long)cn_cluster_version(v.map),
+                id, (unsigned long long)cn_cluster_version(map), id, id);
+        rc = CN_IO;
+    }
+    adm_node_view_free(&v);
+    return rc == CN_OK ? CN_OK : CN_IO;
+}
+
 /* add, decommission, remove, replace. */
 static int adm_node_change(const struct adm_node_opts *o, char *const *a, uint32_t n)
 {
@@ -501,6 +520,8 @@ static int adm_node_change(const struct adm_node_opts *o, char *const *a, uint32
         rc = adm_node_wait_copies(o, next);
     else if (rc == CN_OK && wait && (rc = adm_node_wait_worker(o, next, a[0], a[1])) == CN_OK)
         rc = adm_node_verify(o, next);
+    if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0)
+        rc = adm_node_unchanged(o, next, a[1]);
     if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0) {
         struct cn_cluster *gone = cn_cluster_map_copy(next);
         cn_cluster_map_remove(gone, (uint32_t)cn_cluster_find(gone, a[1]));

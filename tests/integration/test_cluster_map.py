@@ -18,6 +18,9 @@ map every cluster.map_refresh, and a fourth node.
 - Without a worker (rebalance.enabled = false on every gateway) `--wait`
   gives up after --worker-timeout with a message naming the way out;
   `--wait --repair` then copies by cairn-admin's own repair passes.
+  Another map change while `--wait` waits (the worker played by a
+  record written by hand) makes it refuse to write the map without the
+  node over that change.
 - With N = 1 (no replica in common between the old and the new owner) the
   objects whose owner moved to the new node are still read, from the
   previous map's owner (the dual-ring read), while the new node lacks them;
@@ -402,6 +405,49 @@ def test_dual_ring_read():
             pass
         print("  without a worker: --wait timed out with its message; --wait --repair "
               "drained s0 (%d objects read back)" % len(expect))
+
+        # another change while --wait waits: the map without the node is not
+        # written over it. The worker is played by hand: a record of ours in
+        # s/rebalance (a held lease, then the walk done)
+        live = cl.nodes[1:]
+
+        def fake_worker(done):
+            import msgpack
+            rec = msgpack.packb({"holder": "test", "state": "idle", "cursor": b"",
+                                 "lease_until_us": int(time.time() * 1e6) + 60000000,
+                                 "done_version": done, "to_version": done})
+            for n in live:
+                c = n.client(timeout_ms=5000)
+                r = c.put(b"s/rebalance", rec, ts=int(time.time() * 1e6), ver=7)
+                c.close()
+                check(r.st == 0, "s/rebalance not stored: %r" % r)
+
+        def map_version():
+            rc, out, err = admin(cf, "--json", "node", "status")
+            return json.loads(out)["version"]
+
+        fake_worker(0)
+        p = subprocess.Popen([os.path.join(BIN, "cairn-admin"), "--cluster", cf, "--replicas",
+                              "1", "node", "decommission", "s1", "--wait", "--worker-timeout",
+                              "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=admin_env())
+        try:
+            wait_for("map version 5 (s1 leaving)", lambda: map_version() == 5)
+            rc, out, err = admin(cf, "--replicas", "1", "node", "replace", "s2", "s2",
+                                 cl.nodes[2].endpoint)
+            check(rc == 0 and "version 6" in out, "replace during the wait: %s %s" % (out, err))
+            check(p.poll() is None, "decommission did not wait for the worker")
+            fake_worker(6)
+            out, err = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        err = err.decode()
+        check(p.returncode == 1 and "the cluster map moved to version 6" in err,
+              "decommission after another change: %d %s" % (p.returncode, err))
+        check(map_version() == 6, "the map was written over the other change")
+        print("  a change during decommission --wait: the map without s1 not written over it")
     finally:
         try:
             gb.close()
