@@ -338,7 +338,8 @@ static int adm_node_edit(const struct adm_node_opts *o, const struct cn_cluster 
 }
 
 /* One repair pass over map (the full pass: it lists every node, the
- * leaving ones too, and writes each key to its replicas in map's ring).
+ * leaving ones too, and writes each key to its replicas in map's ring;
+ * the records not placed by the ring are left out: repair.h).
  * Progress goes to stderr. CN_OK with the counts, else CN_IO. */
 static int adm_node_repair_pass(const struct adm_node_opts *o, const struct cn_cluster *map,
                                 int dry_run, struct adm_repair_counts *n)
@@ -347,7 +348,7 @@ static int adm_node_repair_pass(const struct adm_node_opts *o, const struct cn_c
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? CN_MIN(o->replicas, active) : CN_MIN(3u, active),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = dry_run,
-        .verbose = o->verbose, .curve = o->curve, .full = 1, .skip_unplaced = dry_run,
+        .verbose = o->verbose, .curve = o->curve, .full = 1, .skip_unplaced = 1,
     };
     char err[CN_ERR_LEN];
     fflush(stdout);

@@ -33,7 +33,9 @@ struct adm_repair_opts {
     const struct msg_curve_client *curve; /* keys toward the nodes (NULL: none) */
     int skip_unplaced;  /* leave out s/cluster (on every node, not by the ring) and the
                          * workers' records their holders rewrite every round
-                         * (s/rebalance, s/collector, s/lifecycle): a verification */
+                         * (s/rebalance, s/collector, s/lifecycle): node --wait's
+                         * passes (a newer but malformed map on a few nodes is not
+                         * spread, a lease record being rewritten is no difference) */
 };
 
 struct adm_repair_counts {
