@@ -18,8 +18,10 @@
  *   cairn-admin [node options] [--json] bucket list | bucket info B
  *             | bucket create B --account A [--region R] | bucket delete B
  *   cairn-admin --cluster FILE [node options] [--json]
- *               node add ID ADDR [zone=Z] [weight=W] | node decommission ID [--wait]
- *               | node remove ID [--force] | node replace OLD NEW ADDR [--wait]
+ *               node add ID ADDR [zone=Z] [weight=W]
+ *               | node decommission ID [--wait [--repair] [--worker-timeout S]]
+ *               | node remove ID [--force]
+ *               | node replace OLD NEW ADDR [--wait [--repair] [--worker-timeout S]]
  *               | node status
  *   cairn-admin --cluster FILE [node options] [--json]
  *               rebalance status | rebalance throttle RATE|off
@@ -102,6 +104,8 @@ struct adm_opts {
     char *node_args[8];              /* node: SUB and its words */
     uint32_t n_node_args;
     int wait;                        /* node decommission/replace --wait */
+    int repair;                      /* --wait --repair: cairn-admin's own repair passes */
+    int worker_timeout_s;            /* --worker-timeout: how long --wait waits for a worker */
     const char *gateways[16];
     uint32_t n_gateways;
     struct adm_gateway_key key;
@@ -131,10 +135,12 @@ static void adm_usage(FILE *out)
                  "       cairn-admin [node options] [--json] bucket list | bucket info B\n"
                  "                 | bucket create B --account A [--region R] | bucket delete B\n"
                  "       cairn-admin --cluster FILE [node options] [--json]\n"
-                 "                   node add ID ADDR [zone=Z] [weight=W] | node decommission ID "
-                 "[--wait]\n"
-                 "                   | node remove ID [--force] | node replace OLD NEW ADDR "
-                 "[--wait] | node status\n"
+                 "                   node add ID ADDR [zone=Z] [weight=W] | node status\n"
+                 "                   | node decommission ID [--wait [--repair] "
+                 "[--worker-timeout S]]\n"
+                 "                   | node remove ID [--force]\n"
+                 "                   | node replace OLD NEW ADDR [--wait [--repair] "
+                 "[--worker-timeout S]]\n"
                  "       cairn-admin --cluster FILE [node options] [--json]\n"
                  "                   rebalance status | rebalance throttle RATE (50M; 0: no "
                  "limit)|off\n"
@@ -381,6 +387,12 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
             o->full = 1;
         else if (strcmp(argv[i], "--wait") == 0)
             o->wait = 1;
+        else if (strcmp(argv[i], "--repair") == 0)
+            o->repair = 1;
+        else if (strcmp(argv[i], "--worker-timeout") == 0 && i + 1 < argc) {
+            if ((o->worker_timeout_s = atoi(argv[++i])) <= 0)
+                return -1;
+        }
         else if (strcmp(argv[i], "--fanout") == 0 && i + 1 < argc)
             o->fanout = (uint32_t)atoi(argv[++i]);
         else if (strcmp(argv[i], "--leaf-keys") == 0 && i + 1 < argc)
@@ -683,6 +695,36 @@ static int adm_managed(const struct adm_opts *o, const struct adm_keys_opts *ko)
     return adm_keys_limit(ko, o->arg, &ch);
 }
 
+/* key, account and bucket over the newest cluster map the nodes hold (the
+ * map `node status` finds from the --cluster or --nodes nodes): records
+ * are written to their replicas in the map's ring (as the gateways place
+ * them) and listings ask every node of the map, leaving ones too. */
+static int adm_managed_on_map(const struct adm_opts *o, const struct cn_cluster *given)
+{
+    struct adm_node_opts no = {
+        .file = given, .replicas = o->replicas, .vnodes = o->vnodes,
+        .timeout_ms = o->timeout_ms, .curve = &o->curve,
+    };
+    char err[CN_ERR_LEN];
+    struct cn_cluster *map = adm_node_map(&no);
+    struct cn_ring *ring = map != NULL ? cn_cluster_ring(map, o->vnodes, err) : NULL;
+    if (map != NULL && ring == NULL)
+        fprintf(stderr, "cairn-admin: the cluster map's ring: %s\n", err);
+    int bad = 1;
+    if (ring != NULL) {
+        uint32_t active = cn_cluster_active_nodes(map);
+        struct adm_keys_opts ko = {
+            .cl = map, .ring = ring, .timeout_ms = o->timeout_ms, .curve = &o->curve,
+            .json = o->json, .master_key_file = o->master_key_file,
+            .replicas = o->replicas > 0 ? CN_MIN(o->replicas, active) : CN_MIN(3u, active),
+        };
+        bad = adm_managed(o, &ko);
+    }
+    cn_ring_free(ring);
+    cn_cluster_free(map);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     struct adm_opts o;
@@ -720,18 +762,12 @@ int main(int argc, char **argv)
     if (strcmp(o.cmd, "repair") == 0) {
         bad = adm_repair(cl, &o);
     } else if (adm_is_managed(o.cmd)) {
-        uint32_t nodes = cn_cluster_nodes(cl);
-        struct adm_keys_opts ko = {
-            .cl = cl, .ring = ring, .timeout_ms = o.timeout_ms, .curve = &o.curve,
-            .json = o.json, .master_key_file = o.master_key_file,
-            .replicas = o.replicas > 0 ? CN_MIN(o.replicas, nodes) : CN_MIN(3u, nodes),
-        };
-        bad = adm_managed(&o, &ko);
+        bad = adm_managed_on_map(&o, cl);
     } else if (strcmp(o.cmd, "node") == 0) {
         struct adm_node_opts no = {
             .file = cl, .replicas = o.replicas, .vnodes = o.vnodes, .timeout_ms = o.timeout_ms,
             .curve = &o.curve, .json = o.json, .verbose = o.verbose, .wait = o.wait,
-            .force = o.force,
+            .repair = o.repair, .worker_timeout_s = o.worker_timeout_s, .force = o.force,
         };
         bad = adm_node_run(&no, o.node_args, o.n_node_args);
     } else if (strcmp(o.cmd, "rebalance") == 0) {

@@ -1,9 +1,12 @@
 /* cairn-admin node (node.h): reads the current cluster map from the nodes,
  * edits a copy, writes it as version + 1 to every node of the old and the
- * new map, and for decommission --wait copies each key onto its replicas
- * in the new ring (cairn-admin repair's full pass, which lists every node,
- * the leaving one included) until a dry run finds no key short of N
- * copies on active nodes, then writes the map without the node. */
+ * new map, and for decommission --wait waits until the gateways' rebalance
+ * worker has walked the new map (s/rebalance's done_version; progress on
+ * stderr), verifies by a dry run of the full repair pass (every node
+ * listed, the leaving one included) that no key is short of its N copies
+ * on active nodes, then writes the map without the node. With --repair,
+ * or when told to after no worker took the map, cairn-admin copies by its
+ * own repair passes instead. */
 #include "node.h"
 
 #include "json.h"
@@ -26,6 +29,9 @@
 
 #define ADM_NODE_MAX_ADDRS (2 * CN_CLUSTER_MAX_NODES)
 #define ADM_NODE_WAIT_PASSES 20
+#define ADM_NODE_VERIFY_TRIES 5       /* dry runs after the walk; one repair pass after the 3rd */
+#define ADM_NODE_POLL_US 500000       /* s/rebalance read every half second */
+#define ADM_NODE_PRINT_US 5000000     /* a progress line at least this often */
 
 /* What one node said about the map. */
 struct adm_node_seen {
@@ -332,7 +338,8 @@ static int adm_node_edit(const struct adm_node_opts *o, const struct cn_cluster 
 }
 
 /* One repair pass over map (the full pass: it lists every node, the
- * leaving ones too, and writes each key to its replicas in map's ring).
+ * leaving ones too, and writes each key to its replicas in map's ring;
+ * the records not placed by the ring are left out: repair.h).
  * Progress goes to stderr. CN_OK with the counts, else CN_IO. */
 static int adm_node_repair_pass(const struct adm_node_opts *o, const struct cn_cluster *map,
                                 int dry_run, struct adm_repair_counts *n)
@@ -341,7 +348,7 @@ static int adm_node_repair_pass(const struct adm_node_opts *o, const struct cn_c
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? CN_MIN(o->replicas, active) : CN_MIN(3u, active),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = dry_run,
-        .verbose = o->verbose, .curve = o->curve, .full = 1,
+        .verbose = o->verbose, .curve = o->curve, .full = 1, .skip_unplaced = 1,
     };
     char err[CN_ERR_LEN];
     fflush(stdout);
@@ -382,6 +389,118 @@ static int adm_node_wait_copies(const struct adm_node_opts *o, const struct cn_c
     return CN_IO;
 }
 
+/* One progress line of the worker's walk toward version target. */
+static void adm_node_print_walk(const struct adm_rebalance_fields *f, uint64_t target)
+{
+    const char *state = !f->has ? "no record"
+                        : f->done >= target ? "done"
+                        : strcmp(f->state, "copying") == 0 && f->to >= target ? "copying"
+                        : "pending";
+    fprintf(stderr, "rebalance toward map version %llu: %s, holder %s, %llu keys scanned, "
+            "%llu copies written (%llu bytes), %llu purged, %llu failed\n",
+            (unsigned long long)target, state, f->holder[0] ? f->holder : "none",
+            (unsigned long long)f->scanned, (unsigned long long)f->copied,
+            (unsigned long long)f->bytes, (unsigned long long)f->purged,
+            (unsigned long long)f->failed);
+}
+
+/* Waits until the gateways' rebalance worker has walked map (s/rebalance's
+ * done_version reaches its version), printing progress on stderr. CN_OK;
+ * CN_TIMEOUT (said on stderr) when for worker_timeout_s no gateway held the
+ * lease (a holder may first finish an older walk, or wait until every
+ * gateway uses the map: that is a live worker). */
+static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_cluster *map,
+                                const char *what, const char *id)
+{
+    struct adm_rebalance_opts ro = {
+        .map = map, .replicas = o->replicas, .timeout_ms = o->timeout_ms, .curve = o->curve,
+    };
+    uint64_t target = cn_cluster_version(map);
+    uint64_t limit = (uint64_t)(o->worker_timeout_s > 0 ? o->worker_timeout_s : 60) * 1000000u;
+    uint64_t t0 = cn_time_mono_us(), working_at = t0, printed_at = 0;
+    struct adm_rebalance_fields f, last;
+    memset(&last, 0, sizeof(last));
+    fprintf(stderr, "waiting for the gateways' rebalance worker to walk map version %llu\n",
+            (unsigned long long)target);
+    for (;;) {
+        adm_rebalance_fetch(&ro, &f);
+        uint64_t now = cn_time_mono_us();
+        if (f.has && f.done >= target) {
+            adm_node_print_walk(&f, target);
+            return CN_OK;
+        }
+        if (f.has && f.lease_until > cn_time_now_us())   /* a live worker */
+            working_at = now;
+        if (now - printed_at >= ADM_NODE_PRINT_US || f.to != last.to ||
+            strcmp(f.holder, last.holder) != 0 || strcmp(f.state, last.state) != 0) {
+            adm_node_print_walk(&f, target);
+            printed_at = now;
+            last = f;
+        }
+        if (now - working_at > limit) {
+            fprintf(stderr, "cairn-admin: node %s: no gateway's rebalance worker held the "
+                    "lease for %llu s, map version %llu not walked (s/rebalance: %s, last "
+                    "holder %s, done_version %llu). Start a gateway with rebalance.enabled = "
+                    "true (or raise --worker-timeout) and run the command again, or copy with "
+                    "cairn-admin itself: node %s %s --wait --repair\n", what,
+                    (unsigned long long)(limit / 1000000u), (unsigned long long)target,
+                    f.has ? "found" : "none",
+                    f.holder[0] ? f.holder : "none", (unsigned long long)f.done,
+                    what, id);
+            return CN_TIMEOUT;
+        }
+        usleep(ADM_NODE_POLL_US);
+    }
+}
+
+/* After the walk: dry runs of the full repair pass until one finds every
+ * key with its N copies on active nodes. A key still short (a write the
+ * walk raced, a replica that missed one) is copied by one repair pass
+ * after the third dry run. CN_OK when verified. */
+static int adm_node_verify(const struct adm_node_opts *o, const struct cn_cluster *map)
+{
+    for (int t = 1; t <= ADM_NODE_VERIFY_TRIES; t++) {
+        struct adm_repair_counts n;
+        if (adm_node_repair_pass(o, map, 1, &n) != CN_OK)
+            return CN_IO;
+        if (n.differences == 0 && n.failed == 0) {
+            fprintf(stderr, "verified: every one of %llu keys has its copies on active "
+                    "nodes\n", (unsigned long long)n.keys);
+            return CN_OK;
+        }
+        fprintf(stderr, "verification %d: %llu copies short of N, %llu failed\n", t,
+                (unsigned long long)n.differences, (unsigned long long)n.failed);
+        if (t == 3) {
+            fprintf(stderr, "copying what is still short with a repair pass\n");
+            if (adm_node_repair_pass(o, map, 0, &n) != CN_OK)
+                return CN_IO;
+        }
+        sleep(1);
+    }
+    fprintf(stderr, "cairn-admin: keys still lack copies after the walk and a repair pass: "
+            "run the command again (or cairn-admin repair)\n");
+    return CN_IO;
+}
+
+/* Before the map without the node is written: the map in use must still
+ * be map (another change while the data moved would be undone by a write
+ * of map's version + 1). CN_OK, else CN_IO said on stderr. */
+static int adm_node_unchanged(const struct adm_node_opts *o, const struct cn_cluster *map,
+                              const char *id)
+{
+    struct adm_node_view v;
+    int rc = adm_node_view_load(o, &v);
+    if (rc == CN_OK && cn_cluster_version(v.map) != cn_cluster_version(map)) {
+        fprintf(stderr, "cairn-admin: the cluster map moved to version %llu while %s's data "
+                "moved (this command wrote version %llu): %s stays leaving; run `node "
+                "decommission %s --wait` again\n", (unsigned long long)cn_cluster_version(v.map),
+                id, (unsigned long long)cn_cluster_version(map), id, id);
+        rc = CN_IO;
+    }
+    adm_node_view_free(&v);
+    return rc == CN_OK ? CN_OK : CN_IO;
+}
+
 /* add, decommission, remove, replace. */
 static int adm_node_change(const struct adm_node_opts *o, char *const *a, uint32_t n)
 {
@@ -398,8 +517,12 @@ static int adm_node_change(const struct adm_node_opts *o, char *const *a, uint32
     }
     int rc = adm_node_publish(o, v.map, next);
     int wait = o->wait && (strcmp(a[0], "decommission") == 0 || strcmp(a[0], "replace") == 0);
-    if (rc == CN_OK && wait)
+    if (rc == CN_OK && wait && o->repair)
         rc = adm_node_wait_copies(o, next);
+    else if (rc == CN_OK && wait && (rc = adm_node_wait_worker(o, next, a[0], a[1])) == CN_OK)
+        rc = adm_node_verify(o, next);
+    if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0)
+        rc = adm_node_unchanged(o, next, a[1]);
     if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0) {
         struct cn_cluster *gone = cn_cluster_map_copy(next);
         cn_cluster_map_remove(gone, (uint32_t)cn_cluster_find(gone, a[1]));

@@ -1,5 +1,8 @@
 /* cairn-admin node add|decommission|remove|replace|status: membership
- * changes through the cluster map (docs/cluster.md). The map is the record
+ * changes through the cluster map (docs/cluster.md). decommission and
+ * replace --wait wait for the gateways' rebalance worker (the record
+ * s/rebalance: rebalance.h) to walk the new map, then verify by a dry-run
+ * repair pass that every key has its N copies on active nodes. The map is the record
  * "s/cluster" (cn/cluster.h's text with a version line) kept on every node
  * of the map, not only on its ring replicas, so that a gateway finds it
  * whatever the ring became; the newest record (ts, then ver) wins and a
@@ -26,7 +29,11 @@ struct adm_node_opts {
     const struct msg_curve_client *curve;
     int json;
     int verbose;
-    int wait;      /* decommission/replace: repair until every key has N copies */
+    int wait;      /* decommission/replace: wait until every key has N copies */
+    int repair;    /* with wait: copy by cairn-admin's own repair passes, not the
+                    * gateways' rebalance worker */
+    int worker_timeout_s; /* with wait: give up when no gateway's worker walks the
+                           * new map for this long (0: 60) */
     int force;     /* remove: also a node that is not leaving */
 };
 

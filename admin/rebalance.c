@@ -78,14 +78,6 @@ static void adm_rb_read(const struct adm_rebalance_opts *o, struct adm_rb_seen *
     zmq_ctx_term(zctx);
 }
 
-/* The known fields of the record (0 / "" when absent). */
-struct adm_rb_fields {
-    char holder[128], state[16];
-    uint64_t lease_until, done, from, to, scanned, copied, bytes, purged, failed;
-    uint64_t started, updated, finished, throttle;
-    int has_throttle;
-};
-
 static int adm_rb_key_is(const msgpack_object *k, const char *name)
 {
     size_t n = strlen(name);
@@ -93,7 +85,7 @@ static int adm_rb_key_is(const msgpack_object *k, const char *name)
            memcmp(k->via.str.ptr, name, n) == 0;
 }
 
-static int adm_rb_parse(const void *data, size_t len, struct adm_rb_fields *f)
+static int adm_rb_parse(const void *data, size_t len, struct adm_rebalance_fields *f)
 {
     static const char *const u64s[] = {"lease_until_us", "done_version", "from_version",
                                        "to_version", "scanned", "copied", "bytes", "purged",
@@ -129,7 +121,7 @@ static int adm_rb_parse(const void *data, size_t len, struct adm_rb_fields *f)
 
 /* Seconds left: the keys not scanned yet over the walk's rate; -1 unknown. */
 static double adm_rb_eta(const struct adm_rebalance_opts *o, const struct adm_rb_seen *s,
-                         const struct adm_rb_fields *f)
+                         const struct adm_rebalance_fields *f)
 {
     uint64_t now = cn_time_now_us();
     uint32_t n = o->replicas > 0 ? o->replicas : CN_MIN(3u, cn_cluster_active_nodes(o->map));
@@ -143,7 +135,7 @@ static double adm_rb_eta(const struct adm_rebalance_opts *o, const struct adm_rb
 
 static void adm_rb_print_json(const struct adm_rebalance_opts *o, const struct adm_rb_seen *s)
 {
-    struct adm_rb_fields f;
+    struct adm_rebalance_fields f;
     if (!s->has || !adm_rb_parse(s->data, s->len, &f)) {
         printf("null");
         return;
@@ -175,7 +167,7 @@ static void adm_rb_print_json(const struct adm_rebalance_opts *o, const struct a
 
 static void adm_rb_print_text(const struct adm_rebalance_opts *o, const struct adm_rb_seen *s)
 {
-    struct adm_rb_fields f;
+    struct adm_rebalance_fields f;
     if (!s->has || !adm_rb_parse(s->data, s->len, &f)) {
         printf("rebalance: no walk has run yet (no %s record)\n", ADM_REBALANCE_KEY);
         return;
@@ -197,6 +189,18 @@ static void adm_rb_print_text(const struct adm_rebalance_opts *o, const struct a
     double eta = adm_rb_eta(o, s, &f);
     if (eta >= 0)
         printf("  eta %.0f s\n", eta);
+}
+
+uint32_t adm_rebalance_fetch(const struct adm_rebalance_opts *o, struct adm_rebalance_fields *f)
+{
+    struct adm_rb_seen *s = cn_malloc(sizeof(*s));
+    adm_rb_read(o, s, 0);
+    f->has = s->has && adm_rb_parse(s->data, s->len, f);
+    if (!f->has)
+        memset(f, 0, sizeof(*f));
+    uint32_t answered = s->answered;
+    cn_free(s);
+    return answered;
 }
 
 int adm_rebalance_status(const struct adm_rebalance_opts *o)
@@ -321,7 +325,7 @@ int adm_rebalance_throttle(const struct adm_rebalance_opts *o, const char *rate)
     for (int attempt = 0; attempt < 5 && !ok; attempt++) {
         adm_rb_read(o, s, 0);
         if (attempt > 0) {
-            struct adm_rb_fields f;
+            struct adm_rebalance_fields f;
             if (s->has && adm_rb_parse(s->data, s->len, &f) && f.has_throttle == has &&
                 (!has || f.throttle == (uint64_t)bps)) {
                 ok = 1;

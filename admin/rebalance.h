@@ -22,6 +22,19 @@ struct adm_rebalance_opts {
     int json;
 };
 
+/* The known fields of the record (0 / "" when absent). */
+struct adm_rebalance_fields {
+    int has;   /* a record that parses was found */
+    char holder[128], state[16];
+    uint64_t lease_until, done, from, to, scanned, copied, bytes, purged, failed;
+    uint64_t started, updated, finished, throttle;
+    int has_throttle;
+};
+
+/* Reads the newest copy of the record on the map's nodes into *f (has 0
+ * when none parses). Returns how many nodes answered. */
+uint32_t adm_rebalance_fetch(const struct adm_rebalance_opts *o, struct adm_rebalance_fields *f);
+
 /* Prints the progress (text: a few lines; json: one object). 0 when some
  * node answered, 1 when none did. */
 int adm_rebalance_status(const struct adm_rebalance_opts *o);

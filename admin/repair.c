@@ -215,6 +215,17 @@ static void adm_repair_copy(struct adm_repair *rp, const struct adm_repair_ent *
     msg_reply_release(&g);
 }
 
+/* The records skip_unplaced leaves out (repair.h). */
+static int adm_repair_unplaced(const char *key, size_t len)
+{
+    static const char *const names[] = {"s/cluster", "s/rebalance", "s/collector",
+                                        "s/lifecycle"};
+    for (size_t i = 0; i < CN_ARRAY_LEN(names); i++)
+        if (len == strlen(names[i]) && memcmp(key, names[i], len) == 0)
+            return 1;
+    return 0;
+}
+
 void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *have)
 {
     const struct adm_repair_ent *best = NULL;
@@ -232,6 +243,8 @@ void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *h
         rp->counts->failed++;
         return;
     }
+    if (rp->o->skip_unplaced && adm_repair_unplaced((const char *)best->key, best->key_len))
+        return;
     uint32_t replicas[CN_CLUSTER_MAX_NODES], stale[CN_CLUSTER_MAX_NODES], n_stale = 0;
     uint32_t nr = cn_ring_lookup(rp->ring, best->key, best->key_len, rp->o->replicas, replicas);
     for (uint32_t k = 0; k < nr; k++) {

@@ -33,6 +33,7 @@ struct cn_metrics_series {
     uint32_t slot;                /* first slot */
     uint32_t next;                /* next series of the family; UINT32_MAX ends */
     char *labels;                 /* rendered and escaped: a="x",b="y"; "" for none */
+    int hidden;                   /* left out of the page (cn_metrics_hide) */
 };
 
 struct cn_metrics_shard {
@@ -335,7 +336,7 @@ static uint32_t cn_metrics_register(struct cn_metrics *m, const char *name, cons
         m->series = cn_realloc(m->series, m->cap_series * sizeof(*m->series));
     }
     uint32_t id = m->n_series++;
-    m->series[id] = (struct cn_metrics_series){fi, m->n_slots, UINT32_MAX, rendered};
+    m->series[id] = (struct cn_metrics_series){fi, m->n_slots, UINT32_MAX, rendered, 0};
     m->n_slots += type == CN_METRIC_HISTOGRAM ? n_bounds + 2 : 1;
     if (f->last == UINT32_MAX)
         f->first = id;
@@ -363,6 +364,31 @@ uint32_t cn_metrics_histogram(struct cn_metrics *m, const char *name, const char
 {
     return cn_metrics_register(m, name, help, CN_METRIC_HISTOGRAM, unit_exp, labels, bounds,
                                n_bounds);
+}
+
+void cn_metrics_hide(struct cn_metrics *m, uint32_t id)
+{
+    CN_ASSERT(id < m->n_series);
+    pthread_mutex_lock(&m->lock);
+    m->series[id].hidden = 1;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void cn_metrics_show(struct cn_metrics *m, uint32_t id, const char *const *labels)
+{
+    CN_ASSERT(id < m->n_series);
+    const struct cn_metrics_family *f = &m->fams[m->series[id].family];
+    char *rendered = labels != NULL ? cn_metrics_labels_render(labels, f->type) : NULL;
+    pthread_mutex_lock(&m->lock);   /* a render reads labels under it */
+    struct cn_metrics_series *s = &m->series[id];
+    char *old = NULL;
+    if (rendered != NULL) {
+        old = s->labels;
+        s->labels = rendered;
+    }
+    s->hidden = 0;
+    pthread_mutex_unlock(&m->lock);
+    cn_free(old);
 }
 
 void cn_metrics_on_collect(struct cn_metrics *m, cn_metrics_collect_cb cb, void *arg)
@@ -495,6 +521,8 @@ static void cn_metrics_render_family_locked(struct cn_metrics *m, struct cn_metr
     cn_metrics_buf_str(b, "\n");
     for (uint32_t id = f->first; id != UINT32_MAX; id = m->series[id].next) {
         const struct cn_metrics_series *s = &m->series[id];
+        if (s->hidden)
+            continue;
         if (f->type == CN_METRIC_HISTOGRAM) {
             cn_metrics_render_histogram_locked(m, b, f, s);
             continue;

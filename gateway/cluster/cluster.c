@@ -14,6 +14,7 @@
 
 #include "cn/alloc.h"
 
+#include "cluster_metrics.h"
 #include "handoff.h"
 #include "node_health.h"
 
@@ -284,6 +285,7 @@ const struct gw_cluster_view *gw_cluster_adopt(struct gw_cluster *c, const struc
     struct gw_cluster_view *v = gw_cluster_view_new(c, map, cur, err);
     if (v == NULL)
         return NULL;
+    gw_cluster_metrics_name_slots((const char *const *)c->slot_id, c->n_slots);
     atomic_store(&c->view, v);
     return v;
 }

@@ -15,10 +15,22 @@
 struct cn_metrics;
 struct gw_cluster;
 
-/* Registers every series of c's nodes (label node = the node's id) in reg,
- * and a collect callback reading c's node states and hints; c must outlive
- * reg's scrapes. Before any recording; once per process. */
+/* Registers every series of every node slot in reg (label node = the
+ * node's id; the slots past c's start-up nodes hidden until named:
+ * 11 series, 28 metric slots of 8 bytes per node slot and recording
+ * thread, 56 KiB per thread for the 256 slots), and a collect callback
+ * reading c's node states and hints; c must outlive reg's scrapes. Before
+ * any recording; once per process. */
 void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c);
+
+/* The gateway's node slots ids[0..n) (cluster.c: every node any map named,
+ * first seen first) now have names: the series of the slots not named
+ * before are shown with label node = the slot's id (registered for every
+ * slot a gateway can know, GW_STORAGE_CLIENT_MAX_NODES, hidden until then;
+ * a slot that takes an id an older slot had hides the older one's). On the
+ * map follower's thread, after the slots are appended; the strings stay
+ * the cluster's (kept until it is freed, after the last scrape). */
+void gw_cluster_metrics_name_slots(const char *const *ids, uint32_t n);
 
 /* A reply from node came us after its request was sent. */
 void gw_cluster_metrics_node_reply(uint32_t node, uint64_t us);

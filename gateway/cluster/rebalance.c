@@ -18,6 +18,7 @@
 
 #include "cluster.h"
 #include "lease.h"
+#include "map_sync.h"
 #include "store.h"
 
 #include "msg/msg.h"
@@ -47,6 +48,8 @@ struct gw_rb_item {
     char key[GW_RB_KEY_MAX];
     uint32_t key_len;
     int done;
+    int system;         /* an "s/" record: copied to its new owners, never purged */
+    uint64_t charged;   /* bytes the throttle charged before the copy (the listed size) */
 };
 
 struct gw_rebalance {
@@ -182,12 +185,31 @@ uint32_t gw_rebalance_non_owners(const uint32_t *owners, uint32_t n_owners,
 
 int gw_rebalance_may_purge(const struct gw_repair_result *res, uint32_t i)
 {
-    if (res->rc != CN_OK || !res->newest_live || i >= res->n_extra_held)
+    /* a tombstone counts: the owners hold the delete (the repair wrote it
+     * first), so the old copies may go and cannot bring the key back */
+    if (res->rc != CN_OK || i >= res->n_extra_held)
         return 0;
     /* a copy newer than what the owners hold (a write that raced the walk
      * and went to the old ring) is never removed */
     uint64_t ts = res->extra_ts[i], ver = res->extra_ver[i];
     return ts < res->newest_ts || (ts == res->newest_ts && ver <= res->newest_ver);
+}
+
+uint64_t gw_rebalance_charge(uint64_t next_ok, uint64_t now, uint64_t bytes, uint64_t bps)
+{
+    if (bps == 0)
+        return next_ok;
+    return CN_MAX(next_ok, now) + bytes * 1000000u / bps;
+}
+
+uint64_t gw_rebalance_settle(uint64_t next_ok, uint64_t charged, uint64_t copied, uint64_t bps)
+{
+    if (bps == 0 || copied == charged)
+        return next_ok;
+    if (copied > charged)   /* more new owners than one lacked it: pay the rest */
+        return next_ok + (copied - charged) * 1000000u / bps;
+    uint64_t back = (charged - copied) * 1000000u / bps;   /* nothing or less was copied */
+    return next_ok > back ? next_ok - back : 0;
 }
 
 /* ---- plumbing ---------------------------------------------------------- */
@@ -233,6 +255,11 @@ static void gw_rb_again(struct gw_rebalance *rb)
 static int gw_rb_is_system(const char *key, uint32_t len)
 {
     return len >= 2 && memcmp(key, "s/", 2) == 0;
+}
+
+static int gw_rb_is_map(const char *key, uint32_t len)
+{
+    return len == strlen(GW_MAP_SYNC_KEY) && memcmp(key, GW_MAP_SYNC_KEY, len) == 0;
 }
 
 static uint64_t gw_rb_bps(const struct gw_rebalance *rb)
@@ -335,7 +362,7 @@ static void gw_rb_purge(struct gw_rb_key_op *op, const struct gw_repair_result *
     struct gw_rebalance *rb = op->rb;
     const struct gw_rb_item *it = &rb->items[op->idx];
     op->outstanding = 1;
-    for (uint32_t i = 0; rb->o.purge && i < res->n_extra_held; i++) {
+    for (uint32_t i = 0; rb->o.purge && !it->system && i < res->n_extra_held; i++) {
         if (!gw_rebalance_may_purge(res, i))
             continue;
         struct msg m;
@@ -374,11 +401,10 @@ static void gw_rb_on_repaired(const struct gw_repair_result *res, void *arg)
         cn_metrics_add(rb->reg, rb->m_copied, res->written);
         cn_metrics_add(rb->reg, rb->m_bytes, res->bytes);
     }
-    uint64_t bps = gw_rb_bps(rb);
-    if (bps > 0 && res->bytes > 0) {   /* the token bucket: pay for what was copied */
-        uint64_t now = cn_time_now_us();
-        rb->next_ok = CN_MAX(rb->next_ok, now) + res->bytes * 1000000u / bps;
-    }
+    /* the token bucket charged the listed size before the copy: settle
+     * to what was copied */
+    rb->next_ok = gw_rebalance_settle(rb->next_ok, rb->items[op->idx].charged, res->bytes,
+                                      gw_rb_bps(rb));
     if (res->rc == CN_OK) {
         gw_rb_purge(op, res);
         return;
@@ -388,9 +414,14 @@ static void gw_rb_on_repaired(const struct gw_repair_result *res, void *arg)
 
 static void gw_rb_start_key(struct gw_rebalance *rb, uint32_t idx)
 {
-    if (rb->items[idx].done)   /* a system record: skipped */
+    if (rb->items[idx].done)   /* the cluster map: skipped */
         return;
-    const struct gw_rb_item *it = &rb->items[idx];
+    struct gw_rb_item *it = &rb->items[idx];
+    /* the throttle is paid before the copy is sent (one copy of the listed
+     * size; gw_rebalance_settle() corrects it when the repair answers) */
+    uint64_t bps = gw_rb_bps(rb);
+    it->charged = bps > 0 ? it->charged : 0;
+    rb->next_ok = gw_rebalance_charge(rb->next_ok, cn_time_now_us(), it->charged, bps);
     uint32_t owners[GW_STORE_MAX_REPLICAS], members[CN_CLUSTER_MAX_NODES * 2];
     uint32_t extra[CN_CLUSTER_MAX_NODES * 2];
     uint32_t n_own = gw_store_replicas(rb->store, it->key, it->key_len, owners,
@@ -443,10 +474,14 @@ static void gw_rb_on_page(struct gw_store_list_result *res, void *arg)
         struct gw_rb_item *it = &rb->items[rb->n++];
         memcpy(it->key, e->key, e->key_len);
         it->key_len = e->key_len;
-        /* system records ("s/...") are not moved: the cluster map and the
-         * keys live on every node (written there by cairn-admin), the
-         * workers' records are rewritten by their holder each round */
-        it->done = gw_rb_is_system(it->key, it->key_len);
+        it->charged = (e->flags & MSG_FLAG_TOMBSTONE) ? 0 : e->size;
+        /* the cluster map is on every node (cairn-admin writes it there,
+         * not by the ring): left alone. Other system records ("s/keys/",
+         * "s/accounts/", the workers' leases) live on their ring replicas:
+         * copied to the new ones like any key, but never purged (readers
+         * such as cairn-admin take the newest copy from every node) */
+        it->done = gw_rb_is_map(it->key, it->key_len);
+        it->system = gw_rb_is_system(it->key, it->key_len);
     }
     rb->more = res->more;
     rb->round_start = cn_time_now_us();
@@ -457,8 +492,8 @@ static void gw_rb_on_page(struct gw_store_list_result *res, void *arg)
 static void gw_rb_walk(struct gw_rebalance *rb)
 {
     rb->inflight++;
-    gw_store_list(rb->store, "", 0, rb->st.cursor, rb->st.cursor_len, rb->o.page, gw_rb_on_page,
-                  rb);
+    gw_store_list_all(rb->store, "", 0, rb->st.cursor, rb->st.cursor_len, rb->o.page,
+                      gw_rb_on_page, rb);
 }
 
 /* ---- the lease's callbacks ---------------------------------------------- */

@@ -1,8 +1,9 @@
-/* The rebalance worker: after a cluster map change, copies every key to the
- * replicas the new ring gives it (the repair path, repair.h, with the map's
- * other nodes as sources) and then purges the copies on nodes that no
- * longer own it (PURGE: only the exact version that was copied, never a
- * newer write, no tombstone). It runs on worker 0 of every gateway; one at
+/* The rebalance worker: after a cluster map change, copies every key (a
+ * key whose newest version is a tombstone too) to the replicas the new ring
+ * gives it (the repair path, repair.h, with the map's other nodes as
+ * sources) and then purges the copies on nodes that no longer own it
+ * (PURGE: only the exact version that was copied, never a newer write, no
+ * tombstone; never a system record). It runs on worker 0 of every gateway; one at
  * a time works, the one holding the lease kept in the system record
  * "s/rebalance" (the workers' lease, lease.h), which also
  * holds the walk's cursor (so another gateway resumes where a dead holder
@@ -68,8 +69,22 @@ uint32_t gw_rebalance_non_owners(const uint32_t *owners, uint32_t n_owners,
 
 /* The purge decision, pure: 1 when the copy res->extra_held[i] holds may be
  * removed: the repair succeeded (every owner answered and holds the newest
- * version, or was written it), that newest version is live, and the
- * copy's version is not newer than it. */
+ * version, or was written it) and the copy's version is not newer than
+ * it. The newest may be a tombstone: the owners hold the delete before an
+ * old copy goes, so no stale copy can bring the key back. (The walk never
+ * purges a system record, "s/...": rebalance.c.) */
 int gw_rebalance_may_purge(const struct gw_repair_result *res, uint32_t i);
+
+/* The throttle's token bucket, pure (times in us, bps 0 = no limit): a
+ * copy of bytes about to be sent at now, when the next may start no
+ * sooner than next_ok, moves next_ok to max(next_ok, now) + its time at
+ * bps. The walk charges a key's listed size before it starts the key's
+ * repair, so no copy is sent before the bucket has room for it. */
+uint64_t gw_rebalance_charge(uint64_t next_ok, uint64_t now, uint64_t bytes, uint64_t bps);
+
+/* Once the repair answered: charged bytes were paid in advance and copied
+ * were written (0 when every owner held the key; more when several new
+ * owners lacked it): next_ok moves by the difference. */
+uint64_t gw_rebalance_settle(uint64_t next_ok, uint64_t charged, uint64_t copied, uint64_t bps);
 
 #endif

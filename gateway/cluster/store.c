@@ -129,6 +129,7 @@ struct gw_store_op {
     struct gw_store_entry *live;   /* the answer so far: live keys in order */
     uint32_t n_live, cap_live;
     int trimmed;                   /* live keys were left out past limit */
+    int keep_tombstones;           /* gw_store_list_all: a tombstone is a key too */
 };
 
 struct gw_blob *gw_blob_from_evbuffer(struct evbuffer *buf)
@@ -1398,7 +1399,7 @@ static void gw_store_list_merge(struct gw_store_op *op)
             prev = e->key; /* newest of its key (sorted newest first) */
             prev_len = e->key_len;
         }
-        if (dup || beyond || (e->flags & MSG_FLAG_TOMBSTONE))
+        if (dup || beyond || ((e->flags & MSG_FLAG_TOMBSTONE) && !op->keep_tombstones))
             continue;
         if (op->n_live == op->limit) {
             op->trimmed = 1; /* a live key follows the page */
@@ -1508,17 +1509,32 @@ static void gw_store_list_round(struct gw_store_op *op, const void *after, size_
     }
 }
 
-void gw_store_list(struct gw_store *s, const void *prefix, size_t prefix_len, const void *after,
-                   size_t after_len, uint32_t limit, gw_store_list_cb cb, void *arg)
+static void gw_store_list_start(struct gw_store *s, const void *prefix, size_t prefix_len,
+                                const void *after, size_t after_len, uint32_t limit,
+                                int keep_tombstones, gw_store_list_cb cb, void *arg)
 {
     CN_ASSERT(limit >= 1);
     struct gw_store_op *op = gw_store_op_new(s, GW_STORE_LIST, NULL, 0);
     op->list_cb = cb;
     op->arg = arg;
     op->limit = limit;
+    op->keep_tombstones = keep_tombstones;
     op->prefix = cn_memdup(prefix_len > 0 ? prefix : "", prefix_len);
     op->prefix_len = prefix_len;
     gw_store_list_round(op, after, after_len);
+}
+
+void gw_store_list(struct gw_store *s, const void *prefix, size_t prefix_len, const void *after,
+                   size_t after_len, uint32_t limit, gw_store_list_cb cb, void *arg)
+{
+    gw_store_list_start(s, prefix, prefix_len, after, after_len, limit, 0, cb, arg);
+}
+
+void gw_store_list_all(struct gw_store *s, const void *prefix, size_t prefix_len,
+                       const void *after, size_t after_len, uint32_t limit, gw_store_list_cb cb,
+                       void *arg)
+{
+    gw_store_list_start(s, prefix, prefix_len, after, after_len, limit, 1, cb, arg);
 }
 
 void gw_store_configure(struct gw_store *s, const struct gw_store_options *o)

@@ -231,7 +231,7 @@ struct gw_store_entry {
     char etag[129];
     uint64_t ts;
     uint64_t ver;
-    uint32_t flags;             /* record flags (never a tombstone in a result) */
+    uint32_t flags;             /* record flags (a tombstone only from gw_store_list_all) */
 };
 
 struct gw_store_list_result {
@@ -255,5 +255,12 @@ typedef void (*gw_store_list_cb)(struct gw_store_list_result *res, void *arg);
  * during the callback only. */
 void gw_store_list(struct gw_store *s, const void *prefix, size_t prefix_len, const void *after,
                    size_t after_len, uint32_t limit, gw_store_list_cb cb, void *arg);
+
+/* gw_store_list() that also answers a key whose newest version is a
+ * tombstone (flags MSG_FLAG_TOMBSTONE): the rebalance walk, which must
+ * move a delete to the key's new owners before it purges the old copies. */
+void gw_store_list_all(struct gw_store *s, const void *prefix, size_t prefix_len,
+                       const void *after, size_t after_len, uint32_t limit, gw_store_list_cb cb,
+                       void *arg);
 
 #endif

@@ -45,27 +45,32 @@ static void gw_s3_status_when(struct evbuffer *b, uint64_t mono_us)
     evbuffer_add_printf(b, "\"%s\"", t);
 }
 
+/* The nodes of the cluster map in use (a node a later map added too; one
+ * a map removed no more), each with the states kept for its slot. */
 static void gw_s3_status_nodes(struct evbuffer *b, const struct gw_cluster *c,
                                const struct gw_s3_status_info *info)
 {
-    const struct cn_cluster *cl = gw_cluster_nodes(c);
+    const struct gw_cluster_view *v = gw_cluster_view(c);
+    const struct cn_cluster *cl = gw_cluster_view_map(v);
     struct gw_node_health *h = gw_cluster_health(c);
     struct gw_handoff *ho = gw_cluster_handoff(c);
     evbuffer_add_printf(b, "  \"nodes\": [");
     for (uint32_t i = 0; i < cn_cluster_nodes(cl); i++) {
         const struct cn_cluster_node *n = cn_cluster_node(cl, i);
+        uint32_t slot = gw_cluster_view_slot(v, i);
         struct gw_node_health_stats st;
-        gw_node_health_stats(h, i, &st);
+        gw_node_health_stats(h, slot, &st);
         struct gw_handoff_stats hs = {0};
         if (ho != NULL)
-            gw_handoff_stats(ho, i, &hs);
+            gw_handoff_stats(ho, slot, &hs);
         evbuffer_add_printf(b, "%s\n    {\"id\": ", i > 0 ? "," : "");
         gw_s3_status_cstr(b, n->id);
         evbuffer_add_printf(b, ", \"address\": ");
         gw_s3_status_cstr(b, n->address);
         evbuffer_add_printf(b, ", \"zone\": ");
         gw_s3_status_cstr(b, n->zone != NULL ? n->zone : "");
-        evbuffer_add_printf(b, ", \"weight\": %u, \"up\": %s, \"since\": ", n->weight,
+        evbuffer_add_printf(b, ", \"weight\": %u, \"state\": \"%s\", \"up\": %s, "
+                            "\"since\": ", n->weight, n->leaving ? "leaving" : "active",
                             st.up ? "true" : "false");
         uint64_t since = st.up ? st.up_since_us : st.down_since_us;
         gw_s3_status_when(b, since != 0 ? since : info->started_mono_us);
@@ -104,7 +109,7 @@ void gw_s3_status_reply(struct gw_req *r)
     gw_s3_status_cstr(b, why);
     uint32_t n, w, rq, d;
     gw_cluster_quorum_values(c, &n, &w, &rq, &d);
-    const struct cn_cluster *cl = gw_cluster_nodes(c);
+    const struct cn_cluster *cl = gw_cluster_view_map(gw_cluster_view(c));
     evbuffer_add_printf(b, ",\n  \"ring\": {\"digest\": \"%s\", \"vnodes\": %u, \"nodes\": %u, "
                         "\"zones\": %s, \"replicas\": %u, \"write\": %u, \"read\": %u, "
                         "\"delete\": %u, \"map_version\": %llu},\n", info->ring_digest,

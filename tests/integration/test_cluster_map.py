@@ -8,16 +8,25 @@ map every cluster.map_refresh, and a fourth node.
   ring's replicas (the new node among them).
 - A malformed map record newer than the good one is left out with a
   warning by both gateways, which keep the last good map.
-- `cairn-admin node decommission --wait` copies each key onto its replicas
-  in the ring without the node, then writes the map without it; the
-  gateways take it; the node is stopped; every object reads back through
-  both gateways and every key has its N copies on the nodes left.
+- `cairn-admin node decommission --wait` waits for the gateways'
+  rebalance worker to walk the map that marks the node leaving (progress
+  on stderr), verifies that every key has its N copies on active nodes,
+  then writes the map without it; the gateways take it; the node is
+  stopped; every object reads back through both gateways and every key
+  has its N copies on the nodes left. GET /_cairn/status lists the nodes
+  of the map in use (the added node, then without the removed one).
+- Without a worker (rebalance.enabled = false on every gateway) `--wait`
+  gives up after --worker-timeout with a message naming the way out;
+  `--wait --repair` then copies by cairn-admin's own repair passes.
+  Another map change while `--wait` waits (the worker played by a
+  record written by hand) makes it refuse to write the map without the
+  node over that change.
 - With N = 1 (no replica in common between the old and the new owner) the
   objects whose owner moved to the new node are still read, from the
   previous map's owner (the dual-ring read), while the new node lacks them;
   a delete after the change is not undone by the old copy.
 - `node replace s1 s1 NEW-ADDRESS --wait` moves a node to a new host under
-  the same id (placement unchanged) and refills it; the old host is
+  the same id (placement unchanged) and the rebalance worker refills it; the old host is
   stopped and everything reads back; `node remove` refuses an active node
   and an unknown one.
 - Hinted handoff for a node a map added (its gateway index is past the
@@ -41,6 +50,8 @@ from s3util import ACCESS_KEY, SECRET_KEY, check  # noqa: E402
 from snclient import admin_env, free_port  # noqa: E402
 
 BIN = os.environ.get("CAIRN_BIN", "build/bin")
+ADMIN_KEY = "AKIAADMINKEY00000000"   # an admin key: GET /_cairn/status
+ADMIN_SECRET = "admin-secret-key-00000000000000000000000"
 REFRESH_S = 0.3
 REQUEST_TIMEOUT_S = 1
 BOUND_S = REFRESH_S + REQUEST_TIMEOUT_S   # docs/cluster.md: the documented delay
@@ -126,6 +137,32 @@ def gauge(port, name):
     return int(m.group(1)) if m else None
 
 
+def node_series(port, name):
+    """{node id: [values]} of the per-node series name on /metrics."""
+    import re
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for m in re.finditer(r'^%s\{node="([^"]*)"\} (\d+)$' % name, text, re.M):
+        out.setdefault(m.group(1), []).append(int(m.group(2)))
+    return out
+
+
+def status_nodes(url):
+    """[(id, address, state)] of GET /_cairn/status's nodes."""
+    import urllib.request
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    req = AWSRequest(method="GET", url=url + "/_cairn/status")
+    S3SigV4Auth(Credentials(ADMIN_KEY, ADMIN_SECRET), "s3", "us-east-1").add_auth(req)
+    r = urllib.request.Request(url + "/_cairn/status", headers=dict(req.headers))
+    with urllib.request.urlopen(r, timeout=10) as resp:
+        doc = json.loads(resp.read())
+    return [(n["id"], n["address"], n["state"]) for n in doc["nodes"]]
+
+
 def holds(node, skey):
     c = node.client(timeout_ms=5000)
     try:
@@ -147,6 +184,8 @@ def start(nodes, in_file, settings=None):
             f.write("node s%d %s\n" % (i, n.endpoint))
     cl.proc.terminate()
     cl.proc.wait()
+    with open(cl.creds, "a") as f:
+        f.write("%s %s ops Operations admin=true\n" % (ADMIN_KEY, ADMIN_SECRET))
     cl.settings["cluster.file"] = cf
     cl.start()
     mp = free_port()
@@ -227,6 +266,13 @@ def test_add_malformed_decommission():
               all(n["up"] and n["map_version"] == 1 and n["state"] == "active"
                   for n in st["nodes"]), "node status after add: %s %s" % (out, err))
         read_all((("a", a), ("b", b)), expect)
+        want = [("s%d" % i, n.endpoint, "active") for i, n in enumerate(cl.nodes)]
+        wait_for("gateway b's status lists the added node",
+                 lambda: status_nodes(gb.url) == want)
+        # its per-node metrics too (a node past the start-up file's three)
+        wait_for("gateway b's metrics show s3 up",
+                 lambda: node_series(gb.metrics_port, "cairn_gateway_node_up") ==
+                 {"s0": [1], "s1": [1], "s2": [1], "s3": [1]})
 
         # new writes land on the new ring's replicas
         names4 = ["s0", "s1", "s2", "s3"]
@@ -270,9 +316,17 @@ def test_add_malformed_decommission():
         check(rc == 0, "decommission failed %d: %s %s" % (rc, out, err))
         check("map record left out" in err, "cairn-admin did not warn of the bad record: " + err)
         check("cluster map version 3" in out, "decommission did not end at version 3: " + out)
+        # the gateways' worker moved the data (no repair pass of cairn-admin's
+        # own but a verification), with progress on the way
+        check("waiting for the gateways' rebalance worker to walk map version 2" in err and
+              "rebalance toward map version 2: done" in err and "verified: every one of" in err
+              and "repair toward" not in err, "decommission did not wait for the worker: " + err)
+        print("  decommission --wait: %d progress lines" % err.count("rebalance toward"))
         for name, g in (("a", cl), ("b", gb)):
             wait_for("gateway %s takes map version 3" % name,
                      lambda g=g: "cluster map version 3 in use" in g.log_text())
+        check(status_nodes(gb.url) == [w for w in want if w[0] != "s1"],
+              "status after the decommission: %r" % status_nodes(gb.url))
         cl.nodes[1].stop()
         read_all((("a", a), ("b", b)), expect)
         left = [0, 2, 3]
@@ -325,6 +379,75 @@ def test_dual_ring_read():
             pass
         print("  %d of %d keys moved to the new node and read from their old owner"
               % (len(moved), len(expect)))
+        del expect[moved[0]]
+
+        # no gateway runs a rebalance worker: --wait gives up, saying how on
+        rc, out, err = admin(cf, "--replicas", "1", "node", "decommission", "s0", "--wait",
+                             "--worker-timeout", "3")
+        check(rc == 1 and "no gateway's rebalance worker held the lease for 3 s, map version 2 "
+              "not walked" in err
+              and "node decommission s0 --wait --repair" in err,
+              "decommission without a worker: %d %s" % (rc, err))
+        # ... and --repair copies by cairn-admin's passes (s0 is leaving already)
+        rc, out, err = admin(cf, "--replicas", "1", "node", "decommission", "s0", "--wait",
+                             "--repair")
+        check(rc == 0 and "cluster map version 4" in out and "pass 1:" in err,
+              "decommission --repair: %d %s %s" % (rc, out, err))
+        for name, g in (("a", cl), ("b", gb)):
+            wait_for("gateway %s takes map version 4" % name,
+                     lambda g=g: "cluster map version 4 in use" in g.log_text())
+        cl.nodes[0].stop()
+        read_all((("a", a), ("b", gb.boto())), expect)
+        try:
+            a.get_object(Bucket="map", Key=moved[0])
+            check(False, "the deleted object came back after the decommission")
+        except a.exceptions.NoSuchKey:
+            pass
+        print("  without a worker: --wait timed out with its message; --wait --repair "
+              "drained s0 (%d objects read back)" % len(expect))
+
+        # another change while --wait waits: the map without the node is not
+        # written over it. The worker is played by hand: a record of ours in
+        # s/rebalance (a held lease, then the walk done)
+        live = cl.nodes[1:]
+
+        def fake_worker(done):
+            import msgpack
+            rec = msgpack.packb({"holder": "test", "state": "idle", "cursor": b"",
+                                 "lease_until_us": int(time.time() * 1e6) + 60000000,
+                                 "done_version": done, "to_version": done})
+            for n in live:
+                c = n.client(timeout_ms=5000)
+                r = c.put(b"s/rebalance", rec, ts=int(time.time() * 1e6), ver=7)
+                c.close()
+                check(r.st == 0, "s/rebalance not stored: %r" % r)
+
+        def map_version():
+            rc, out, err = admin(cf, "--json", "node", "status")
+            return json.loads(out)["version"]
+
+        fake_worker(0)
+        p = subprocess.Popen([os.path.join(BIN, "cairn-admin"), "--cluster", cf, "--replicas",
+                              "1", "node", "decommission", "s1", "--wait", "--worker-timeout",
+                              "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=admin_env())
+        try:
+            wait_for("map version 5 (s1 leaving)", lambda: map_version() == 5)
+            rc, out, err = admin(cf, "--replicas", "1", "node", "replace", "s2", "s2",
+                                 cl.nodes[2].endpoint)
+            check(rc == 0 and "version 6" in out, "replace during the wait: %s %s" % (out, err))
+            check(p.poll() is None, "decommission did not wait for the worker")
+            fake_worker(6)
+            out, err = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        err = err.decode()
+        check(p.returncode == 1 and "the cluster map moved to version 6" in err,
+              "decommission after another change: %d %s" % (p.returncode, err))
+        check(map_version() == 6, "the map was written over the other change")
+        print("  a change during decommission --wait: the map without s1 not written over it")
     finally:
         try:
             gb.close()
@@ -342,8 +465,12 @@ def test_replace_and_remove():
         expect = {"r%03d" % i: os.urandom(200 + i) for i in range(40)}
         for k, v in expect.items():
             a.put_object(Bucket="map", Key=k, Body=v)
+        check(node_series(gb.metrics_port, "cairn_gateway_node_up") == {"s0": [1], "s1": [1]},
+              "metrics before the replace")
         rc, out, err = admin(cf, "node", "replace", "s1", "s1", cl.nodes[2].endpoint, "--wait")
         check(rc == 0, "node replace failed %d: %s %s" % (rc, out, err))
+        check("rebalance toward map version 1: done" in err and "verified" in err and
+              "pass 1:" not in err, "replace did not wait for the worker: " + err)
         for k in expect:
             check(holds(cl.nodes[2], storage_key("map", k)), "%s not copied to the new s1" % k)
         for name, g in (("a", cl), ("b", gb)):
@@ -351,6 +478,11 @@ def test_replace_and_remove():
                      lambda g=g: "cluster map version 1 in use" in g.log_text())
         cl.nodes[1].stop()
         read_all((("a", a), ("b", gb.boto())), expect)
+        # the id's series follow it to the new host (one series per id: the
+        # old host's slot is hidden), which is up while the old one is stopped
+        wait_for("gateway b's metrics show the new s1 up",
+                 lambda: node_series(gb.metrics_port, "cairn_gateway_node_up") ==
+                 {"s0": [1], "s1": [1]})
         # an active node is not removed without --force
         rc, out, err = admin(cf, "node", "remove", "s0")
         check(rc == 2 and "decommission it first" in err, "remove of an active node: %d %s"

@@ -1,6 +1,6 @@
 /* cn/metrics.h: rendering of each type, units, merging across threads
  * (live and exited), histogram buckets with _sum/_count, label and HELP
- * escaping, collect callbacks. */
+ * escaping, collect callbacks, series hidden and shown with new labels. */
 #include "cn/metrics.h"
 
 #include <pthread.h>
@@ -49,6 +49,44 @@ static void test_metrics_render_types(void)
                           "x_busy_seconds_total 1.50025\n"));
     CN_CHECK_EQ_INT(cn_metrics_value(m, c_put), 3);
     CN_CHECK_EQ_INT(cn_metrics_value(m, g), -2);
+    cn_metrics_free(m);
+}
+
+/* A series registered ahead and hidden counts but is not rendered until
+ * shown, then with the labels it is given; hiding it again drops it from
+ * the page while its value stays. */
+static void test_metrics_hide_show(void)
+{
+    struct cn_metrics *m = cn_metrics_new();
+    static const uint64_t bounds[] = {10};
+    const char *a[] = {"node", "s0", NULL}, *spare[] = {"node", "\x01slot1", NULL};
+    const char *named[] = {"node", "s3", "reason", "timeout", NULL};
+    uint32_t c0 = cn_metrics_counter(m, "x_fail_total", "Failures.", 0, a);
+    uint32_t c1 = cn_metrics_counter(m, "x_fail_total", "Failures.", 0, spare);
+    uint32_t h1 = cn_metrics_histogram(m, "x_wait_seconds", "Waits.", 0, spare, bounds, 1);
+    cn_metrics_hide(m, c1);
+    cn_metrics_hide(m, h1);
+    cn_metrics_add(m, c0, 2);
+    cn_metrics_add(m, c1, 5);   /* counted while hidden */
+    cn_metrics_observe(m, h1, 3);
+    char *page;
+    size_t len;
+    cn_metrics_render(m, &page, &len);
+    CN_CHECK(strstr(page, "x_fail_total{node=\"s0\"} 2\n") != NULL);
+    CN_CHECK(strstr(page, "slot1") == NULL && strstr(page, "x_wait_seconds_bucket") == NULL);
+    cn_free(page);
+    cn_metrics_show(m, c1, named);
+    cn_metrics_show(m, h1, a);
+    CN_CHECK(has_lines(m, "x_fail_total{node=\"s0\"} 2\n"
+                          "x_fail_total{node=\"s3\",reason=\"timeout\"} 5\n"));
+    CN_CHECK(has_lines(m, "x_wait_seconds_bucket{node=\"s0\",le=\"10\"} 1\n"));
+    cn_metrics_hide(m, c0);
+    cn_metrics_render(m, &page, &len);
+    CN_CHECK(strstr(page, "node=\"s0\"} 2") == NULL);
+    cn_free(page);
+    CN_CHECK_EQ_INT(cn_metrics_value(m, c0), 2);
+    cn_metrics_show(m, c0, NULL);   /* its own labels again */
+    CN_CHECK(has_lines(m, "x_fail_total{node=\"s0\"} 2\n"));
     cn_metrics_free(m);
 }
 
@@ -197,6 +235,7 @@ CN_TEST_GLOBALS;
 static const struct cn_test_case cases[] = {
     {"render_types", test_metrics_render_types},
     {"histogram", test_metrics_histogram},
+    {"hide_show", test_metrics_hide_show},
     {"escaping", test_metrics_escaping},
     {"merge_threads", test_metrics_merge_threads},
     {"collect", test_metrics_collect},

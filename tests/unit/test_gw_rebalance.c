@@ -60,11 +60,45 @@ static void test_gw_rebalance_may_purge(void)
     r.rc = CN_IO;
     for (uint32_t i = 0; i < 4; i++)
         CN_CHECK_EQ_INT(gw_rebalance_may_purge(&r, i), 0);
-    /* the newest is a tombstone: nothing purged (the owners' tombstone hides
-     * old copies; compaction collects them after the grace period) */
+    /* the newest is a tombstone the owners now hold: the old copies (the
+     * tombstone's own copy and older live ones) go, a newer write stays */
     r = test_gw_rebalance_result();
     r.newest_live = 0;
-    CN_CHECK_EQ_INT(gw_rebalance_may_purge(&r, 0), 0);
+    CN_CHECK_EQ_INT(gw_rebalance_may_purge(&r, 0), 1);
+    CN_CHECK_EQ_INT(gw_rebalance_may_purge(&r, 1), 1);
+    CN_CHECK_EQ_INT(gw_rebalance_may_purge(&r, 2), 0);
+    CN_CHECK_EQ_INT(gw_rebalance_may_purge(&r, 3), 0);
+    /* ... but only once every owner holds the tombstone (an owner without
+     * it could later take an old copy back and undo the delete) */
+    r.rc = CN_IO;
+    for (uint32_t i = 0; i < 4; i++)
+        CN_CHECK_EQ_INT(gw_rebalance_may_purge(&r, i), 0);
+}
+
+/* The throttle's bucket: a copy is paid before it is sent, so the next
+ * key waits for it; what the repair did not copy is given back. */
+static void test_gw_rebalance_throttle(void)
+{
+    const uint64_t bps = 1000000;   /* 1 MB/s */
+    /* no limit: nothing moves */
+    CN_CHECK(gw_rebalance_charge(5, 1000, 1 << 20, 0) == 5);
+    CN_CHECK(gw_rebalance_settle(5, 10, 20, 0) == 5);
+    /* an idle bucket: 500 kB sent at t = 10 s lets the next start at 10.5 s */
+    uint64_t next = gw_rebalance_charge(0, 10000000, 500000, bps);
+    CN_CHECK(next == 10500000);
+    /* four keys at once (rebalance.inflight 4) each wait for the one before:
+     * no burst; the fourth may start 1.5 s after the first */
+    next = gw_rebalance_charge(next, 10000001, 500000, bps);
+    CN_CHECK(next == 11000000);
+    next = gw_rebalance_charge(next, 10000002, 500000, bps);
+    CN_CHECK(next == 11500000);
+    /* the second key was already in place (nothing copied): its time is
+     * given back; one with two new owners pays for the second copy */
+    CN_CHECK(gw_rebalance_settle(next, 500000, 0, bps) == 11000000);
+    CN_CHECK(gw_rebalance_settle(next, 500000, 1000000, bps) == 12000000);
+    CN_CHECK(gw_rebalance_settle(100, 500000, 0, bps) == 0);   /* never below 0 */
+    /* a bucket that has been idle gives no credit: starts from now */
+    CN_CHECK(gw_rebalance_charge(1000, 50000000, 1000000, bps) == 51000000);
 }
 
 static void test_gw_rebalance_pack_str(msgpack_packer *pk, const char *s)
@@ -116,6 +150,7 @@ static const struct cn_test_case cases[] = {
     {"non_owners", test_gw_rebalance_non_owners},
     {"may_purge", test_gw_rebalance_may_purge},
     {"record", test_gw_rebalance_record},
+    {"throttle", test_gw_rebalance_throttle},
     {NULL, NULL},
 };
 

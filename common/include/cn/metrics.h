@@ -62,6 +62,17 @@ void cn_metrics_set(struct cn_metrics *m, uint32_t id, int64_t value);
 typedef void (*cn_metrics_collect_cb)(struct cn_metrics *m, void *arg);
 void cn_metrics_on_collect(struct cn_metrics *m, cn_metrics_collect_cb cb, void *arg);
 
+/* ---- series named later: any thread, before or after recording starts ---- */
+
+/* Leaves series id out of the rendered page (its slots still count) until
+ * cn_metrics_show(): for series registered ahead, whose label values are
+ * known only later (a storage node a cluster map adds). */
+void cn_metrics_hide(struct cn_metrics *m, uint32_t id);
+/* Renders series id again, with labels (a list as at registration)
+ * replacing its label values; NULL keeps them. The caller keeps the
+ * family's series distinct (hide the series a new one replaces first). */
+void cn_metrics_show(struct cn_metrics *m, uint32_t id, const char *const *labels);
+
 /* Runs the collect callbacks and renders every family, in registration
  * order, as Prometheus text. *out (cn_malloc'd, NUL-terminated, *len bytes
  * before the NUL) is the caller's to cn_free. Never fails. */
