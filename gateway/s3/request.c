@@ -269,6 +269,22 @@ void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *messa
     gw_req_reply_end(r);
 }
 
+/* ---- the handler's state --------------------------------------------- */
+
+void gw_req_state_set(struct gw_req *r, struct gw_hstate *hs, const struct gw_hstate_type *t)
+{
+    CN_ASSERT(r->state == NULL && hs != NULL && t != NULL && t->free != NULL);
+    hs->type = t;
+    r->state = hs;
+}
+
+void gw_req_state_drop(struct gw_req *r)
+{
+    struct gw_hstate *hs = r->state;
+    r->state = NULL;
+    gw_hstate_free(hs);
+}
+
 /* ---- the S3 layer as the HTTP layer's application -------------------- */
 
 static struct gw_http_req *gw_req_app_new(void *arg)
@@ -288,6 +304,7 @@ static void gw_req_app_free(struct gw_http_req *x)
 static void gw_req_app_clear(struct gw_http_req *x)
 {
     struct gw_req *r = gw_req_of(x);
+    gw_req_state_drop(r);
     if (r->h_free != NULL && r->h != NULL)
         r->h_free(r->h);
     r->h = NULL;

@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 
 #include "copy_source.h"
+#include "hstate.h"
 #include "http_parser.h"
 #include "http_req.h"
 #include "s3_error.h"
@@ -107,6 +108,10 @@ struct gw_req {
     gw_req_cb on_body;
     gw_req_cb on_drain;
 
+    /* the handler's own state (hstate.h): its struct embeds the header,
+     * found again with GW_REQ_STATE(), freed through its type when the
+     * request ends */
+    struct gw_hstate *state;
     /* the handler's own state, freed with h_free when the request ends */
     void *h;
     void (*h_free)(void *h);
@@ -145,6 +150,18 @@ void gw_req_hold(struct gw_req *r);
 /* Drops a hold. Returns 1 if the request can go on, 0 if the client is gone
  * (then the caller must not touch r again; its memory may be freed). */
 int gw_req_release(struct gw_req *r);
+
+/* ---- the handler's state --------------------------------------------- */
+
+/* r's handler state as a struct T * (checked: hstate.h), NULL if none. */
+#define GW_REQ_STATE(r, T) GW_HSTATE((r)->state, T)
+
+/* Gives r the handler state hs, of type t (hs is the header of a heap
+ * struct: freed through t when the request ends). r must have none. */
+void gw_req_state_set(struct gw_req *r, struct gw_hstate *hs, const struct gw_hstate_type *t);
+/* Frees r's handler state now (a handler handing r to another's steps,
+ * which keep their own); r has none after it. */
+void gw_req_state_drop(struct gw_req *r);
 
 /* ---- the head -------------------------------------------------------- */
 
