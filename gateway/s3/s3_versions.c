@@ -185,7 +185,7 @@ void gw_s3_versions_config_put(struct gw_req *r)
 
 static void gw_s3_versions_config_get_found(struct gw_req *r)
 {
-    const struct gw_s3_bucket_cfg *c = r->h;
+    const struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     enum gw_versioning_state st = gw_versioning_state_of(c->value, c->value_len);
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
