@@ -18,6 +18,7 @@
 #include "s3_ops.h"
 #include "s3_post.h"
 #include "s3_router.h"
+#include "s3_versions.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -313,10 +314,8 @@ static void gw_req_app_clear(struct gw_http_req *x)
         r->bs_free(r->bs);
     r->bs = NULL;
     r->bs_free = NULL;
-    if (r->vs_free != NULL && r->vs != NULL)
-        r->vs_free(r->vs);
+    gw_s3_versions_free(r->vs);
     r->vs = NULL;
-    r->vs_free = NULL;
     r->versioning = 0;
     r->version_id[0] = '\0';
     r->copy_source_version_id[0] = '\0';

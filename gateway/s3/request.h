@@ -31,6 +31,7 @@ struct gw_s3_op;
 struct gw_s3_cors_headers;
 struct gw_access_config;
 struct gw_s3_post;
+struct gw_s3_versions;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
 
@@ -123,13 +124,12 @@ struct gw_req {
      * gw_s3_bucket_require() last read it (versioning.h), the headers every
      * response of r carries from the moment they are set (x-amz-version-id
      * when version_id[0], x-amz-delete-marker: true), and the versioning
-     * steps' own state, freed with vs_free when the request ends */
+     * steps' own state (s3_versions.h), freed when the request ends */
     int versioning;
     char version_id[33];
     char copy_source_version_id[33];   /* x-amz-copy-source-version-id when set */
     int delete_marker;
-    void *vs;
-    void (*vs_free)(void *vs);
+    struct gw_s3_versions *vs;
 };
 
 /* The S3 request an HTTP exchange belongs to. */
