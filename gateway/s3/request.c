@@ -13,6 +13,7 @@
 #include "access_log.h"
 #include "http_loop.h"
 #include "s3_metrics.h"
+#include "s3_body.h"
 #include "s3_cors.h"
 #include "s3_names.h"
 #include "s3_ops.h"
@@ -310,10 +311,8 @@ static void gw_req_app_clear(struct gw_http_req *x)
         r->h_free(r->h);
     r->h = NULL;
     r->h_free = NULL;
-    if (r->bs_free != NULL && r->bs != NULL)
-        r->bs_free(r->bs);
+    gw_s3_body_free(r->bs);
     r->bs = NULL;
-    r->bs_free = NULL;
     gw_s3_versions_free(r->vs);
     r->vs = NULL;
     r->versioning = 0;

@@ -32,6 +32,7 @@ struct gw_s3_cors_headers;
 struct gw_access_config;
 struct gw_s3_post;
 struct gw_s3_versions;
+struct gw_s3_body;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
 
@@ -117,8 +118,7 @@ struct gw_req {
     void *h;
     void (*h_free)(void *h);
     gw_req_cb then;            /* a continuation parked across one call */
-    void *bs;                  /* the body reader's state (s3_body.c) */
-    void (*bs_free)(void *bs);
+    struct gw_s3_body *bs;     /* the body reader's state (s3_body.h), freed with r */
 
     /* versioning (s3_versions.h): the bucket's state as
      * gw_s3_bucket_require() last read it (versioning.h), the headers every

@@ -44,9 +44,10 @@ struct gw_s3_body {
     int finished;
 };
 
-static void gw_s3_body_free(void *p)
+void gw_s3_body_free(struct gw_s3_body *b)
 {
-    struct gw_s3_body *b = p;
+    if (b == NULL)
+        return;
     evbuffer_free(b->data);
     gw_aws_chunked_free(b->ac);
     if (b->have_sums)
@@ -347,7 +348,6 @@ void gw_s3_body_read_flags(struct gw_req *r, size_t limit, enum gw_s3_err too_la
     b->done = done;
     b->data = evbuffer_new();
     r->bs = b;
-    r->bs_free = gw_s3_body_free;
     enum gw_s3_err err = gw_s3_body_setup(b);
     if (err != GW_S3_OK) {
         gw_s3_body_finish(b, err); /* before 100 Continue: the client sends nothing */
@@ -370,7 +370,6 @@ void gw_s3_body_stream(struct gw_req *r, uint64_t limit, enum gw_s3_err too_larg
     b->arg = arg;
     b->data = evbuffer_new();
     r->bs = b;
-    r->bs_free = gw_s3_body_free;
     enum gw_s3_err err = gw_s3_body_setup(b);
     if (err != GW_S3_OK) {
         gw_s3_body_finish(b, err);

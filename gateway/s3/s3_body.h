@@ -16,6 +16,11 @@
 #include "checksum.h"
 #include "request.h"
 
+/* The body reader's state of one request (r->bs, made by the readers
+ * below): freed with the request. NULL is a no-op. */
+struct gw_s3_body;
+void gw_s3_body_free(struct gw_s3_body *b);
+
 /* done(r, GW_S3_OK, data) with the whole decoded body, or done(r, err, NULL).
  * data belongs to the reader (valid until the request ends); the callee may
  * move its bytes out. */
