@@ -2,7 +2,7 @@
  * (read_pipeline.h) wired to the worker's store (chunk slices read with
  * gw_store_get_immutable) and to the request's response (body, drain,
  * end, abort, holds). The handler that owns it keeps it in its state,
- * frees it from its h_free, and routes the request's drain callback to
+ * frees it with that state, and routes the request's drain callback to
  * gw_lo_get_drained(). */
 #ifndef GW_LO_GET_H
 #define GW_LO_GET_H
@@ -35,7 +35,7 @@ void gw_lo_get_start(struct gw_lo_get *g);
 /* The request's output drained: streaming resumes. */
 void gw_lo_get_drained(struct gw_lo_get *g);
 
-/* Frees g (from the handler's h_free: no slice is in flight then, each
+/* Frees g (from the handler state's free function: no slice is in flight then, each
  * holds the request). NULL is a no-op. */
 void gw_lo_get_free(struct gw_lo_get *g);
 

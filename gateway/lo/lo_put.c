@@ -1,5 +1,5 @@
 /* Streaming PUT bodies into chunks (lo_put.h). The writer never holds the
- * request; the request holds this state (the owner's h_free calls
+ * request; the request holds this state (the owner's state free function calls
  * gw_lo_put_free()), so a client that goes away frees it and the writer
  * reclaims what it wrote. */
 #include "lo_put.h"

@@ -29,12 +29,12 @@ struct gw_lo_put;
 /* Runs once: err GW_S3_OK when the body verified and is stored (as chunks,
  * or whole in gw_lo_put_small()); otherwise the error to answer (why: a
  * message or NULL). The callee may end the request (freeing lp through its
- * h_free). */
+ * state's free function). */
 typedef void (*gw_lo_put_done_cb)(struct gw_req *r, enum gw_s3_err err, const char *why,
                                   void *arg);
 
 /* Creates the streaming PUT of r into chunks of the object okey. The
- * caller stores it in its handler state (freed by its h_free), then calls
+ * caller stores it in its handler state (freed with it), then calls
  * gw_lo_put_begin(). */
 struct gw_lo_put *gw_lo_put_new(struct gw_req *r, const char *okey, size_t okey_len,
                                 enum gw_lo_put_mode mode, gw_lo_put_done_cb done, void *arg);

@@ -656,7 +656,8 @@ static void gw_multipart_part_stored(struct gw_req *r)
 static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, const char *why,
                                       void *arg)
 {
-    struct gw_multipart *m = arg;
+    (void)arg;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (err != GW_S3_OK) {
         CN_LOGR(CN_LOG_INFO, r->id, "UploadPart failed: %s", why != NULL ? why : "body refused");
         gw_req_error(r, err, NULL);
@@ -684,7 +685,7 @@ static void gw_multipart_part_upload_ok(struct gw_req *r)
 {
     struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     m->lp = gw_lo_put_new(r, m->okey, m->okey_len, GW_LO_PUT_ALWAYS, gw_multipart_on_part_body,
-                          m);
+                          NULL);
     gw_lo_put_begin(m->lp, r->s3->opts.part_limit);
 }
 

@@ -307,10 +307,6 @@ static void gw_req_app_clear(struct gw_http_req *x)
 {
     struct gw_req *r = gw_req_of(x);
     gw_req_state_drop(r);
-    if (r->h_free != NULL && r->h != NULL)
-        r->h_free(r->h);
-    r->h = NULL;
-    r->h_free = NULL;
     gw_s3_body_free(r->bs);
     r->bs = NULL;
     gw_s3_versions_free(r->vs);

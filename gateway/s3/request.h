@@ -114,9 +114,6 @@ struct gw_req {
      * found again with GW_REQ_STATE(), freed through its type when the
      * request ends */
     struct gw_hstate *state;
-    /* the handler's own state, freed with h_free when the request ends */
-    void *h;
-    void (*h_free)(void *h);
     gw_req_cb then;            /* a continuation parked across one call */
     struct gw_s3_body *bs;     /* the body reader's state (s3_body.h), freed with r */
 

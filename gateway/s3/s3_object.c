@@ -484,7 +484,8 @@ static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next)
 static void gw_s3_object_lo_on_body(struct gw_req *r, enum gw_s3_err err, const char *why,
                                     void *arg)
 {
-    struct gw_s3_object *o = arg;
+    (void)arg;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     if (err != GW_S3_OK) {
         CN_LOGR(CN_LOG_INFO, r->id, "large PUT failed: %s", why != NULL ? why : "body refused");
         gw_req_error(r, err, NULL);
@@ -503,7 +504,7 @@ static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
     struct gw_s3_object *o = gw_s3_object_of(r);
     int64_t declared = gw_s3_body_declared_length(r);
     enum gw_lo_put_mode mode = declared >= 0 ? GW_LO_PUT_ALWAYS : GW_LO_PUT_AUTO;
-    o->lp = gw_lo_put_new(r, o->skey, o->skey_len, mode, gw_s3_object_lo_on_body, o);
+    o->lp = gw_lo_put_new(r, o->skey, o->skey_len, mode, gw_s3_object_lo_on_body, NULL);
     gw_lo_put_begin(o->lp, r->s3->opts.put_limit);
 }
 
