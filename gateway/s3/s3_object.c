@@ -29,6 +29,7 @@
 #include "s3_body.h"
 #include "s3_bucket.h"
 #include "s3_error.h"
+#include "s3_get_sink.h"
 #include "s3_names.h"
 #include "s3_post.h"
 #include "s3_range.h"
@@ -52,6 +53,7 @@
 struct gw_s3_object {
     struct gw_hstate hs;               /* unused (type NULL) inside a gw_s3_copy */
     struct gw_lo_get *get;             /* a large GET's read pipeline */
+    struct gw_s3_get_sink get_sink;    /* ... writing to r's response through this */
     struct gw_lo_put *lp;              /* a large PUT's body and chunks */
     struct gw_lo_map old_map;          /* the chunks an overwrite or delete replaces */
     int have_old;
@@ -837,8 +839,10 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     gw_s3_object_build_head(r, m, etag_len, &om, &sp);
     if (large && !r->hr.head_only) {
         /* the headers go out when the read-ahead budget lets it in */
-        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
-                               gw_s3_object_get_on_drain);
+        struct gw_read_pipeline_sink sink;
+        gw_s3_get_sink_init(&o->get_sink, r, sp.len, gw_s3_object_get_on_drain, &sink);
+        o->get = gw_lo_get_new(&r->s3->lo, &sink, o->skey, o->skey_len, &map, sp.first,
+                               sp.len);
         gw_lo_get_start(o->get);
         return;
     }
