@@ -653,10 +653,9 @@ static void gw_multipart_part_stored(struct gw_req *r)
     gw_store_head(r->s3->store, key, kl, gw_multipart_on_old_part, r);
 }
 
-static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, const char *why,
-                                      void *arg)
+static void gw_multipart_on_part_body(void *arg, enum gw_s3_err err, const char *why)
 {
-    (void)arg;
+    struct gw_req *r = arg;
     struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (err != GW_S3_OK) {
         CN_LOGR(CN_LOG_INFO, r->id, "UploadPart failed: %s", why != NULL ? why : "body refused");
@@ -684,8 +683,10 @@ static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, cons
 static void gw_multipart_part_upload_ok(struct gw_req *r)
 {
     struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
-    m->lp = gw_lo_put_new(r, m->okey, m->okey_len, GW_LO_PUT_ALWAYS, gw_multipart_on_part_body,
-                          NULL);
+    struct gw_lo_put_source src;
+    gw_s3_body_lo_source(r, &src);
+    m->lp = gw_lo_put_new(&r->s3->lo, &src, r->id, m->okey, m->okey_len, GW_LO_PUT_ALWAYS,
+                          gw_multipart_on_part_body, r);
     gw_lo_put_begin(m->lp, r->s3->opts.part_limit);
 }
 

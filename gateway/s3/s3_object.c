@@ -483,10 +483,9 @@ static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next)
 }
 
 /* The body verified and its chunks are stored (or it was small). */
-static void gw_s3_object_lo_on_body(struct gw_req *r, enum gw_s3_err err, const char *why,
-                                    void *arg)
+static void gw_s3_object_lo_on_body(void *arg, enum gw_s3_err err, const char *why)
 {
-    (void)arg;
+    struct gw_req *r = arg;
     struct gw_s3_object *o = gw_s3_object_of(r);
     if (err != GW_S3_OK) {
         CN_LOGR(CN_LOG_INFO, r->id, "large PUT failed: %s", why != NULL ? why : "body refused");
@@ -506,7 +505,10 @@ static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
     struct gw_s3_object *o = gw_s3_object_of(r);
     int64_t declared = gw_s3_body_declared_length(r);
     enum gw_lo_put_mode mode = declared >= 0 ? GW_LO_PUT_ALWAYS : GW_LO_PUT_AUTO;
-    o->lp = gw_lo_put_new(r, o->skey, o->skey_len, mode, gw_s3_object_lo_on_body, NULL);
+    struct gw_lo_put_source src;
+    gw_s3_body_lo_source(r, &src);
+    o->lp = gw_lo_put_new(&r->s3->lo, &src, r->id, o->skey, o->skey_len, mode,
+                          gw_s3_object_lo_on_body, r);
     gw_lo_put_begin(o->lp, r->s3->opts.put_limit);
 }
 
