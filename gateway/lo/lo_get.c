@@ -1,22 +1,18 @@
-/* The large-object GET's wiring (lo_get.h): the store and the sink of a
- * read pipeline, over the worker's store and one request. Each slice read
- * holds the request, so g (freed with the request) outlives every read. */
+/* The large-object GET's wiring (lo_get.h): a read pipeline's store over
+ * the worker's store, its options from the large_object.* settings, and
+ * the owner's sink. Each slice read holds the owner through the sink, so g
+ * (freed with the owner's state) outlives every read. */
 #include "lo_get.h"
 
 #include <stdio.h>
 
 #include "lo_metrics.h"
 #include "read_pipeline.h"
-#include "s3_error.h"
 #include "store.h"
 
 #include "cn/alloc.h"
-#include "cn/log.h"
 
 struct gw_lo_get {
-    struct gw_req *r;
-    gw_req_cb on_drain;
-    uint64_t len;             /* Content-Length, sent on admission */
     struct gw_read_pipeline *p;
 };
 
@@ -50,87 +46,15 @@ static void gw_lo_get_store_get(void *ctx, struct gw_read_pipeline_io *io)
     gw_store_get_immutable(store, io->key, io->key_len, io->off, io->len, gw_lo_get_on_store, io);
 }
 
-/* ---- the sink: the request's response ---------------------------------- */
-
-static struct evbuffer *gw_lo_get_sink_body(void *ctx)
+struct gw_lo_get *gw_lo_get_new(const struct gw_lo_env *lo,
+                                const struct gw_read_pipeline_sink *sink, const char *okey,
+                                size_t okey_len, struct gw_lo_map *map, uint64_t first,
+                                uint64_t len)
 {
-    struct gw_lo_get *g = ctx;
-    return gw_req_reply_body(g->r);
-}
-
-static void gw_lo_get_sink_wait_drain(void *ctx)
-{
-    struct gw_lo_get *g = ctx;
-    gw_req_on_drain(g->r, g->on_drain);
-}
-
-static void gw_lo_get_sink_end(void *ctx)
-{
-    struct gw_lo_get *g = ctx;
-    gw_req_reply_end(g->r);
-}
-
-static void gw_lo_get_sink_abort(void *ctx, const char *why)
-{
-    struct gw_lo_get *g = ctx;
-    CN_LOGR(CN_LOG_ERROR, g->r->id, "%s", why);
-    gw_req_abort(g->r);
-}
-
-static void gw_lo_get_sink_hold(void *ctx)
-{
-    struct gw_lo_get *g = ctx;
-    gw_req_hold(g->r);
-}
-
-/* The read-ahead budget let the GET in: its headers (built by the
- * handler) go out now. */
-static void gw_lo_get_sink_admit(void *ctx)
-{
-    struct gw_lo_get *g = ctx;
-    gw_req_reply_send_headers(g->r, g->len);
-}
-
-/* The GET waited large_object.read_queue_timeout for room: 503 SlowDown
- * (the headers were not sent), which ends the request and frees g. */
-static void gw_lo_get_sink_refuse(void *ctx)
-{
-    struct gw_lo_get *g = ctx;
-    CN_LOGR(CN_LOG_WARN, g->r->id, "large-object GET refused: no read-ahead budget within "
-            "large_object.read_queue_timeout");
-    gw_req_error(g->r, GW_S3_SLOW_DOWN, NULL);
-}
-
-/* The last release frees the request, and g with it: nothing after. */
-static int gw_lo_get_sink_release(void *ctx)
-{
-    struct gw_lo_get *g = ctx;
-    return gw_req_release(g->r);
-}
-
-struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_len,
-                                struct gw_lo_map *map, uint64_t first, uint64_t len,
-                                gw_req_cb on_drain)
-{
-    const struct gw_lo_env *lo = &r->s3->lo;
     struct gw_lo_get *g = cn_calloc(1, sizeof(*g));
-    g->r = r;
-    g->on_drain = on_drain;
-    g->len = len;
     const struct gw_read_pipeline_store store = {
         .get = gw_lo_get_store_get,
         .ctx = lo->store,
-    };
-    const struct gw_read_pipeline_sink sink = {
-        .body = gw_lo_get_sink_body,
-        .wait_drain = gw_lo_get_sink_wait_drain,
-        .end = gw_lo_get_sink_end,
-        .abort = gw_lo_get_sink_abort,
-        .hold = gw_lo_get_sink_hold,
-        .release = gw_lo_get_sink_release,
-        .admit = gw_lo_get_sink_admit,
-        .refuse = gw_lo_get_sink_refuse,
-        .ctx = g,
     };
     const struct gw_read_pipeline_options opt = {
         .slice_len = lo->read_len,
@@ -141,7 +65,7 @@ struct gw_lo_get *gw_lo_get_new(struct gw_req *r, const char *okey, size_t okey_
         .retries = lo->read_retries,
         .retry_backoff_ms = lo->read_retry_backoff_ms,
     };
-    g->p = gw_read_pipeline_new(&store, &sink, &opt, okey, okey_len, map, first, len);
+    g->p = gw_read_pipeline_new(&store, sink, &opt, okey, okey_len, map, first, len);
     gw_lo_metrics_add(GW_LO_M_GETS_IN_FLIGHT, 1);
     return g;
 }

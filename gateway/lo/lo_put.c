@@ -1,14 +1,14 @@
-/* Streaming PUT bodies into chunks (lo_put.h). The writer never holds the
- * request; the request holds this state (the owner's h_free calls
- * gw_lo_put_free()), so a client that goes away frees it and the writer
- * reclaims what it wrote. */
+/* Streaming PUT bodies into chunks (lo_put.h). Neither the writer nor
+ * this holds the request (they know none: the body comes through a
+ * gw_lo_put_source); the request's state holds this (its free function
+ * calls gw_lo_put_free()), so a client that goes away frees it and the
+ * writer reclaims what it wrote. */
 #include "lo_put.h"
 
 #include <string.h>
 
 #include "lo_hasher.h"
 #include "lo_writer.h"
-#include "s3_body.h"
 #include "s3_error.h"
 #include "store.h"
 
@@ -16,7 +16,9 @@
 #include "cn/log.h"
 
 struct gw_lo_put {
-    struct gw_req *r;
+    const struct gw_lo_env *lo;
+    struct gw_lo_put_source src;
+    uint64_t reqid;
     char okey[GW_KEYS_MAX];
     size_t okey_len;
     enum gw_lo_put_mode mode;
@@ -39,7 +41,7 @@ static void gw_lo_put_finish(struct gw_lo_put *lp, enum gw_s3_err err, const cha
     lp->finished = 1;
     if (err == GW_S3_OK && lp->w != NULL)
         gw_lo_writer_seg(lp->w, &lp->seg);
-    lp->done(lp->r, err, why, lp->arg);
+    lp->done(lp->arg, err, why);
 }
 
 /* Every chunk is stored (and hashed): with the MD5 off the loop, it is the
@@ -55,7 +57,7 @@ static void gw_lo_put_complete(struct gw_lo_put *lp)
         gw_lo_put_finish(lp, GW_S3_INTERNAL_ERROR, "MD5 unavailable");
         return;
     }
-    gw_lo_put_finish(lp, gw_s3_body_md5_outside_done(lp->r, md5), NULL);
+    gw_lo_put_finish(lp, lp->src.md5_done(lp->src.ctx, md5), NULL);
 }
 
 /* After the last byte was handed over: feeds the tail; completes when every
@@ -81,21 +83,21 @@ static void gw_lo_put_on_writer(struct gw_lo_writer *w, void *arg)
     if (lp->body_done)
         gw_lo_put_drive_tail(lp);
     else
-        gw_s3_body_resume(lp->r);
+        lp->src.resume(lp->src.ctx);
 }
 
 static void gw_lo_put_make_writer(struct gw_lo_put *lp)
 {
-    const struct gw_lo_env *lo = &lp->r->s3->lo;
+    const struct gw_lo_env *lo = lp->lo;
     struct gw_lo_writer_config wc = {
         .store = lo->store,
         .reclaim = lo->reclaim,
         .okey = lp->okey,
         .okey_len = lp->okey_len,
-        .ver = lp->r->id,
+        .ver = lp->reqid,
         .chunk_len = lo->chunk_len,
         .max_inflight = lo->write_inflight,
-        .reqid = lp->r->id,
+        .reqid = lp->reqid,
         .pool = lo->pool,
         .hasher = lp->md5_outside ? lo->hasher : NULL,
         .base = lo->base,
@@ -103,14 +105,12 @@ static void gw_lo_put_make_writer(struct gw_lo_put *lp)
     lp->w = gw_lo_writer_new(&wc, gw_lo_put_on_writer, lp);
 }
 
-/* New decoded bytes (s3_body stream): chunk them, or keep holding them
+/* New decoded bytes from the source: chunk them, or keep holding them
  * while an AUTO body is still under the threshold. */
-static int gw_lo_put_on_data(struct gw_req *r, struct evbuffer *data, void *arg)
+int gw_lo_put_data(struct gw_lo_put *lp, struct evbuffer *data)
 {
-    struct gw_lo_put *lp = arg;
     if (lp->w == NULL) {
-        if (lp->mode == GW_LO_PUT_AUTO &&
-            gw_s3_body_decoded(r) < r->s3->lo.threshold)
+        if (lp->mode == GW_LO_PUT_AUTO && lp->src.decoded(lp->src.ctx) < lp->lo->threshold)
             return 1;
         gw_lo_put_make_writer(lp);
     }
@@ -118,12 +118,9 @@ static int gw_lo_put_on_data(struct gw_req *r, struct evbuffer *data, void *arg)
     return gw_lo_writer_feed(lp->w, data, 0) == CN_OK;
 }
 
-/* The body ended (s3_body stream). */
-static void gw_lo_put_on_body_done(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data,
-                                   void *arg)
+/* The source's body ended. */
+void gw_lo_put_body_end(struct gw_lo_put *lp, enum gw_s3_err err, struct evbuffer *data)
 {
-    (void)r;
-    struct gw_lo_put *lp = arg;
     if (err != GW_S3_OK) {
         gw_lo_put_finish(lp, err, NULL);
         return;
@@ -141,27 +138,28 @@ static void gw_lo_put_on_body_done(struct gw_req *r, enum gw_s3_err err, struct 
     gw_lo_put_drive_tail(lp);
 }
 
-struct gw_lo_put *gw_lo_put_new(struct gw_req *r, const char *okey, size_t okey_len,
+struct gw_lo_put *gw_lo_put_new(const struct gw_lo_env *lo, const struct gw_lo_put_source *src,
+                                uint64_t reqid, const char *okey, size_t okey_len,
                                 enum gw_lo_put_mode mode, gw_lo_put_done_cb done, void *arg)
 {
     CN_ASSERT(okey_len <= GW_KEYS_MAX);
     struct gw_lo_put *lp = cn_calloc(1, sizeof(*lp));
-    lp->r = r;
+    lp->lo = lo;
+    lp->src = *src;
+    lp->reqid = reqid;
     memcpy(lp->okey, okey, okey_len);
     lp->okey_len = okey_len;
     lp->mode = mode;
     lp->done = done;
     lp->arg = arg;
     /* an AUTO body may end small and be stored whole: the reader hashes it */
-    lp->md5_outside = mode == GW_LO_PUT_ALWAYS && r->s3->lo.hasher != NULL;
+    lp->md5_outside = mode == GW_LO_PUT_ALWAYS && lo->hasher != NULL;
     return lp;
 }
 
 void gw_lo_put_begin(struct gw_lo_put *lp, uint64_t limit)
 {
-    gw_s3_body_stream(lp->r, limit, GW_S3_ENTITY_TOO_LARGE,
-                      lp->md5_outside ? GW_S3_BODY_MD5_OUTSIDE : 0, gw_lo_put_on_data,
-                      gw_lo_put_on_body_done, lp);
+    lp->src.start(lp->src.ctx, limit, lp->md5_outside, lp);
 }
 
 int gw_lo_put_chunked(const struct gw_lo_put *lp)

@@ -1,5 +1,5 @@
 /* Multipart uploads (multipart.h). Every handler keeps its state in one
- * struct gw_multipart (r->h); storage calls hold the request. Part bodies go
+ * struct gw_multipart (r->state); storage calls hold the request. Part bodies go
  * through lo_put.c (streamed into chunks, committed only after the body
  * verified), so a part of any size costs (write_inflight + 1) chunks of
  * memory. */
@@ -61,6 +61,7 @@ static const char gw_mp_type_header[] = "x-amz-checksum-type";
 static const char gw_mp_upload_meta[] = ":upload";
 
 struct gw_multipart {
+    struct gw_hstate hs;
     char okey[GW_KEYS_MAX];       /* "o/" bucket "/" key */
     size_t okey_len;
     char ukey[GW_LO_KEY_MAX];     /* the upload record */
@@ -109,9 +110,12 @@ struct gw_multipart {
     struct gw_cond_write cw;      /* Complete: If-Match / If-None-Match */
 };
 
-static void gw_multipart_free(void *p)
+static void gw_multipart_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_multipart_hstate = {"gw_multipart", gw_multipart_free};
+
+static void gw_multipart_free(struct gw_hstate *hs)
 {
-    struct gw_multipart *m = p;
+    struct gw_multipart *m = GW_HSTATE(hs, gw_multipart);
     gw_lo_put_free(m->lp);
     gw_lo_writer_abandon(m->w);
     gw_lo_copy_free(m->copy);
@@ -152,11 +156,11 @@ static size_t gw_multipart_part_key(const struct gw_multipart *m, uint32_t n, ch
 
 static struct gw_multipart *gw_multipart_state(struct gw_req *r)
 {
-    if (r->h == NULL) {
-        r->h = cn_calloc(1, sizeof(struct gw_multipart));
-        r->h_free = gw_multipart_free;
+    if (r->state == NULL) {
+        struct gw_multipart *m = cn_calloc(1, sizeof(*m));
+        gw_req_state_set(r, &m->hs, &gw_multipart_hstate);
     }
-    return r->h;
+    return GW_REQ_STATE(r, gw_multipart);
 }
 
 /* Reads uploadId into the state; NoSuchUpload when it is not one of ours. */
@@ -278,7 +282,7 @@ static uint32_t gw_multipart_key_number(const char *key, size_t len, size_t pref
 static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (!gw_req_release(r))
         return;
     if (res->rc == CN_NOTFOUND && m->on_missing != NULL) {
@@ -309,7 +313,7 @@ static void gw_multipart_on_upload_head(struct gw_store_result *res, void *arg)
 /* Checks that the upload exists (keeping its meta), then runs next. */
 static void gw_multipart_require_upload(struct gw_req *r, gw_req_cb next)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     m->then = next;
     gw_req_hold(r);
     gw_store_head(r->s3->store, m->ukey, m->ukey_len, gw_multipart_on_upload_head, r);
@@ -322,7 +326,7 @@ static void gw_multipart_list_page(struct gw_req *r, const char *after, size_t a
 static void gw_multipart_on_list(struct gw_store_list_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -356,7 +360,7 @@ static void gw_multipart_on_list(struct gw_store_list_result *res, void *arg)
 
 static void gw_multipart_list_page(struct gw_req *r, const char *after, size_t after_len)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     uint32_t limit = CN_MIN(m->list_limit - m->n_parts + 1, 1000u);
     gw_req_hold(r);
     gw_store_list(r->s3->store, m->pprefix, m->pprefix_len, after, after_len, limit,
@@ -367,7 +371,7 @@ static void gw_multipart_list_page(struct gw_req *r, const char *after, size_t a
  * runs next. */
 static void gw_multipart_list(struct gw_req *r, uint32_t marker, uint32_t limit, gw_req_cb next)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     m->then = next;
     m->list_limit = limit;
     m->n_parts = 0;
@@ -401,7 +405,7 @@ static void gw_multipart_forget_parts(struct gw_req *r, struct gw_multipart *m)
 static void gw_multipart_on_created(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (!gw_req_release(r))
         return;
     if (res->rc != CN_OK) {
@@ -473,7 +477,7 @@ static enum gw_s3_err gw_multipart_create_algo(struct gw_req *r, struct gw_multi
 
 static void gw_multipart_create_bucket_ok(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     const char *why = NULL;
     enum gw_s3_err err = gw_multipart_create_algo(r, m, &why);
     if (err == GW_S3_OK)
@@ -525,7 +529,7 @@ void gw_multipart_create(struct gw_req *r)
 /* The part is stored: answer with its ETag (or CopyPartResult). */
 static void gw_multipart_part_reply(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (r->has_copy_src) {
         struct evbuffer *doc = evbuffer_new();
         struct gw_xml_writer w;
@@ -556,7 +560,7 @@ static void gw_multipart_part_reply(struct gw_req *r)
 static void gw_multipart_on_recheck(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     int gone = res->rc == CN_NOTFOUND;
     if (gone) {
         char key[GW_LO_KEY_MAX];
@@ -577,7 +581,7 @@ static void gw_multipart_on_recheck(struct gw_store_result *res, void *arg)
 static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     /* as for objects: once the record may be on a replica, keep the chunks */
     if (m->lp != NULL)
         gw_lo_put_commit(m->lp);
@@ -603,7 +607,7 @@ static void gw_multipart_on_part_record(struct gw_store_result *res, void *arg)
 /* Writes the part record (the commit point of the part). */
 static void gw_multipart_write_part(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     char key[GW_LO_KEY_MAX];
     size_t kl = gw_multipart_part_key(m, m->part_number, key);
     const char *ck = m->have_part_ck && m->have_algo && m->part_ck_algo == m->algo ? m->part_ck
@@ -624,7 +628,7 @@ static void gw_multipart_write_part(struct gw_req *r)
 static void gw_multipart_on_old_part(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (res->rc == CN_OK) {
         char etag[GW_LO_ETAG_MAX + 1];
         size_t el = CN_MIN((size_t)res->reply->m.etag.len, sizeof(etag) - 1);
@@ -643,17 +647,17 @@ static void gw_multipart_on_old_part(struct gw_store_result *res, void *arg)
 /* The part's chunks are stored: learn what it replaces, then commit it. */
 static void gw_multipart_part_stored(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     char key[GW_LO_KEY_MAX];
     size_t kl = gw_multipart_part_key(m, m->part_number, key);
     gw_req_hold(r);
     gw_store_head(r->s3->store, key, kl, gw_multipart_on_old_part, r);
 }
 
-static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, const char *why,
-                                      void *arg)
+static void gw_multipart_on_part_body(void *arg, enum gw_s3_err err, const char *why)
 {
-    struct gw_multipart *m = arg;
+    struct gw_req *r = arg;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (err != GW_S3_OK) {
         CN_LOGR(CN_LOG_INFO, r->id, "UploadPart failed: %s", why != NULL ? why : "body refused");
         gw_req_error(r, err, NULL);
@@ -679,9 +683,11 @@ static void gw_multipart_on_part_body(struct gw_req *r, enum gw_s3_err err, cons
 
 static void gw_multipart_part_upload_ok(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
-    m->lp = gw_lo_put_new(r, m->okey, m->okey_len, GW_LO_PUT_ALWAYS, gw_multipart_on_part_body,
-                          m);
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
+    struct gw_lo_put_source src;
+    gw_s3_body_lo_source(r, &src);
+    m->lp = gw_lo_put_new(&r->s3->lo, &src, r->id, m->okey, m->okey_len, GW_LO_PUT_ALWAYS,
+                          gw_multipart_on_part_body, r);
     gw_lo_put_begin(m->lp, r->s3->opts.part_limit);
 }
 
@@ -690,7 +696,7 @@ static void gw_multipart_part_upload_ok(struct gw_req *r)
 static void gw_multipart_on_copy_writer(struct gw_lo_writer *w, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (gw_lo_writer_error(w) != NULL) {
         gw_req_error(r, GW_S3_SERVICE_UNAVAILABLE, gw_lo_writer_error(w));
         return;
@@ -705,7 +711,7 @@ static void gw_multipart_on_copy_writer(struct gw_lo_writer *w, void *arg)
 static void gw_multipart_on_copied(int rc, const char *err, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (rc != CN_OK) {
         gw_s3_reply_store_error(r, rc, err);
         return;
@@ -720,7 +726,7 @@ static void gw_multipart_copy_upload_ok(struct gw_req *r);
 static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (!gw_req_release(r))
         return;
     if (res->rc == CN_NOTFOUND) {
@@ -798,7 +804,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
  * (s3_versions.h); a large one's chunks are named after m->src either way. */
 static void gw_multipart_copy_read_src(struct gw_req *r, const char *key, size_t key_len)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     memcpy(m->src_rkey, key, key_len);
     m->src_rkey_len = key_len;
     gw_req_hold(r);
@@ -810,7 +816,7 @@ static void gw_multipart_copy_upload_ok(struct gw_req *r)
 {
     /* the router's one parse of x-amz-copy-source (copy_source.h) */
     const struct gw_copy_source *cs = &r->copy_src;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     CN_ASSERT(r->has_copy_src);
     if (cs->version_id != NULL &&
         gw_versioning_id_check(cs->version_id, cs->version_id_len) == 0) {
@@ -868,7 +874,7 @@ static void gw_multipart_complete_again(struct gw_req *r, int same);
 static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (res->rc == CN_OK) {
         int64_t delay_ms = r->s3->lo.reclaim_delay_ms;
         if (m->have_old && !gw_s3_versions_keeps_chunks(r))
@@ -901,7 +907,7 @@ static void gw_multipart_on_completed(struct gw_store_result *res, void *arg)
  * checksum when m->have_algo). */
 static void gw_multipart_complete_reply(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
@@ -933,14 +939,14 @@ static void gw_multipart_complete_reply(struct gw_req *r)
 static void gw_multipart_cond_put(struct gw_req *r, const struct gw_store_record *rec,
                                   struct gw_blob *data, gw_store_cb cb)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     gw_cond_write_put(&m->cw, r, rec, data, cb);
 }
 
 /* Writes the object's parent record over the listed parts. */
 static void gw_multipart_write_parent(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     struct gw_lo_seg *segs = cn_calloc(m->cmp.n_parts, sizeof(*segs));
     unsigned char (*md5s)[16] = cn_calloc(m->cmp.n_parts, 16);
     for (size_t i = 0, j = 0; i < m->cmp.n_parts; i++) {
@@ -975,7 +981,7 @@ static void gw_multipart_write_parent(struct gw_req *r)
 static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     enum gw_s3_err cerr = GW_S3_OK;
     int again = 0, same = 0;
     /* the object is this upload's, completed already (a retry racing the
@@ -1119,7 +1125,7 @@ static enum gw_s3_err gw_multipart_complete_checksum(struct gw_req *r, struct gw
 
 static void gw_multipart_complete_listed(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     const char *why = NULL;
     char whybuf[256];
     enum gw_s3_err err = gw_multipart_validate(m, &why);
@@ -1193,7 +1199,7 @@ static int gw_multipart_completed_from(struct gw_multipart *m, const struct msg 
  * request that found the upload's records half forgotten, its own error). */
 static void gw_multipart_complete_again(struct gw_req *r, int same)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (!same) {
         gw_req_error(r, m->retry_err != GW_S3_OK ? m->retry_err : GW_S3_NO_SUCH_UPLOAD,
                      m->retry_err != GW_S3_OK ? m->retry_why : NULL);
@@ -1206,7 +1212,7 @@ static void gw_multipart_complete_again(struct gw_req *r, int same)
 static void gw_multipart_on_retried_object(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     int same = 0;
     if (res->rc == CN_OK)
         (void)gw_multipart_completed_from(m, &res->reply->m, &same);
@@ -1221,7 +1227,7 @@ static void gw_multipart_on_retried_object(struct gw_store_result *res, void *ar
 
 static void gw_multipart_complete_missing(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     gw_req_hold(r);
     gw_store_head(r->s3->store, m->okey, m->okey_len, gw_multipart_on_retried_object, r);
 }
@@ -1229,7 +1235,7 @@ static void gw_multipart_complete_missing(struct gw_req *r)
 static void gw_multipart_complete_body(struct gw_req *r, enum gw_s3_err err,
                                        struct evbuffer *data)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
         return;
@@ -1279,7 +1285,7 @@ static void gw_multipart_on_aborted(struct gw_store_result *res, void *arg)
 
 static void gw_multipart_abort_listed(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     for (uint32_t i = 0; i < m->n_parts; i++)
         gw_lo_reclaim_segs(r->s3->reclaim, m->okey, m->okey_len, &m->parts[i].seg, 1, 0,
                            r->id);
@@ -1331,7 +1337,7 @@ static void gw_multipart_owner(struct gw_xml_writer *w, const struct gw_req *r,
 
 static void gw_multipart_list_parts_done(struct gw_req *r)
 {
-    struct gw_multipart *m = r->h;
+    struct gw_multipart *m = GW_REQ_STATE(r, gw_multipart);
     long marker = gw_multipart_param_num(r, "part-number-marker", 0, GW_MP_MAX_PARTS);
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
@@ -1402,12 +1408,22 @@ void gw_multipart_list_parts(struct gw_req *r)
 /* ---- ListMultipartUploads -------------------------------------------- */
 
 struct gw_multipart_uploads {
+    struct gw_hstate hs;
     uint32_t max;
     int url;                  /* encoding-type=url */
     char prefix[GW_LO_KEY_MAX];
     size_t prefix_len;        /* "u/" bucket "/" + the prefix parameter */
     size_t base_len;          /* "u/" bucket "/" */
 };
+
+static void gw_multipart_uploads_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_multipart_uploads_hstate = {"gw_multipart_uploads",
+                                                                  gw_multipart_uploads_free};
+
+static void gw_multipart_uploads_free(struct gw_hstate *hs)
+{
+    cn_free(GW_HSTATE(hs, gw_multipart_uploads));
+}
 
 /* A key or key-like parameter of ListMultipartUploads: percent-encoded with
  * encoding-type=url, as S3 does (the object listings' writer, s3_list.h). */
@@ -1423,7 +1439,7 @@ static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_multipart_uploads *u = r->h;
+    struct gw_multipart_uploads *u = GW_REQ_STATE(r, gw_multipart_uploads);
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
@@ -1481,7 +1497,7 @@ static void gw_multipart_on_uploads(struct gw_store_list_result *res, void *arg)
 
 static void gw_multipart_list_uploads_bucket_ok(struct gw_req *r)
 {
-    struct gw_multipart_uploads *u = r->h;
+    struct gw_multipart_uploads *u = GW_REQ_STATE(r, gw_multipart_uploads);
     const struct gw_req_param *km = gw_req_param(r, "key-marker");
     const struct gw_req_param *um = gw_req_param(r, "upload-id-marker");
     char after[GW_LO_KEY_MAX + 2];
@@ -1514,8 +1530,7 @@ void gw_multipart_list_uploads(struct gw_req *r)
         return;
     }
     struct gw_multipart_uploads *u = cn_calloc(1, sizeof(*u));
-    r->h = u;
-    r->h_free = cn_free;
+    gw_req_state_set(r, &u->hs, &gw_multipart_uploads_hstate);
     u->url = enc != NULL;
     u->max = max > 0 ? (uint32_t)max : 1;
     u->base_len = gw_keys_object_prefix(u->prefix, r->bucket, r->bucket_len);

@@ -13,11 +13,13 @@
 #include "access_log.h"
 #include "http_loop.h"
 #include "s3_metrics.h"
+#include "s3_body.h"
 #include "s3_cors.h"
 #include "s3_names.h"
 #include "s3_ops.h"
 #include "s3_post.h"
 #include "s3_router.h"
+#include "s3_versions.h"
 
 #include "cn/alloc.h"
 #include "cn/log.h"
@@ -269,6 +271,22 @@ void gw_req_error_header(struct gw_req *r, enum gw_s3_err err, const char *messa
     gw_req_reply_end(r);
 }
 
+/* ---- the handler's state --------------------------------------------- */
+
+void gw_req_state_set(struct gw_req *r, struct gw_hstate *hs, const struct gw_hstate_type *t)
+{
+    CN_ASSERT(r->state == NULL && hs != NULL && t != NULL && t->free != NULL);
+    hs->type = t;
+    r->state = hs;
+}
+
+void gw_req_state_drop(struct gw_req *r)
+{
+    struct gw_hstate *hs = r->state;
+    r->state = NULL;
+    gw_hstate_free(hs);
+}
+
 /* ---- the S3 layer as the HTTP layer's application -------------------- */
 
 static struct gw_http_req *gw_req_app_new(void *arg)
@@ -288,18 +306,11 @@ static void gw_req_app_free(struct gw_http_req *x)
 static void gw_req_app_clear(struct gw_http_req *x)
 {
     struct gw_req *r = gw_req_of(x);
-    if (r->h_free != NULL && r->h != NULL)
-        r->h_free(r->h);
-    r->h = NULL;
-    r->h_free = NULL;
-    if (r->bs_free != NULL && r->bs != NULL)
-        r->bs_free(r->bs);
+    gw_req_state_drop(r);
+    gw_s3_body_free(r->bs);
     r->bs = NULL;
-    r->bs_free = NULL;
-    if (r->vs_free != NULL && r->vs != NULL)
-        r->vs_free(r->vs);
+    gw_s3_versions_free(r->vs);
     r->vs = NULL;
-    r->vs_free = NULL;
     r->versioning = 0;
     r->version_id[0] = '\0';
     r->copy_source_version_id[0] = '\0';

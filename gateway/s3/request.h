@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 
 #include "copy_source.h"
+#include "hstate.h"
 #include "http_parser.h"
 #include "http_req.h"
 #include "s3_error.h"
@@ -30,6 +31,8 @@ struct gw_s3_op;
 struct gw_s3_cors_headers;
 struct gw_access_config;
 struct gw_s3_post;
+struct gw_s3_versions;
+struct gw_s3_body;
 
 typedef void (*gw_req_cb)(struct gw_req *r);
 
@@ -107,24 +110,23 @@ struct gw_req {
     gw_req_cb on_body;
     gw_req_cb on_drain;
 
-    /* the handler's own state, freed with h_free when the request ends */
-    void *h;
-    void (*h_free)(void *h);
+    /* the handler's own state (hstate.h): its struct embeds the header,
+     * found again with GW_REQ_STATE(), freed through its type when the
+     * request ends */
+    struct gw_hstate *state;
     gw_req_cb then;            /* a continuation parked across one call */
-    void *bs;                  /* the body reader's state (s3_body.c) */
-    void (*bs_free)(void *bs);
+    struct gw_s3_body *bs;     /* the body reader's state (s3_body.h), freed with r */
 
     /* versioning (s3_versions.h): the bucket's state as
      * gw_s3_bucket_require() last read it (versioning.h), the headers every
      * response of r carries from the moment they are set (x-amz-version-id
      * when version_id[0], x-amz-delete-marker: true), and the versioning
-     * steps' own state, freed with vs_free when the request ends */
+     * steps' own state (s3_versions.h), freed when the request ends */
     int versioning;
     char version_id[33];
     char copy_source_version_id[33];   /* x-amz-copy-source-version-id when set */
     int delete_marker;
-    void *vs;
-    void (*vs_free)(void *vs);
+    struct gw_s3_versions *vs;
 };
 
 /* The S3 request an HTTP exchange belongs to. */
@@ -145,6 +147,18 @@ void gw_req_hold(struct gw_req *r);
 /* Drops a hold. Returns 1 if the request can go on, 0 if the client is gone
  * (then the caller must not touch r again; its memory may be freed). */
 int gw_req_release(struct gw_req *r);
+
+/* ---- the handler's state --------------------------------------------- */
+
+/* r's handler state as a struct T * (checked: hstate.h), NULL if none. */
+#define GW_REQ_STATE(r, T) GW_HSTATE((r)->state, T)
+
+/* Gives r the handler state hs, of type t (hs is the header of a heap
+ * struct: freed through t when the request ends). r must have none. */
+void gw_req_state_set(struct gw_req *r, struct gw_hstate *hs, const struct gw_hstate_type *t);
+/* Frees r's handler state now (a handler handing r to another's steps,
+ * which keep their own); r has none after it. */
+void gw_req_state_drop(struct gw_req *r);
 
 /* ---- the head -------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "aws_chunked.h"
+#include "lo_put.h"
 #include "post_form.h"
 #include "s3_post.h"
 
@@ -44,9 +45,10 @@ struct gw_s3_body {
     int finished;
 };
 
-static void gw_s3_body_free(void *p)
+void gw_s3_body_free(struct gw_s3_body *b)
 {
-    struct gw_s3_body *b = p;
+    if (b == NULL)
+        return;
     evbuffer_free(b->data);
     gw_aws_chunked_free(b->ac);
     if (b->have_sums)
@@ -347,7 +349,6 @@ void gw_s3_body_read_flags(struct gw_req *r, size_t limit, enum gw_s3_err too_la
     b->done = done;
     b->data = evbuffer_new();
     r->bs = b;
-    r->bs_free = gw_s3_body_free;
     enum gw_s3_err err = gw_s3_body_setup(b);
     if (err != GW_S3_OK) {
         gw_s3_body_finish(b, err); /* before 100 Continue: the client sends nothing */
@@ -370,7 +371,6 @@ void gw_s3_body_stream(struct gw_req *r, uint64_t limit, enum gw_s3_err too_larg
     b->arg = arg;
     b->data = evbuffer_new();
     r->bs = b;
-    r->bs_free = gw_s3_body_free;
     enum gw_s3_err err = gw_s3_body_setup(b);
     if (err != GW_S3_OK) {
         gw_s3_body_finish(b, err);
@@ -439,4 +439,57 @@ int gw_s3_body_checksum(const struct gw_req *r, enum gw_checksum_algo *algo,
         return CN_OK;
     }
     return CN_NOTFOUND;
+}
+
+/* ---- a large PUT's source (lo_put.h) ----------------------------------- */
+
+static int gw_s3_body_lo_on_data(struct gw_req *r, struct evbuffer *data, void *arg)
+{
+    (void)r;
+    struct gw_lo_put *lp = arg;
+    return gw_lo_put_data(lp, data);
+}
+
+static void gw_s3_body_lo_on_end(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data,
+                                 void *arg)
+{
+    (void)r;
+    struct gw_lo_put *lp = arg;
+    gw_lo_put_body_end(lp, err, data);
+}
+
+static void gw_s3_body_lo_start(void *ctx, uint64_t limit, int md5_outside, struct gw_lo_put *lp)
+{
+    struct gw_req *r = ctx;
+    gw_s3_body_stream(r, limit, GW_S3_ENTITY_TOO_LARGE, md5_outside ? GW_S3_BODY_MD5_OUTSIDE : 0,
+                      gw_s3_body_lo_on_data, gw_s3_body_lo_on_end, lp);
+}
+
+static uint64_t gw_s3_body_lo_decoded(void *ctx)
+{
+    struct gw_req *r = ctx;
+    return gw_s3_body_decoded(r);
+}
+
+static void gw_s3_body_lo_resume(void *ctx)
+{
+    struct gw_req *r = ctx;
+    gw_s3_body_resume(r);
+}
+
+static enum gw_s3_err gw_s3_body_lo_md5_done(void *ctx, const struct gw_checksum *md5)
+{
+    struct gw_req *r = ctx;
+    return gw_s3_body_md5_outside_done(r, md5);
+}
+
+void gw_s3_body_lo_source(struct gw_req *r, struct gw_lo_put_source *out)
+{
+    *out = (struct gw_lo_put_source){
+        .start = gw_s3_body_lo_start,
+        .decoded = gw_s3_body_lo_decoded,
+        .resume = gw_s3_body_lo_resume,
+        .md5_done = gw_s3_body_lo_md5_done,
+        .ctx = r,
+    };
 }

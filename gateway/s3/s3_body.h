@@ -16,6 +16,11 @@
 #include "checksum.h"
 #include "request.h"
 
+/* The body reader's state of one request (r->bs, made by the readers
+ * below): freed with the request. NULL is a no-op. */
+struct gw_s3_body;
+void gw_s3_body_free(struct gw_s3_body *b);
+
 /* done(r, GW_S3_OK, data) with the whole decoded body, or done(r, err, NULL).
  * data belongs to the reader (valid until the request ends); the callee may
  * move its bytes out. */
@@ -67,6 +72,12 @@ void gw_s3_body_stream(struct gw_req *r, uint64_t limit, enum gw_s3_err too_larg
  * GW_S3_OK or GW_S3_BAD_DIGEST (the consumer must then not keep what it
  * wrote). */
 enum gw_s3_err gw_s3_body_md5_outside_done(struct gw_req *r, const struct gw_checksum *md5);
+
+/* r's body as a large PUT's source (lo_put.h): its start() is
+ * gw_s3_body_stream() (EntityTooLarge past the limit) feeding the PUT, and
+ * the rest read r's body reader. r outlives the PUT (its state holds it). */
+struct gw_lo_put_source;
+void gw_s3_body_lo_source(struct gw_req *r, struct gw_lo_put_source *out);
 /* Resumes a paused stream: on_data is offered the buffered bytes again and
  * reading goes on. No-op when the stream is not paused or has ended. */
 void gw_s3_body_resume(struct gw_req *r);

@@ -69,9 +69,13 @@ void gw_s3_bucket_require(struct gw_req *r, gw_req_cb next)
 
 /* ---- named configurations (bucket_meta.h) --------------------------- */
 
-static void gw_s3_bucket_cfg_free(void *p)
+static void gw_s3_bucket_cfg_free(struct gw_hstate *hs);
+const struct gw_hstate_type gw_s3_bucket_cfg_hstate = {"gw_s3_bucket_cfg",
+                                                        gw_s3_bucket_cfg_free};
+
+static void gw_s3_bucket_cfg_free(struct gw_hstate *hs)
 {
-    struct gw_s3_bucket_cfg *c = p;
+    struct gw_s3_bucket_cfg *c = GW_HSTATE(hs, gw_s3_bucket_cfg);
     cn_free(c->value);
     cn_free(c->new_value);
     cn_free(c);
@@ -114,9 +118,7 @@ static void gw_s3_bucket_cfg_read_as(struct gw_req *r, const char *name,
     c->name = name;
     c->kind = kind;
     c->next = next;
-    CN_ASSERT(r->h == NULL);
-    r->h = c;
-    r->h_free = gw_s3_bucket_cfg_free;
+    gw_req_state_set(r, &c->hs, &gw_s3_bucket_cfg_hstate);
     char key[GW_KEYS_MAX];
     size_t n = gw_keys_bucket(key, r->bucket, r->bucket_len);
     gw_req_hold(r);
@@ -128,7 +130,7 @@ static void gw_s3_bucket_on_cfg_read(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     struct gw_bucket_meta m;
     if (!gw_s3_bucket_cfg_record(r, res, &m))
         return;
@@ -161,7 +163,7 @@ static void gw_s3_bucket_on_cfg_written(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     c->next(r);
 }
 
@@ -170,7 +172,7 @@ static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     struct gw_bucket_meta m;
     if (!gw_s3_bucket_cfg_record(r, res, &m))
         return;
@@ -210,7 +212,7 @@ static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
 
 void gw_s3_bucket_cfg_write(struct gw_req *r, char *value, size_t len, gw_req_cb next)
 {
-    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     c->new_value = value;
     c->new_len = len;
     c->next = next;
@@ -530,15 +532,20 @@ void gw_s3_bucket_delete(struct gw_req *r)
 /* ---- ListBuckets ----------------------------------------------------- */
 
 struct gw_s3_bucket_lister {
+    struct gw_hstate hs;
     struct evbuffer *doc;
     struct gw_xml_writer w;
     char after[GW_KEYS_MAX];
     size_t after_len;
 };
 
-static void gw_s3_bucket_lister_free(void *p)
+static void gw_s3_bucket_lister_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_bucket_lister_hstate = {"gw_s3_bucket_lister",
+                                                                  gw_s3_bucket_lister_free};
+
+static void gw_s3_bucket_lister_free(struct gw_hstate *hs)
 {
-    struct gw_s3_bucket_lister *l = p;
+    struct gw_s3_bucket_lister *l = GW_HSTATE(hs, gw_s3_bucket_lister);
     evbuffer_free(l->doc);
     cn_free(l);
 }
@@ -550,7 +557,7 @@ static void gw_s3_bucket_on_list(struct gw_store_list_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_bucket_lister *l = r->h;
+    struct gw_s3_bucket_lister *l = GW_REQ_STATE(r, gw_s3_bucket_lister);
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
@@ -587,7 +594,7 @@ static void gw_s3_bucket_on_list(struct gw_store_list_result *res, void *arg)
 
 static void gw_s3_bucket_list_page(struct gw_req *r)
 {
-    struct gw_s3_bucket_lister *l = r->h;
+    struct gw_s3_bucket_lister *l = GW_REQ_STATE(r, gw_s3_bucket_lister);
     gw_req_hold(r);
     gw_store_list(r->s3->store, "b/", 2, l->after, l->after_len, 1000,
                   gw_s3_bucket_on_list, r);
@@ -597,8 +604,7 @@ void gw_s3_bucket_list_all(struct gw_req *r)
 {
     struct gw_s3_bucket_lister *l = cn_calloc(1, sizeof(*l));
     l->doc = evbuffer_new();
-    r->h = l;
-    r->h_free = gw_s3_bucket_lister_free;
+    gw_req_state_set(r, &l->hs, &gw_s3_bucket_lister_hstate);
     gw_xml_writer_init(&l->w, l->doc);
     gw_xml_open_ns(&l->w, "ListAllMyBucketsResult", GW_XML_S3_NS);
     gw_xml_open(&l->w, "Buckets");

@@ -21,10 +21,12 @@ void gw_s3_bucket_location(struct gw_req *r);
 void gw_s3_bucket_config_get(struct gw_req *r);
 
 /* A named configuration of r->bucket (bucket_meta.h) being read or changed:
- * r->h from gw_s3_bucket_cfg_read() until the request ends. */
+ * r's state (GW_REQ_STATE(r, gw_s3_bucket_cfg)) from gw_s3_bucket_cfg_read()
+ * until the request ends. */
 struct gw_s3_cfg_kind;
 
 struct gw_s3_bucket_cfg {
+    struct gw_hstate hs;
     const char *name;                   /* "cors", ... (a literal) */
     const struct gw_s3_cfg_kind *kind;  /* s3_bucket_cfg.h's handlers; NULL for others */
     struct gw_bucket_incarnation inc;   /* of the record first read */
@@ -34,18 +36,19 @@ struct gw_s3_bucket_cfg {
     size_t new_len;
     gw_req_cb next;
 };
+extern const struct gw_hstate_type gw_s3_bucket_cfg_hstate;
 
 /* Reads r->bucket's record (quorum), checks that r's credential owns it,
- * and fills r->h (struct gw_s3_bucket_cfg) with its incarnation and a copy
+ * and gives r its state, a struct gw_s3_bucket_cfg, with its incarnation and a copy
  * of configuration name; then next(r). Answers NoSuchBucket, AccessDenied,
  * ServiceUnavailable or InternalError (a record it cannot read) itself. */
 void gw_s3_bucket_cfg_read(struct gw_req *r, const char *name, gw_req_cb next);
-/* The same for kind's configuration, kept in r->h's kind. */
+/* The same for kind's configuration, kept in the state's kind. */
 void gw_s3_bucket_cfg_read_kind(struct gw_req *r, const struct gw_s3_cfg_kind *kind,
                                 gw_req_cb next);
 
 /* After gw_s3_bucket_cfg_read(): sets the configuration to value[len]
- * (taken: freed with r->h; NULL removes it), by reading the record again
+ * (taken: freed with r's state; NULL removes it), by reading the record again
  * (quorum), refusing with NoSuchBucket when it is gone or another
  * incarnation (deleted and created again since the first read), and writing
  * it back, in the map form, at ts = max(now, its ts + 1) so it is newer

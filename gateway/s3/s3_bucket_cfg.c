@@ -9,7 +9,7 @@
 
 static const struct gw_s3_cfg_kind *gw_s3_cfg_kind_of(const struct gw_req *r)
 {
-    const struct gw_s3_bucket_cfg *c = r->h;
+    const struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     return c->kind;
 }
 
@@ -76,7 +76,7 @@ void gw_s3_cfg_put(struct gw_req *r, const struct gw_s3_cfg_kind *kind)
 
 static void gw_s3_cfg_get_found(struct gw_req *r)
 {
-    const struct gw_s3_bucket_cfg *c = r->h;
+    const struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     const struct gw_s3_cfg_kind *kind = c->kind;
     if (c->value == NULL) {
         gw_req_error(r, kind->missing, NULL);
@@ -100,7 +100,7 @@ void gw_s3_cfg_get(struct gw_req *r, const struct gw_s3_cfg_kind *kind)
 
 static void gw_s3_cfg_delete_found(struct gw_req *r)
 {
-    const struct gw_s3_bucket_cfg *c = r->h;
+    const struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     if (c->value == NULL)
         gw_req_reply_empty(r, 204);   /* nothing to remove: S3 answers 204 all the same */
     else

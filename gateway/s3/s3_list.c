@@ -33,6 +33,7 @@ struct gw_s3_list_item {
 };
 
 struct gw_s3_list {
+    struct gw_hstate hs;         /* r->state (request.h) */
     int v2;
     int versions;                /* ListObjectVersions: every object is version "null" */
     int url;
@@ -50,9 +51,12 @@ struct gw_s3_list {
     int rounds;
 };
 
-static void gw_s3_list_free(void *p)
+static void gw_s3_list_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_list_hstate = {"gw_s3_list", gw_s3_list_free};
+
+static void gw_s3_list_free(struct gw_hstate *hs)
 {
-    struct gw_s3_list *l = p;
+    struct gw_s3_list *l = GW_HSTATE(hs, gw_s3_list);
     for (uint32_t i = 0; i < l->n_items; i++)
         cn_free(l->items[i].key);
     cn_free(l->items);
@@ -222,7 +226,7 @@ static void gw_s3_list_bucket_doc(struct gw_req *r, struct gw_s3_list *l,
 
 static void gw_s3_list_reply(struct gw_req *r)
 {
-    struct gw_s3_list *l = r->h;
+    struct gw_s3_list *l = GW_REQ_STATE(r, gw_s3_list);
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
@@ -319,7 +323,7 @@ static void gw_s3_list_on_page(struct gw_store_list_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_list *l = r->h;
+    struct gw_s3_list *l = GW_REQ_STATE(r, gw_s3_list);
     if (res->rc != CN_OK) {
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
@@ -332,7 +336,7 @@ static void gw_s3_list_on_page(struct gw_store_list_result *res, void *arg)
 
 static void gw_s3_list_page(struct gw_req *r)
 {
-    struct gw_s3_list *l = r->h;
+    struct gw_s3_list *l = GW_REQ_STATE(r, gw_s3_list);
     gw_req_hold(r);
     gw_store_list(r->s3->store, l->sprefix, l->sprefix_len, l->after, l->after_len,
                   GW_S3_LIST_PAGE, gw_s3_list_on_page, r);
@@ -340,7 +344,7 @@ static void gw_s3_list_page(struct gw_req *r)
 
 static void gw_s3_list_bucket_ok(struct gw_req *r)
 {
-    struct gw_s3_list *l = r->h;
+    struct gw_s3_list *l = GW_REQ_STATE(r, gw_s3_list);
     if (l->max_keys == 0) {
         gw_s3_list_reply(r);
         return;
@@ -439,8 +443,7 @@ static enum gw_s3_err gw_s3_list_parse(struct gw_req *r, struct gw_s3_list *l)
 void gw_s3_list_objects(struct gw_req *r)
 {
     struct gw_s3_list *l = cn_calloc(1, sizeof(*l));
-    r->h = l;
-    r->h_free = gw_s3_list_free;
+    gw_req_state_set(r, &l->hs, &gw_s3_list_hstate);
     enum gw_s3_err err = gw_s3_list_parse(r, l);
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);

@@ -23,6 +23,7 @@
 struct gw_s3_md_item;
 
 struct gw_s3_md {
+    struct gw_hstate hs;          /* r->state (request.h) */
     struct gw_req *r;
     struct gw_xml_delete d;
     struct gw_s3_md_item *items;
@@ -37,9 +38,12 @@ struct gw_s3_md_item {
     char marker_id[33];           /* its version id */
 };
 
-static void gw_s3_md_free(void *p)
+static void gw_s3_md_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_md_hstate = {"gw_s3_md", gw_s3_md_free};
+
+static void gw_s3_md_free(struct gw_hstate *hs)
 {
-    struct gw_s3_md *md = p;
+    struct gw_s3_md *md = GW_HSTATE(hs, gw_s3_md);
     gw_xml_delete_fini(&md->d);
     cn_free(md->items);
     cn_free(md);
@@ -47,7 +51,7 @@ static void gw_s3_md_free(void *p)
 
 static void gw_s3_md_reply(struct gw_req *r)
 {
-    struct gw_s3_md *md = r->h;
+    struct gw_s3_md *md = GW_REQ_STATE(r, gw_s3_md);
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
@@ -106,7 +110,7 @@ static void gw_s3_md_versioned_done(struct gw_req *r, int rc, const char *err,
                                     const char *version_id, int delete_marker)
 {
     (void)err;
-    struct gw_s3_md *md = r->h;
+    struct gw_s3_md *md = GW_REQ_STATE(r, gw_s3_md);
     struct gw_s3_md_item *it = &md->items[md->next++];
     if (rc != CN_OK) {
         it->err = gw_s3_error_from_store(rc);
@@ -123,7 +127,7 @@ static void gw_s3_md_versioned_done(struct gw_req *r, int rc, const char *err,
  * flooding the nodes), then the answer. */
 static void gw_s3_md_versioned_next(struct gw_req *r)
 {
-    struct gw_s3_md *md = r->h;
+    struct gw_s3_md *md = GW_REQ_STATE(r, gw_s3_md);
     while (md->next < md->d.n_objects) {
         const struct gw_xml_delete_obj *o = &md->d.objects[md->next];
         enum gw_s3_err err = GW_S3_OK;
@@ -145,7 +149,7 @@ static void gw_s3_md_versioned_next(struct gw_req *r)
 
 static void gw_s3_md_bucket_ok(struct gw_req *r)
 {
-    struct gw_s3_md *md = r->h;
+    struct gw_s3_md *md = GW_REQ_STATE(r, gw_s3_md);
     if (r->versioning != 0) {
         gw_s3_md_versioned_next(r);
         return;
@@ -190,7 +194,7 @@ static void gw_s3_md_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer 
         gw_req_error(r, err, NULL);
         return;
     }
-    struct gw_s3_md *md = r->h;
+    struct gw_s3_md *md = GW_REQ_STATE(r, gw_s3_md);
     size_t len = evbuffer_get_length(data);
     const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
     if (gw_xml_parse_delete(body, len, &md->d, &err) != CN_OK) {
@@ -207,7 +211,6 @@ void gw_s3_multidelete(struct gw_req *r)
 {
     struct gw_s3_md *md = cn_calloc(1, sizeof(*md));
     md->r = r;
-    r->h = md;
-    r->h_free = gw_s3_md_free;
+    gw_req_state_set(r, &md->hs, &gw_s3_md_hstate);
     gw_s3_body_read(r, GW_XML_DELETE_MAX_BYTES, GW_S3_MAX_MESSAGE_LENGTH_EXCEEDED, gw_s3_md_body);
 }

@@ -29,6 +29,7 @@
 #include "s3_body.h"
 #include "s3_bucket.h"
 #include "s3_error.h"
+#include "s3_get_sink.h"
 #include "s3_names.h"
 #include "s3_post.h"
 #include "s3_range.h"
@@ -46,9 +47,13 @@
 
 #define GW_S3_OBJECT_MAX_USER_META 2048 /* bytes of x-amz-meta-* names+values, as S3 */
 
-/* Scratch of one object request: the storage key and lower-cased names. */
+/* Scratch of one object request: the storage key and lower-cased names.
+ * The request's state (r->state) of every object handler but CopyObject,
+ * whose state holds one for its destination (gw_s3_object_of()). */
 struct gw_s3_object {
+    struct gw_hstate hs;               /* unused (type NULL) inside a gw_s3_copy */
     struct gw_lo_get *get;             /* a large GET's read pipeline */
+    struct gw_s3_get_sink get_sink;    /* ... writing to r's response through this */
     struct gw_lo_put *lp;              /* a large PUT's body and chunks */
     struct gw_lo_map old_map;          /* the chunks an overwrite or delete replaces */
     int have_old;
@@ -66,6 +71,39 @@ struct gw_s3_object {
     struct gw_blob *blob;
 };
 
+/* CopyObject's state: its destination's object scratch, and the source. */
+struct gw_s3_copy {
+    struct gw_hstate hs;
+    struct gw_s3_object o;     /* the destination */
+    char src_bucket[64];
+    size_t src_bucket_len;
+    char src_skey[GW_KEYS_MAX];        /* the source's "o/" key: names its chunks */
+    size_t src_skey_len;
+    char src_rkey[GW_VERSIONING_KEY_MAX]; /* the record read: src_skey or a version's */
+    size_t src_rkey_len;
+    char etag[129];
+    uint64_t ts;
+    struct gw_lo_copy *copy;   /* a chunked source's bytes, copied */
+};
+
+static void gw_s3_object_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_object_hstate = {"gw_s3_object", gw_s3_object_free};
+static void gw_s3_copy_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_copy_hstate = {"gw_s3_copy", gw_s3_copy_free};
+
+/* The object scratch of r, which has one: an object handler's state, or
+ * the destination's of a CopyObject (the steps they share, such as
+ * gw_s3_object_read_old(), run for both). Any other state is a bug
+ * (hstate.h). */
+static struct gw_s3_object *gw_s3_object_of(struct gw_req *r)
+{
+    if (gw_hstate_is(r->state, &gw_s3_copy_hstate))
+        return &GW_REQ_STATE(r, gw_s3_copy)->o;
+    struct gw_s3_object *o = GW_REQ_STATE(r, gw_s3_object);
+    CN_ASSERT(o != NULL);
+    return o;
+}
+
 /* Releases what a large-object request holds (shared with CopyObject). */
 static void gw_s3_object_fini(struct gw_s3_object *o)
 {
@@ -75,24 +113,27 @@ static void gw_s3_object_fini(struct gw_s3_object *o)
     gw_cond_write_fini(&o->cw);
 }
 
-static void gw_s3_object_free(void *p)
+static void gw_s3_object_scratch_free(struct gw_s3_object *o)
 {
-    struct gw_s3_object *o = p;
     gw_s3_object_fini(o);
     cn_free(o->meta);
     gw_blob_unref(o->blob);
     cn_free(o);
 }
 
+static void gw_s3_object_free(struct gw_hstate *hs)
+{
+    gw_s3_object_scratch_free(GW_HSTATE(hs, gw_s3_object));
+}
+
 static struct gw_s3_object *gw_s3_object_state(struct gw_req *r)
 {
-    if (r->h == NULL) {
+    if (r->state == NULL) {
         struct gw_s3_object *o = cn_calloc(1, sizeof(*o));
         o->skey_len = gw_keys_object(o->skey, r->bucket, r->bucket_len, r->key, r->key_len);
-        r->h = o;
-        r->h_free = gw_s3_object_free;
+        gw_req_state_set(r, &o->hs, &gw_s3_object_hstate);
     }
-    return r->h;
+    return gw_s3_object_of(r);
 }
 
 /* ---- stored headers --------------------------------------------------- */
@@ -228,7 +269,7 @@ enum gw_s3_err gw_s3_object_request_meta(struct gw_req *r, char **meta, size_t *
     *meta = o->meta;
     *len = o->meta_len;
     o->meta = NULL;
-    gw_s3_object_free(o);
+    gw_s3_object_scratch_free(o);
     return err;
 }
 
@@ -264,7 +305,7 @@ static void gw_s3_object_put_done(struct gw_req *r, const struct gw_store_result
 static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     if (res->rc == CN_OK && o->have_old && !gw_s3_versions_keeps_chunks(r))
         /* a small object replaced a large one */
         gw_lo_reclaim_segs(r->s3->reclaim, o->skey, o->skey_len, o->old_map.segs,
@@ -277,7 +318,7 @@ static void gw_s3_object_on_put(struct gw_store_result *res, void *arg)
 static void gw_s3_object_cond_put(struct gw_req *r, const struct gw_store_record *rec,
                                   struct gw_blob *data, gw_store_cb cb)
 {
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     gw_cond_write_put(&o->cw, r, rec, data, cb);
 }
 
@@ -285,7 +326,7 @@ static void gw_s3_object_cond_put(struct gw_req *r, const struct gw_store_record
  * the record it replaces. */
 static void gw_s3_object_put_small_write(struct gw_req *r)
 {
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     const char *etag = gw_s3_body_md5_hex(r);
     struct gw_store_record rec = {
         .key = o->skey,
@@ -333,7 +374,7 @@ static void gw_s3_object_put_bucket_ok(struct gw_req *r)
 static void gw_s3_object_lo_on_parent(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     /* decided before the release, which may end the request: once a parent
      * may be on some replica its chunks must stay (a failed write that
      * reached fewer than W nodes leaves chunks behind rather than a
@@ -349,7 +390,7 @@ static void gw_s3_object_lo_on_parent(struct gw_store_result *res, void *arg)
  * <size>", newer than the record it replaces. */
 static void gw_s3_object_lo_write_parent(struct gw_req *r)
 {
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     enum gw_s3_err err = gw_s3_object_build_meta(r, o);
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
@@ -381,7 +422,7 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
 static void gw_s3_object_old_on_get(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
         size_t tl;
@@ -402,7 +443,7 @@ static void gw_s3_object_old_on_get(struct gw_store_result *res, void *arg)
 static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     int large = 0;
     enum gw_s3_err cerr = GW_S3_OK;
     if (res->rc == CN_OK) {
@@ -435,17 +476,17 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
  * and its timestamp, then runs next. */
 static void gw_s3_object_read_old(struct gw_req *r, gw_req_cb next)
 {
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     r->then = next;
     gw_req_hold(r);
     gw_store_head(r->s3->store, o->skey, o->skey_len, gw_s3_object_old_on_head, r);
 }
 
 /* The body verified and its chunks are stored (or it was small). */
-static void gw_s3_object_lo_on_body(struct gw_req *r, enum gw_s3_err err, const char *why,
-                                    void *arg)
+static void gw_s3_object_lo_on_body(void *arg, enum gw_s3_err err, const char *why)
 {
-    struct gw_s3_object *o = arg;
+    struct gw_req *r = arg;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     if (err != GW_S3_OK) {
         CN_LOGR(CN_LOG_INFO, r->id, "large PUT failed: %s", why != NULL ? why : "body refused");
         gw_req_error(r, err, NULL);
@@ -461,10 +502,13 @@ static void gw_s3_object_lo_on_body(struct gw_req *r, enum gw_s3_err err, const 
 
 static void gw_s3_object_put_large_bucket_ok(struct gw_req *r)
 {
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     int64_t declared = gw_s3_body_declared_length(r);
     enum gw_lo_put_mode mode = declared >= 0 ? GW_LO_PUT_ALWAYS : GW_LO_PUT_AUTO;
-    o->lp = gw_lo_put_new(r, o->skey, o->skey_len, mode, gw_s3_object_lo_on_body, o);
+    struct gw_lo_put_source src;
+    gw_s3_body_lo_source(r, &src);
+    o->lp = gw_lo_put_new(&r->s3->lo, &src, r->id, o->skey, o->skey_len, mode,
+                          gw_s3_object_lo_on_body, r);
     gw_lo_put_begin(o->lp, r->s3->opts.put_limit);
 }
 
@@ -733,7 +777,7 @@ static void gw_s3_object_build_head(struct gw_req *r, const struct msg *m, size_
 /* The client's output drained during a large GET: its pipeline resumes. */
 static void gw_s3_object_get_on_drain(struct gw_req *r)
 {
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     if (o->get != NULL)
         gw_lo_get_drained(o->get);
 }
@@ -743,7 +787,7 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     if (res->rc == CN_NOTFOUND) {
         gw_s3_bucket_require(r, gw_s3_object_not_found_bucket_ok);
         return;
@@ -797,8 +841,10 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
     gw_s3_object_build_head(r, m, etag_len, &om, &sp);
     if (large && !r->hr.head_only) {
         /* the headers go out when the read-ahead budget lets it in */
-        o->get = gw_lo_get_new(r, o->skey, o->skey_len, &map, sp.first, sp.len,
-                               gw_s3_object_get_on_drain);
+        struct gw_read_pipeline_sink sink;
+        gw_s3_get_sink_init(&o->get_sink, r, sp.len, gw_s3_object_get_on_drain, &sink);
+        o->get = gw_lo_get_new(&r->s3->lo, &sink, o->skey, o->skey_len, &map, sp.first,
+                               sp.len);
         gw_lo_get_start(o->get);
         return;
     }
@@ -845,7 +891,7 @@ void gw_s3_object_get(struct gw_req *r)
 static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     if (res->rc == CN_OK && o->have_old)
         gw_lo_reclaim_segs(r->s3->reclaim, o->skey, o->skey_len, o->old_map.segs,
                            o->old_map.n_segs, r->s3->lo.reclaim_delay_ms, r->id);
@@ -862,7 +908,7 @@ static void gw_s3_object_on_delete(struct gw_store_result *res, void *arg)
  * are reclaimed after large_object.reclaim_delay. */
 static void gw_s3_object_delete_write(struct gw_req *r)
 {
-    struct gw_s3_object *o = r->h;
+    struct gw_s3_object *o = gw_s3_object_of(r);
     gw_req_hold(r);
     gw_store_delete(r->s3->store, o->skey, o->skey_len, r->id,
                     cn_hlc_after(cn_hlc_default(), o->old_ts), gw_s3_object_on_delete, r);
@@ -885,23 +931,10 @@ void gw_s3_object_delete(struct gw_req *r)
 
 /* ---- CopyObject ------------------------------------------------------ */
 
-struct gw_s3_copy {
-    struct gw_s3_object o;     /* first: the destination */
-    char src_bucket[64];
-    size_t src_bucket_len;
-    char src_skey[GW_KEYS_MAX];        /* the source's "o/" key: names its chunks */
-    size_t src_skey_len;
-    char src_rkey[GW_VERSIONING_KEY_MAX]; /* the record read: src_skey or a version's */
-    size_t src_rkey_len;
-    char etag[129];
-    uint64_t ts;
-    struct gw_lo_copy *copy;   /* a chunked source's bytes, copied */
-};
-
 static void gw_s3_copy_on_put(struct gw_store_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_s3_copy *c = r->h;
+    struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
     /* before the release, which may end the request (as for PUT) */
     if (c->copy != NULL)
         gw_lo_copy_commit(c->copy);
@@ -974,7 +1007,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
  * for a chunked source the chunk map of the copy with "<md5> <size>". */
 static void gw_s3_copy_write(struct gw_req *r)
 {
-    struct gw_s3_copy *c = r->h;
+    struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
     c->ts = cn_hlc_after(cn_hlc_default(), c->o.old_ts);
     struct gw_store_record rec = {
         .key = c->o.skey, .key_len = c->o.skey_len,
@@ -999,7 +1032,7 @@ static void gw_s3_copy_write(struct gw_req *r)
 static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)
 {
     struct gw_req *r = arg;
-    struct gw_s3_copy *c = r->h;
+    struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
     if (rc != CN_OK) {
         gw_s3_reply_store_error(r, rc, err);
         return;
@@ -1012,7 +1045,7 @@ static void gw_s3_copy_on_copied(int rc, const char *err, void *arg)
  * copy's ETag is the MD5 of the bytes, as for any single-PUT object. */
 static void gw_s3_copy_large(struct gw_req *r, const struct msg *m, uint64_t size)
 {
-    struct gw_s3_copy *c = r->h;
+    struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
     struct gw_lo_map map;
     if (gw_lo_map_decode(&map, m->payload.ptr, m->payload.len) != CN_OK || map.size != size) {
         gw_lo_map_fini(&map);
@@ -1036,7 +1069,7 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_copy *c = r->h;
+    struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
     if (res->rc == CN_NOTFOUND) {
         gw_s3_copy_src_missing(r, c);
         return;
@@ -1125,7 +1158,7 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
  * x-amz-copy-source names (s3_versions.h). */
 static void gw_s3_copy_read_src(struct gw_req *r, const char *key, size_t key_len)
 {
-    struct gw_s3_copy *c = r->h;
+    struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
     memcpy(c->src_rkey, key, key_len);
     c->src_rkey_len = key_len;
     gw_req_hold(r);
@@ -1134,7 +1167,7 @@ static void gw_s3_copy_read_src(struct gw_req *r, const char *key, size_t key_le
 
 static void gw_s3_copy_bucket_ok(struct gw_req *r)
 {
-    struct gw_s3_copy *c = r->h;
+    struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
     if (r->copy_src.version_id != NULL) {
         gw_s3_versions_copy_source(r, gw_s3_copy_read_src);
         return;
@@ -1142,9 +1175,9 @@ static void gw_s3_copy_bucket_ok(struct gw_req *r)
     gw_s3_copy_read_src(r, c->src_skey, c->src_skey_len);
 }
 
-static void gw_s3_copy_free(void *p)
+static void gw_s3_copy_free(struct gw_hstate *hs)
 {
-    struct gw_s3_copy *c = p;
+    struct gw_s3_copy *c = GW_HSTATE(hs, gw_s3_copy);
     gw_lo_copy_free(c->copy);
     gw_s3_object_fini(&c->o);
     cn_free(c->o.meta);
@@ -1156,8 +1189,7 @@ void gw_s3_object_copy(struct gw_req *r)
 {
     struct gw_s3_copy *c = cn_calloc(1, sizeof(*c));
     c->o.skey_len = gw_keys_object(c->o.skey, r->bucket, r->bucket_len, r->key, r->key_len);
-    r->h = c;
-    r->h_free = gw_s3_copy_free;
+    gw_req_state_set(r, &c->hs, &gw_s3_copy_hstate);
     c->o.is_put = 1;   /* the destination's If-Match / If-None-Match (conditional copy) */
     /* the router's one parse of x-amz-copy-source (copy_source.h) */
     const struct gw_copy_source *cs = &r->copy_src;

@@ -298,7 +298,7 @@ static void gw_s3_acl_stored(const struct gw_req *r, const char *text, size_t le
 
 static void gw_s3_acl_bucket_get_found(struct gw_req *r)
 {
-    const struct gw_s3_bucket_cfg *cfg = r->h;
+    const struct gw_s3_bucket_cfg *cfg = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     struct gw_acl *acl = cn_malloc(sizeof(*acl));
     gw_s3_acl_stored(r, cfg->value, cfg->value_len, acl);
     gw_s3_acl_reply(r, acl);
@@ -380,9 +380,11 @@ void gw_s3_subres_acl_get(struct gw_req *r)
 
 /* ---- PUT ?acl ------------------------------------------------------------ */
 
-/* One PUT ?acl's state (r->h for an object; the bucket's goes through
- * gw_s3_bucket_cfg, whose value slot is unused here). */
+/* One PUT ?acl's state (r->state; for a bucket only until the new ACL is
+ * checked: the write then goes through gw_s3_bucket_cfg, whose value slot
+ * is unused here). */
 struct gw_s3_acl_put {
+    struct gw_hstate hs;
     struct gw_acl acl;
     char skey[GW_KEYS_MAX];
     size_t skey_len;
@@ -398,9 +400,12 @@ struct gw_s3_acl_put {
     struct gw_blob *blob;
 };
 
-static void gw_s3_acl_put_free(void *p)
+static void gw_s3_acl_put_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_acl_put_hstate = {"gw_s3_acl_put", gw_s3_acl_put_free};
+
+static void gw_s3_acl_put_free(struct gw_hstate *hs)
 {
-    struct gw_s3_acl_put *a = p;
+    struct gw_s3_acl_put *a = GW_HSTATE(hs, gw_s3_acl_put);
     cn_free(a->text);
     cn_free(a->etag);
     cn_free(a->meta);
@@ -441,7 +446,7 @@ static void gw_s3_acl_object_read_from(struct gw_req *r, const char *key, size_t
  * a null version kept only as "o/", none). */
 static void gw_s3_acl_twin_from(struct gw_req *r, const char *key, size_t key_len)
 {
-    struct gw_s3_acl_put *a = r->h;
+    struct gw_s3_acl_put *a = GW_REQ_STATE(r, gw_s3_acl_put);
     if (key_len == a->rkey_len && memcmp(key, a->rkey, key_len) == 0) {
         gw_req_reply_empty(r, 200);
         return;
@@ -464,7 +469,7 @@ static void gw_s3_acl_object_on_written(struct gw_store_result *res, void *arg)
         gw_s3_reply_store_error(r, res->rc, res->err);
         return;
     }
-    struct gw_s3_acl_put *a = r->h;
+    struct gw_s3_acl_put *a = GW_REQ_STATE(r, gw_s3_acl_put);
     if (a->twin || a->vid[0] == '\0' || r->versioning == GW_VERSIONING_OFF) {
         gw_req_reply_empty(r, 200);
         return;
@@ -496,7 +501,7 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_acl_put *a = r->h;
+    struct gw_s3_acl_put *a = GW_REQ_STATE(r, gw_s3_acl_put);
     if (a->twin) {   /* the other copy: gone or another version: done */
         char id[GW_VERSIONING_ID_MAX];
         if (res->rc == CN_OK)
@@ -564,7 +569,7 @@ static void gw_s3_acl_bucket_write(struct gw_req *r);
  * or the other copy of the version rewritten. */
 static void gw_s3_acl_object_read_from(struct gw_req *r, const char *key, size_t key_len)
 {
-    struct gw_s3_acl_put *a = r->h;
+    struct gw_s3_acl_put *a = GW_REQ_STATE(r, gw_s3_acl_put);
     memcpy(a->rkey, key, key_len);
     a->rkey_len = key_len;
     gw_req_hold(r);
@@ -575,7 +580,7 @@ static void gw_s3_acl_object_read_from(struct gw_req *r, const char *key, size_t
 static void gw_s3_acl_put_apply(struct gw_req *r, int canned_given, const char *canned,
                                 size_t clen)
 {
-    struct gw_s3_acl_put *a = r->h;
+    struct gw_s3_acl_put *a = GW_REQ_STATE(r, gw_s3_acl_put);
     enum gw_s3_err err = gw_s3_acl_put_check(r, &a->acl, canned_given, canned, clen);
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
@@ -597,19 +602,17 @@ static void gw_s3_acl_put_apply(struct gw_req *r, int canned_given, const char *
     char *text;
     size_t len;
     gw_acl_encode(&a->acl, &text, &len);
-    /* the bucket configuration write keeps its own state in r->h */
-    r->h = NULL;
-    r->h_free = NULL;
-    gw_s3_acl_put_free(a);
+    /* the bucket configuration write keeps its own state in r->state */
+    gw_req_state_drop(r);
     gw_s3_bucket_cfg_read(r, GW_ACCESS_CFG_ACL, gw_s3_acl_bucket_write);
-    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     c->new_value = text;   /* written once the read came back (gw_s3_acl_bucket_write) */
     c->new_len = len;
 }
 
 static void gw_s3_acl_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer *data)
 {
-    struct gw_s3_acl_put *a = r->h;
+    struct gw_s3_acl_put *a = GW_REQ_STATE(r, gw_s3_acl_put);
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);
         return;
@@ -627,7 +630,7 @@ static void gw_s3_acl_body(struct gw_req *r, enum gw_s3_err err, struct evbuffer
 /* The bucket record was read again for the write: set "acl". */
 static void gw_s3_acl_bucket_write(struct gw_req *r)
 {
-    struct gw_s3_bucket_cfg *c = r->h;
+    struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     char *v = c->new_value;
     c->new_value = NULL;
     gw_s3_bucket_cfg_write(r, v, c->new_len, gw_s3_acl_put_done);
@@ -637,8 +640,7 @@ static void gw_s3_acl_bucket_write(struct gw_req *r)
 static void gw_s3_acl_put_start(struct gw_req *r)
 {
     struct gw_s3_acl_put *a = cn_calloc(1, sizeof(*a));
-    r->h = a;
-    r->h_free = gw_s3_acl_put_free;
+    gw_req_state_set(r, &a->hs, &gw_s3_acl_put_hstate);
     if (r->key != NULL)
         a->skey_len = gw_keys_object(a->skey, r->bucket, r->bucket_len, r->key, r->key_len);
     const struct gw_http_parser *h = r->http;

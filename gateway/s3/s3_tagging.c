@@ -31,8 +31,9 @@
 #include "cn/alloc.h"
 #include "cn/log.h"
 
-/* One tagging request's state (r->h). */
+/* One tagging request's state (r->state). */
 struct gw_s3_tagging {
+    struct gw_hstate hs;
     struct gw_tagset *set;      /* GET: the stored tags; PUT: the body's */
     int remove;                 /* DELETE: the tags go */
     char *enc;                  /* PUT: the new tags encoded; NULL: none */
@@ -49,9 +50,12 @@ struct gw_s3_tagging {
     struct gw_blob *blob;       /* and data, as read */
 };
 
-static void gw_s3_tagging_free(void *p)
+static void gw_s3_tagging_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_tagging_hstate = {"gw_s3_tagging", gw_s3_tagging_free};
+
+static void gw_s3_tagging_free(struct gw_hstate *hs)
 {
-    struct gw_s3_tagging *t = p;
+    struct gw_s3_tagging *t = GW_HSTATE(hs, gw_s3_tagging);
     gw_tagset_free(t->set);
     cn_free(t->enc);
     cn_free(t->etag);
@@ -65,8 +69,7 @@ static struct gw_s3_tagging *gw_s3_tagging_state(struct gw_req *r)
     struct gw_s3_tagging *t = cn_calloc(1, sizeof(*t));
     t->set = gw_tagset_new(GW_TAGSET_MAX);
     t->skey_len = gw_keys_object(t->skey, r->bucket, r->bucket_len, r->key, r->key_len);
-    r->h = t;
-    r->h_free = gw_s3_tagging_free;
+    gw_req_state_set(r, &t->hs, &gw_s3_tagging_hstate);
     return t;
 }
 
@@ -117,7 +120,7 @@ static void gw_s3_tagging_on_head(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     if (gw_s3_tagging_read_failed(r, res))
         return;
     const struct msg *m = &res->reply->m;
@@ -151,7 +154,7 @@ static void gw_s3_tagging_get_from(struct gw_req *r, const char *key, size_t key
 
 static void gw_s3_tagging_get_read(struct gw_req *r)
 {
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     if (gw_req_param(r, "versionId") != NULL) {
         gw_s3_versions_get(r, gw_s3_tagging_get_from);
         return;
@@ -171,7 +174,7 @@ static void gw_s3_tagging_rewrite_from(struct gw_req *r, const char *key, size_t
 
 static void gw_s3_tagging_done(struct gw_req *r)
 {
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     gw_req_reply_empty(r, t->remove ? 204 : 200);
 }
 
@@ -180,7 +183,7 @@ static void gw_s3_tagging_done(struct gw_req *r)
  * whose record was; NULL key or the same key: none. */
 static void gw_s3_tagging_twin_from(struct gw_req *r, const char *key, size_t key_len)
 {
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     if (key_len == t->rkey_len && memcmp(key, t->rkey, key_len) == 0) {
         gw_s3_tagging_done(r);   /* a null version kept only as "o/" */
         return;
@@ -199,7 +202,7 @@ static void gw_s3_tagging_twin_from(struct gw_req *r, const char *key, size_t ke
  * latest agree. */
 static void gw_s3_tagging_next(struct gw_req *r)
 {
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     if (t->twin || t->vid[0] == '\0' || r->versioning == GW_VERSIONING_OFF) {
         gw_s3_tagging_done(r);
         return;
@@ -242,7 +245,7 @@ static void gw_s3_tagging_on_record(struct gw_store_result *res, void *arg)
     struct gw_req *r = arg;
     if (!gw_req_release(r))
         return;
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     if (t->twin) {   /* the other copy: gone or another version is fine */
         char id[GW_VERSIONING_ID_MAX];
         if (res->rc == CN_OK)
@@ -288,7 +291,7 @@ static void gw_s3_tagging_on_record(struct gw_store_result *res, void *arg)
  * (gw_s3_bucket_require), as for every write. */
 static void gw_s3_tagging_rewrite_from(struct gw_req *r, const char *key, size_t key_len)
 {
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     memcpy(t->rkey, key, key_len);
     t->rkey_len = key_len;
     gw_req_hold(r);
@@ -298,7 +301,7 @@ static void gw_s3_tagging_rewrite_from(struct gw_req *r, const char *key, size_t
 /* The object's record, or the version's the request names. */
 static void gw_s3_tagging_rewrite(struct gw_req *r)
 {
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     if (gw_req_param(r, "versionId") != NULL) {
         gw_s3_versions_get(r, gw_s3_tagging_rewrite_from);
         return;
@@ -314,7 +317,7 @@ static void gw_s3_tagging_put_body(struct gw_req *r, enum gw_s3_err err, struct 
         gw_req_error(r, err, NULL);
         return;
     }
-    struct gw_s3_tagging *t = r->h;
+    struct gw_s3_tagging *t = GW_REQ_STATE(r, gw_s3_tagging);
     size_t len = evbuffer_get_length(data);
     const char *body = len > 0 ? (const char *)evbuffer_pullup(data, -1) : "";
     const char *why = NULL;

@@ -83,9 +83,10 @@ struct gw_s3_versions {
     gw_s3_versions_done_cb done;            /* a DeleteObjects entry's; NULL: answer r */
 };
 
-static void gw_s3_versions_free(void *p)
+void gw_s3_versions_free(struct gw_s3_versions *vs)
 {
-    struct gw_s3_versions *vs = p;
+    if (vs == NULL)
+        return;
     cn_free(vs->etag);
     cn_free(vs->meta);
     gw_blob_unref(vs->blob);
@@ -99,8 +100,7 @@ static void gw_s3_versions_free(void *p)
 static struct gw_s3_versions *gw_s3_versions_state_for(struct gw_req *r, const char *key,
                                                        size_t key_len)
 {
-    if (r->vs != NULL)
-        gw_s3_versions_free(r->vs);
+    gw_s3_versions_free(r->vs);
     struct gw_s3_versions *vs = cn_calloc(1, sizeof(*vs));
     vs->key = key;
     vs->key_len = key_len;
@@ -108,7 +108,6 @@ static struct gw_s3_versions *gw_s3_versions_state_for(struct gw_req *r, const c
     vs->vprefix_len = gw_versioning_key_prefix(vs->vprefix, r->bucket, r->bucket_len, key,
                                                key_len);
     r->vs = vs;
-    r->vs_free = gw_s3_versions_free;
     return vs;
 }
 
@@ -185,7 +184,7 @@ void gw_s3_versions_config_put(struct gw_req *r)
 
 static void gw_s3_versions_config_get_found(struct gw_req *r)
 {
-    const struct gw_s3_bucket_cfg *c = r->h;
+    const struct gw_s3_bucket_cfg *c = GW_REQ_STATE(r, gw_s3_bucket_cfg);
     enum gw_versioning_state st = gw_versioning_state_of(c->value, c->value_len);
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
@@ -1058,6 +1057,7 @@ struct gw_s3_versions_item {
 };
 
 struct gw_s3_versions_list {
+    struct gw_hstate hs;                   /* r->state (request.h) */
     struct gw_s3_versions_stream v, o;
     const struct gw_req_param *prefix, *delim, *key_marker, *vid_marker;
     uint32_t max_keys, n;
@@ -1087,9 +1087,13 @@ static void gw_s3_versions_stream_clear(struct gw_s3_versions_stream *s)
     s->n = s->idx = 0;
 }
 
-static void gw_s3_versions_list_free(void *p)
+static void gw_s3_versions_list_free(struct gw_hstate *hs);
+static const struct gw_hstate_type gw_s3_versions_list_hstate = {"gw_s3_versions_list",
+                                                                  gw_s3_versions_list_free};
+
+static void gw_s3_versions_list_free(struct gw_hstate *hs)
 {
-    struct gw_s3_versions_list *l = p;
+    struct gw_s3_versions_list *l = GW_HSTATE(hs, gw_s3_versions_list);
     for (uint32_t i = 0; i < l->n; i++)
         cn_free(l->items[i].key);
     cn_free(l->items);
@@ -1136,7 +1140,7 @@ static void gw_s3_versions_list_entry(struct gw_req *r, struct gw_s3_versions_li
 
 static void gw_s3_versions_list_reply(struct gw_req *r)
 {
-    struct gw_s3_versions_list *l = r->h;
+    struct gw_s3_versions_list *l = GW_REQ_STATE(r, gw_s3_versions_list);
     struct evbuffer *doc = evbuffer_new();
     struct gw_xml_writer w;
     gw_xml_writer_init(&w, doc);
@@ -1316,19 +1320,19 @@ static void gw_s3_versions_on_stream(struct gw_store_list_result *res, void *arg
 static void gw_s3_versions_on_v(struct gw_store_list_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    gw_s3_versions_on_stream(res, arg, &((struct gw_s3_versions_list *)r->h)->v);
+    gw_s3_versions_on_stream(res, arg, &GW_REQ_STATE(r, gw_s3_versions_list)->v);
 }
 
 static void gw_s3_versions_on_o(struct gw_store_list_result *res, void *arg)
 {
     struct gw_req *r = arg;
-    gw_s3_versions_on_stream(res, arg, &((struct gw_s3_versions_list *)r->h)->o);
+    gw_s3_versions_on_stream(res, arg, &GW_REQ_STATE(r, gw_s3_versions_list)->o);
 }
 
 static void gw_s3_versions_stream_fetch(struct gw_req *r, struct gw_s3_versions_stream *s,
                                         gw_store_list_cb cb)
 {
-    struct gw_s3_versions_list *l = r->h;
+    struct gw_s3_versions_list *l = GW_REQ_STATE(r, gw_s3_versions_list);
     gw_req_hold(r);
     gw_store_list(r->s3->store, s->prefix, s->prefix_len, s->after_len ? s->after : NULL,
                   s->after_len, CN_MIN(l->max_keys - l->n + 1, 1000u), cb, r);
@@ -1339,7 +1343,7 @@ static void gw_s3_versions_stream_fetch(struct gw_req *r, struct gw_s3_versions_
  * out (and comes back from the callback). */
 static void gw_s3_versions_list_drive(struct gw_req *r)
 {
-    struct gw_s3_versions_list *l = r->h;
+    struct gw_s3_versions_list *l = GW_REQ_STATE(r, gw_s3_versions_list);
     for (;;) {
         if (l->v.idx == l->v.n && l->v.more) {
             gw_s3_versions_stream_fetch(r, &l->v, gw_s3_versions_on_v);
@@ -1421,13 +1425,11 @@ static void gw_s3_versions_list_drive(struct gw_req *r)
 static void gw_s3_versions_list_bucket_ok(struct gw_req *r)
 {
     if (r->versioning == GW_VERSIONING_OFF) {   /* never versioned: ListObjects' answer */
-        gw_s3_versions_list_free(r->h);
-        r->h = NULL;
-        r->h_free = NULL;
+        gw_req_state_drop(r);
         gw_s3_list_objects(r);
         return;
     }
-    struct gw_s3_versions_list *l = r->h;
+    struct gw_s3_versions_list *l = GW_REQ_STATE(r, gw_s3_versions_list);
     if (l->bad_marker) {
         gw_req_error(r, GW_S3_INVALID_ARGUMENT, "Invalid version id specified");
         return;
@@ -1529,8 +1531,7 @@ static enum gw_s3_err gw_s3_versions_list_parse(struct gw_req *r, struct gw_s3_v
 void gw_s3_versions_list(struct gw_req *r)
 {
     struct gw_s3_versions_list *l = cn_calloc(1, sizeof(*l));
-    r->h = l;
-    r->h_free = gw_s3_versions_list_free;
+    gw_req_state_set(r, &l->hs, &gw_s3_versions_list_hstate);
     enum gw_s3_err err = gw_s3_versions_list_parse(r, l);
     if (err != GW_S3_OK) {
         gw_req_error(r, err, NULL);

@@ -20,6 +20,11 @@ void gw_s3_versions_config_get(struct gw_req *r);
  * listing (each object its null version); else the version keys. */
 void gw_s3_versions_list(struct gw_req *r);
 
+/* The versioning steps' state of one request (r->vs, made by the steps
+ * below on first use): freed with the request. NULL is a no-op. */
+struct gw_s3_versions;
+void gw_s3_versions_free(struct gw_s3_versions *vs);
+
 /* Writes rec (the object's "o/" record, rec->key; data borrowed, rec's
  * bytes copied) the way r's bucket asks (r->versioning, read by
  * gw_s3_bucket_require()): unversioned, just that write; else first keeps a

@@ -195,7 +195,7 @@ static void fake_sink_wait_drain(void *ctx)
     c->n_wait++;
 }
 
-/* The request is done: its h_free frees the pipeline right here, as
+/* The request is done: its state's free function frees the pipeline right here, as
  * gw_req_reply_end() does through the connection. */
 static void fake_sink_end(void *ctx)
 {
