@@ -122,7 +122,8 @@ class Node:
         self.conf = os.path.join(tmp, "%s.conf" % name)
         with open(self.conf, "w") as f:
             f.write("listen = %s\nnode_id = %s\ndata_dir = %s\nio_threads = 1\n"
-                    "obj_containers.sync_mode = none\nobj_containers.max_container_len = 2M\nmax_record_len = 1M\n"
+                    "obj_containers.sync_mode = none\nobj_containers.max_container_len = 2M\n"
+                    "max_record_len = 1M\n"
                     "compaction.check_interval = 500ms\ncompaction.min_dead_bytes = 64K\n"
                     "compaction.dead_ratio = 20\n" % (
                         self.addr, name, os.path.join(tmp, name + "-data")))
