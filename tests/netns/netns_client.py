@@ -6,6 +6,11 @@ network namespace (ip netns exec ... python3 netns_client.py ...):
                                write {key: md5 of the last acknowledged PUT}
                                and the error count to OUT
   verify URL BUCKET IN         GET every key of IN; print a JSON verdict
+  mixed URL BUCKET OUT STOP    as writer, and after each PUT a GET of a key
+                               acknowledged before, checked against its md5;
+                               OUT also gets the reads and every failed read
+                               (an exception or other bytes: no retries)
+  putmany URL BUCKET N OUT     PUT N keys h0000.. once; OUT as writer's
 """
 import hashlib
 import json
@@ -46,6 +51,53 @@ def writer(url, bucket, out, stop):
         json.dump({"acked": acked, "errors": errors, "puts": i}, f)
 
 
+def mixed(url, bucket, out, stop):
+    s3 = client(url)
+    rnd = random.Random(12)
+    acked, errors, bad_reads, i, reads = {}, [], [], 0, 0
+    while not os.path.exists(stop):
+        key = "m%05d" % (i % 1500)
+        data = rnd.randbytes(rnd.randint(100, 30000))
+        try:
+            s3.put_object(Bucket=bucket, Key=key, Body=data)
+            acked[key] = hashlib.md5(data).hexdigest()
+        except Exception as e:  # noqa: BLE001 - an unacknowledged write
+            errors.append("%.3f %s" % (time.time(), e))
+            acked.pop(key, None)
+        i += 1
+        if acked:
+            k = rnd.choice(sorted(acked)) if i % 50 == 0 or len(acked) < 50 else \
+                "m%05d" % rnd.randrange(min(i, 1500))
+            if k not in acked:
+                continue
+            reads += 1
+            try:
+                got = hashlib.md5(s3.get_object(Bucket=bucket, Key=k)["Body"].read()).hexdigest()
+                if got != acked[k]:
+                    bad_reads.append("%.3f %s checksum" % (time.time(), k))
+            except Exception as e:  # noqa: BLE001 - a failed read
+                bad_reads.append("%.3f %s %r" % (time.time(), k, e))
+    with open(out, "w") as f:
+        json.dump({"acked": acked, "errors": errors, "puts": i, "reads": reads,
+                   "bad_reads": bad_reads}, f)
+
+
+def putmany(url, bucket, n, out):
+    s3 = client(url)
+    rnd = random.Random(13)
+    acked, errors = {}, []
+    for i in range(n):
+        key = "h%04d" % i
+        data = rnd.randbytes(rnd.randint(100, 20000))
+        try:
+            s3.put_object(Bucket=bucket, Key=key, Body=data)
+            acked[key] = hashlib.md5(data).hexdigest()
+        except Exception as e:  # noqa: BLE001
+            errors.append("%s %r" % (key, e))
+    with open(out, "w") as f:
+        json.dump({"acked": acked, "errors": errors, "puts": n}, f)
+
+
 def verify(url, bucket, path):
     s3 = client(url)
     acked = json.load(open(path))["acked"]
@@ -66,6 +118,10 @@ def main():
         client(url).create_bucket(Bucket=bucket)
     elif cmd == "writer":
         writer(url, bucket, sys.argv[4], sys.argv[5])
+    elif cmd == "mixed":
+        mixed(url, bucket, sys.argv[4], sys.argv[5])
+    elif cmd == "putmany":
+        putmany(url, bucket, int(sys.argv[4]), sys.argv[5])
     elif cmd == "verify":
         verify(url, bucket, sys.argv[4])
     else:
