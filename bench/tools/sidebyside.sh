@@ -31,7 +31,7 @@
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; mkdir -p "$out"
 passes=${PASSES:-3}; dur=${DUR:-10}; leofs_dur=${LEOFS_DUR:-30}
-systems=(${SYSTEMS:-nginx ceph cairn3 cairn1})
+read -r -a systems <<<"${SYSTEMS:-nginx ceph cairn3 cairn1}"
 rows=${ROWS:-put1g get1g get1g16}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 peers=${PEERS:-$src/../shared/peers}
@@ -47,7 +47,9 @@ ticks() { # utime+stime of the pids given, summed (fields after "(comm)")
   local p s t=0
   for p in "$@"; do
     s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
-    s=${s##*) }; set -- $s
+    s=${s##*) }
+    # shellcheck disable=SC2086 # the fields of /proc/PID/stat, split on purpose
+    set -- $s
     t=$((t + ${12} + ${13}))
   done
   echo $t
@@ -136,8 +138,8 @@ cairn_run() { # pass nodes
        --base-port "$base_port" --nodes "$n" >"$out/$pass-$sys.up.log" 2>&1; then
     echo "$pass $sys start-failed NA NA NA 0 0 0 $tck NA NA" >>"$out/runs.txt"; return
   fi
-  local ep=http://127.0.0.1:$port a=(--access_key $ck --secret_key $cs) i
-  for i in $(seq 1 20); do # until the cluster takes a PUT
+  local ep=http://127.0.0.1:$port a=(--access_key "$ck" --secret_key "$cs")
+  for _ in $(seq 1 20); do # until the cluster takes a PUT
     "$B" --endpoint "$ep/sbswarm" "${a[@]}" --out "$out/$pass-$sys-warm" --progress false --plot false \
       --concurrent 1 --duration_s 1 --operations '[{put,1}]' --key_generator '{uniform_int,1}' \
       --value_generator '{fixed_bin,16}' >/dev/null 2>&1 || true
@@ -145,7 +147,11 @@ cairn_run() { # pass nodes
     sleep 0.5
   done
   FRONT=("$(cat "$dir"/run/gateway*.pid | head -1)")
-  BACK=($(ls "$dir"/run/*.pid | grep -v gateway | xargs cat))
+  BACK=()
+  local pf
+  for pf in "$dir"/run/*.pid; do
+    case $pf in */gateway*) ;; *) BACK+=("$(cat "$pf")") ;; esac
+  done
   rows_for "$pass" "$sys" "$ep" "${a[@]}"
   "$local_sh" down --dir "$dir" >/dev/null 2>&1 || true
 }
@@ -160,12 +166,12 @@ for pass in $(seq "$first" $((first + passes - 1))); do
     case $sys in
     nginx)
       curl -s -o /dev/null -m 2 http://127.0.0.1:8090/health || { echo "$pass nginx not-running NA NA NA 0 0 0 $tck NA NA" >>"$out/runs.txt"; continue; }
-      FRONT=($(awk '/worker/ {print $1}' /tmp/nginx-peer/pids)); BACK=()
+      mapfile -t FRONT < <(awk '/worker/ {print $1}' /tmp/nginx-peer/pids); BACK=()
       rows_for "$pass" nginx http://127.0.0.1:8090 --create_bucket false ;;
     ceph)
       curl -s -o /dev/null -m 2 http://127.0.0.1:7480/ || { echo "$pass ceph not-running NA NA NA 0 0 0 $tck NA NA" >>"$out/runs.txt"; continue; }
-      FRONT=($(awk '$1 == "client.rgw.peer" {print $2}' /tmp/ceph-peer/pids))
-      BACK=($(awk '$1 == "osd.0" {print $2}' /tmp/ceph-peer/pids))
+      mapfile -t FRONT < <(awk '$1 == "client.rgw.peer" {print $2}' /tmp/ceph-peer/pids)
+      mapfile -t BACK < <(awk '$1 == "osd.0" {print $2}' /tmp/ceph-peer/pids)
       rows_for "$pass" ceph http://127.0.0.1:7480 --access_key peeraccess --secret_key peersecret ;;
     cairn1|cairn3) cairn_run "$pass" "${sys#cairn}" ;;
     esac
