@@ -31,7 +31,8 @@
  * storage.nodes setting, same format). Every command talks to the nodes of
  * the newest cluster map held on the nodes given (adm_cluster_map(); one
  * node of the cluster is enough after `node add`), to the nodes given as
- * they are only when none holds a map. status prints one line per node
+ * they are only when none holds a map; stats, scrub, compact and ping
+ * given --nodes act on exactly those nodes. status prints one line per node
  * (up/down, ring ownership, records, disk use, queue lengths); stats prints
  * every counter; scrub and compact run on each node in turn; repair is the
  * anti-entropy pass of repair.h, by range digests unless --full (--dry-run
@@ -151,9 +152,10 @@ static void adm_usage(FILE *out)
                  "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
                  "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
                  "$AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY); --json: one JSON document\n"
-                 "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; every "
-                 "command talks to\n  the nodes of the newest cluster map those nodes hold; "
-                 "requests wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
+                 "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; commands "
+                 "talk to the nodes\n  of the newest cluster map those nodes hold (stats, "
+                 "scrub, compact, ping with --nodes:\n  to exactly those); requests wait up "
+                 "to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
                  "--vnodes, default 168: as the gateways' settings)\n  by range digests "
                  "(DIGEST, --fanout 64, --leaf-keys 4) or, with --full, by listing every key\n  --auth and the key files "
@@ -706,6 +708,21 @@ static int adm_managed_on_map(const struct adm_opts *o, const struct cn_cluster 
     return adm_managed(o, &ko);
 }
 
+/* Whether the command talks to the nodes of the cluster map in use rather
+ * than to the nodes given: all but node (which finds the map itself) and,
+ * with --nodes, the per-node commands (stats, scrub, compact, ping act on
+ * exactly the nodes named, so one node can be scrubbed alone). */
+static int adm_follows_map(const struct adm_opts *o)
+{
+    static const char *const per_node[] = {"stats", "scrub", "compact", "ping"};
+    if (strcmp(o->cmd, "node") == 0)
+        return 0;
+    for (size_t i = 0; o->cluster_file == NULL && i < CN_ARRAY_LEN(per_node); i++)
+        if (strcmp(o->cmd, per_node[i]) == 0)
+            return 0;
+    return 1;
+}
+
 /* The nodes every command but node and keygen talks to: the newest
  * cluster map held on the nodes given (--cluster, --nodes or their
  * environment defaults), found by adm_node_map() (node.h) exactly as
@@ -720,6 +737,7 @@ static struct cn_cluster *adm_cluster_map(const struct adm_opts *o,
         .file = given, .replicas = o->replicas, .vnodes = o->vnodes,
         .timeout_ms = o->timeout_ms < 5000 ? o->timeout_ms : 5000, .curve = &o->curve,
         .given = o->cluster_file != NULL ? "--cluster file" : "--nodes list",
+        .quiet_no_map = o->cluster_file != NULL,   /* the bootstrap names the cluster */
     };
     return adm_node_map(&no);
 }
@@ -756,7 +774,7 @@ int main(int argc, char **argv)
         cn_cluster_free(cl);
         return 2;
     }
-    if (cl != NULL && strcmp(o.cmd, "node") != 0) {   /* node finds the map itself */
+    if (cl != NULL && adm_follows_map(&o)) {
         struct cn_cluster *map = adm_cluster_map(&o, cl);
         cn_ring_free(ring);
         ring = NULL;

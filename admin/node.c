@@ -566,6 +566,8 @@ static void adm_node_map_explain(const struct adm_node_opts *o, const struct adm
                 "map (%s): using the %s as it is\n", v->n_seen, given, ADM_NODE_MAP_KEY, given);
         return;
     }
+    if (has == 0 && o->quiet_no_map)
+        return;
     if (has == 0) {
         fprintf(stderr, "cairn-admin: no node of the %s holds a cluster map (%s; `cairn-admin "
                 "node` writes one): using the %s as it is (%u nodes)\n", given,

@@ -37,6 +37,8 @@ struct adm_node_opts {
     int force;     /* remove: also a node that is not leaving */
     const char *given; /* how file was given, for messages ("--cluster file",
                         * "--nodes list"); NULL: "nodes given" */
+    int quiet_no_map;  /* adm_node_map: say nothing when no node holds a map
+                        * (file is then the whole cluster, as given) */
 };
 
 /* The cluster map in use (as `node status` finds it): the newest map held
@@ -44,7 +46,7 @@ struct adm_node_opts {
  * itself when no node holds one or its version is higher. Every
  * cairn-admin command that talks to the cluster takes its nodes from here.
  * Says on stderr when no node answered, when the nodes answered with no
- * map (o->file is used as given), when the file's version wins, and when
+ * map (o->file is used as given; unless quiet_no_map), when the file's version wins, and when
  * the nodes that answered hold different versions (each one's, and which
  * is used). A copy the caller frees with cn_cluster_free(); NULL when no
  * map can be trusted (said on stderr). */

@@ -40,7 +40,8 @@ map every cluster.map_refresh, and a fourth node.
   alone and says so; after `node add s3` (s2 down during it),
   `--nodes s0` status, collector status, lifecycle status and repair
   --dry-run (digest and full) reach all four nodes (a record only s3
-  holds is found missing on its other replicas), status says the nodes
+  holds is found missing on its other replicas), rebalance throttle
+  writes its record to s3 too, status says the nodes
   disagree (s2 holds no map), and with s3 stopped status shows it down
   and repair stops on it.
 """
@@ -637,6 +638,16 @@ def test_admin_follows_map():
                   all("differs: 'o/map/%s' on %s (missing)" % (key, e) in err for e in others),
                   "repair --dry-run %s --nodes s0 over the map: %d %s %s"
                   % (" ".join(full), rc, out, err))
+        # rebalance with --nodes: the throttle goes to every node of the map
+        rc, out, err = admin_nodes(s0, "rebalance", "throttle", "1M")
+        check(rc == 0, "rebalance throttle --nodes s0: %d %s %s" % (rc, out, err))
+        check(holds(cl.nodes[3], b"s/rebalance"), "the throttle record did not reach s3")
+        rc, out, err = admin_nodes(s0, "--json", "rebalance", "status")
+        doc = json.loads(out) if rc == 0 else {}
+        rec = doc.get("rebalance")
+        check(doc.get("answered") == 4 and rec is not None and rec["map_version"] == 1 and
+              rec["throttle_bps"] == 1 << 20,
+              "rebalance status --nodes s0: %d %s %s" % (rc, out, err))
         # s3 down: the map still names it; status says so, repair cannot
         # list it and stops
         cl.nodes[3].stop()
