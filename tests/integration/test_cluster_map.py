@@ -39,7 +39,8 @@ map every cluster.map_refresh, and a fourth node.
 - cairn-admin follows the map: with no map, `--nodes s0 status` uses s0
   alone and says so; after `node add s3` (s2 down during it),
   `--nodes s0` status, collector status, lifecycle status and repair
-  --dry-run (digest and full) reach all four nodes (a record only s3
+  --dry-run (digest and full) reach all four nodes (ping: given the
+  file; given --nodes s0 it pings s0 alone) (a record only s3
   holds is found missing on its other replicas), rebalance throttle
   writes its record to s3 too, status says the nodes
   disagree (s2 holds no map), and with s3 stopped status shows it down
@@ -609,6 +610,14 @@ def test_admin_follows_map():
         check(rc == 0 and s3 in out and
               "the nodes disagree on the cluster map: using version 1, the newest; %s holds "
               "none;" % cl.nodes[2].endpoint in err, "status text: %d %s %s" % (rc, out, err))
+        # the per-node commands: over the map given the file, exactly the
+        # nodes named given --nodes
+        rc, out, err = admin(cf, "--json", "ping")
+        check(rc == 0 and [n["address"] for n in json.loads(out)["nodes"]] == want,
+              "ping --cluster after the add: %d %s %s" % (rc, out, err))
+        rc, out, err = admin_nodes(s0, "--json", "ping")
+        check(rc == 0 and [n["address"] for n in json.loads(out)["nodes"]] == [s0],
+              "ping --nodes s0: %d %s %s" % (rc, out, err))
         for cmd in (("collector", "status"), ("lifecycle", "status")):
             rc, out, err = admin_nodes(s0, "--json", *cmd)
             doc = json.loads(out) if rc == 0 else {}
