@@ -23,12 +23,16 @@
  *               | node remove ID [--force]
  *               | node replace OLD NEW ADDR [--wait [--repair] [--worker-timeout S]]
  *               | node status
- *   cairn-admin --cluster FILE [node options] [--json]
+ *   cairn-admin [node options] [--json]
  *               rebalance status | rebalance throttle RATE|off
  *
- * The nodes come from --cluster (the gateways' cluster.file), else --nodes,
- * else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
- * storage.nodes setting, same format). status prints one line per node
+ * The nodes given come from --cluster (the gateways' cluster.file), else
+ * --nodes, else CAIRN_CLUSTER_FILE, else CAIRN_STORAGE_NODES (the gateway's
+ * storage.nodes setting, same format). Every command talks to the nodes of
+ * the newest cluster map held on the nodes given (adm_cluster_map(); one
+ * node of the cluster is enough after `node add`), to the nodes given as
+ * they are only when none holds a map; stats, scrub, compact and ping
+ * given --nodes act on exactly those nodes. status prints one line per node
  * (up/down, ring ownership, records, disk use, queue lengths); stats prints
  * every counter; scrub and compact run on each node in turn; repair is the
  * anti-entropy pass of repair.h, by range digests unless --full (--dry-run
@@ -141,15 +145,17 @@ static void adm_usage(FILE *out)
                  "                   | node remove ID [--force]\n"
                  "                   | node replace OLD NEW ADDR [--wait [--repair] "
                  "[--worker-timeout S]]\n"
-                 "       cairn-admin --cluster FILE [node options] [--json]\n"
+                 "       cairn-admin [node options] [--json]\n"
                  "                   rebalance status | rebalance throttle RATE (50M; 0: no "
                  "limit)|off\n"
                  "  status asks the gateways (--gateway, or $CAIRN_GATEWAYS) for their "
                  "/_cairn/status with an\n  admin key (--access-key/--secret-key, else "
                  "$CAIRN_ADMIN_ACCESS_KEY/$CAIRN_ADMIN_SECRET_KEY,\n  else "
                  "$AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY); --json: one JSON document\n"
-                 "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; requests "
-                 "wait up to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
+                 "  nodes default to $CAIRN_CLUSTER_FILE, then $CAIRN_STORAGE_NODES; commands "
+                 "talk to the nodes\n  of the newest cluster map those nodes hold (stats, "
+                 "scrub, compact, ping with --nodes:\n  to exactly those); requests wait up "
+                 "to --timeout\n  (default 5000 ms; 1 h for scrub and compact); repair "
                  "re-syncs every key's N replicas\n  (--replicas, default min(3, nodes); "
                  "--vnodes, default 168: as the gateways' settings)\n  by range digests "
                  "(DIGEST, --fanout 64, --leaf-keys 4) or, with --full, by listing every key\n  --auth and the key files "
@@ -448,10 +454,10 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
     if (known && strcmp(o->cmd, "node") == 0 && (o->n_node_args == 0 || o->cluster_file == NULL))
         known = 0;   /* the map's bootstrap is a cluster file: ids name its nodes */
     if (known && strcmp(o->cmd, "rebalance") == 0 &&
-        (o->cluster_file == NULL || o->n_node_args == 0 ||
+        (o->n_node_args == 0 ||
          !((strcmp(o->node_args[0], "status") == 0 && o->n_node_args == 1) ||
            (strcmp(o->node_args[0], "throttle") == 0 && o->n_node_args == 2))))
-        known = 0;   /* the map in use is found from the cluster file, as for node */
+        known = 0;
     int no_nodes = o->cluster_file == NULL && (o->nodes == NULL || o->nodes[0] == '\0');
     if (!known || (no_nodes && !(strcmp(o->cmd, "status") == 0 && o->n_gateways > 0)) ||
         o->vnodes == 0 || o->fanout > 256)
@@ -467,7 +473,7 @@ static int adm_parse(int argc, char **argv, struct adm_opts *o)
  * gets the counts as one JSON object. */
 static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
 {
-    uint32_t nodes = cn_cluster_nodes(cl);
+    uint32_t nodes = cn_cluster_active_nodes(cl);
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? o->replicas : CN_MIN(3u, nodes),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = o->dry_run,
@@ -475,7 +481,8 @@ static int adm_repair(const struct cn_cluster *cl, const struct adm_opts *o)
         .leaf_keys = o->leaf_keys,
     };
     if (ro.replicas > nodes) {
-        fprintf(stderr, "cairn-admin: --replicas %u is above the %u nodes\n", ro.replicas, nodes);
+        fprintf(stderr, "cairn-admin: --replicas %u is above the %u active nodes\n", ro.replicas,
+                nodes);
         return 2;
     }
     struct adm_repair_counts n;
@@ -644,23 +651,14 @@ static int adm_nodes(const struct cn_cluster *cl, const struct adm_opts *o)
 }
 
 /* cairn-admin rebalance status|throttle RATE over the cluster map in use. */
-static int adm_rebalance(const struct adm_opts *o, const struct cn_cluster *file)
+static int adm_rebalance(const struct adm_opts *o, const struct cn_cluster *map)
 {
-    struct adm_node_opts no = {
-        .file = file, .replicas = o->replicas, .vnodes = o->vnodes, .timeout_ms = o->timeout_ms,
-        .curve = &o->curve, .json = o->json,
-    };
-    struct cn_cluster *map = adm_node_map(&no);
-    if (map == NULL)
-        return 1;
     struct adm_rebalance_opts ro = {
         .map = map, .replicas = o->replicas, .timeout_ms = o->timeout_ms, .curve = &o->curve,
         .json = o->json,
     };
-    int bad = strcmp(o->node_args[0], "status") == 0 ? adm_rebalance_status(&ro)
-                                                     : adm_rebalance_throttle(&ro, o->node_args[1]);
-    cn_cluster_free(map);
-    return bad;
+    return strcmp(o->node_args[0], "status") == 0 ? adm_rebalance_status(&ro)
+                                                  : adm_rebalance_throttle(&ro, o->node_args[1]);
 }
 
 /* key, account and bucket: the records kept in the cluster. */
@@ -695,34 +693,53 @@ static int adm_managed(const struct adm_opts *o, const struct adm_keys_opts *ko)
     return adm_keys_limit(ko, o->arg, &ch);
 }
 
-/* key, account and bucket over the newest cluster map the nodes hold (the
- * map `node status` finds from the --cluster or --nodes nodes): records
- * are written to their replicas in the map's ring (as the gateways place
- * them) and listings ask every node of the map, leaving ones too. */
-static int adm_managed_on_map(const struct adm_opts *o, const struct cn_cluster *given)
+/* key, account and bucket over the cluster map in use (adm_cluster_map):
+ * records are written to their replicas in the map's ring (as the gateways
+ * place them) and listings ask every node of the map, leaving ones too. */
+static int adm_managed_on_map(const struct adm_opts *o, const struct cn_cluster *map,
+                              const struct cn_ring *ring)
+{
+    uint32_t active = cn_cluster_active_nodes(map);
+    struct adm_keys_opts ko = {
+        .cl = map, .ring = ring, .timeout_ms = o->timeout_ms, .curve = &o->curve,
+        .json = o->json, .master_key_file = o->master_key_file,
+        .replicas = o->replicas > 0 ? CN_MIN(o->replicas, active) : CN_MIN(3u, active),
+    };
+    return adm_managed(o, &ko);
+}
+
+/* Whether the command talks to the nodes of the cluster map in use rather
+ * than to the nodes given: all but node (which finds the map itself) and,
+ * with --nodes, the per-node commands (stats, scrub, compact, ping act on
+ * exactly the nodes named, so one node can be scrubbed alone). */
+static int adm_follows_map(const struct adm_opts *o)
+{
+    static const char *const per_node[] = {"stats", "scrub", "compact", "ping"};
+    if (strcmp(o->cmd, "node") == 0)
+        return 0;
+    for (size_t i = 0; o->cluster_file == NULL && i < CN_ARRAY_LEN(per_node); i++)
+        if (strcmp(o->cmd, per_node[i]) == 0)
+            return 0;
+    return 1;
+}
+
+/* The nodes every command but node and keygen talks to: the newest
+ * cluster map held on the nodes given (--cluster, --nodes or their
+ * environment defaults), found by adm_node_map() (node.h) exactly as
+ * `node status` finds it, so that after `node add` one node of the cluster
+ * given is enough and no file needs editing. The given nodes are used as
+ * they are only when none holds a map (said on stderr). A copy the caller
+ * frees with cn_cluster_free(); NULL when no map can be trusted (said). */
+static struct cn_cluster *adm_cluster_map(const struct adm_opts *o,
+                                          const struct cn_cluster *given)
 {
     struct adm_node_opts no = {
         .file = given, .replicas = o->replicas, .vnodes = o->vnodes,
-        .timeout_ms = o->timeout_ms, .curve = &o->curve,
+        .timeout_ms = o->timeout_ms < 5000 ? o->timeout_ms : 5000, .curve = &o->curve,
+        .given = o->cluster_file != NULL ? "--cluster file" : "--nodes list",
+        .quiet_no_map = o->cluster_file != NULL,   /* the bootstrap names the cluster */
     };
-    char err[CN_ERR_LEN];
-    struct cn_cluster *map = adm_node_map(&no);
-    struct cn_ring *ring = map != NULL ? cn_cluster_ring(map, o->vnodes, err) : NULL;
-    if (map != NULL && ring == NULL)
-        fprintf(stderr, "cairn-admin: the cluster map's ring: %s\n", err);
-    int bad = 1;
-    if (ring != NULL) {
-        uint32_t active = cn_cluster_active_nodes(map);
-        struct adm_keys_opts ko = {
-            .cl = map, .ring = ring, .timeout_ms = o->timeout_ms, .curve = &o->curve,
-            .json = o->json, .master_key_file = o->master_key_file,
-            .replicas = o->replicas > 0 ? CN_MIN(o->replicas, active) : CN_MIN(3u, active),
-        };
-        bad = adm_managed(o, &ko);
-    }
-    cn_ring_free(ring);
-    cn_cluster_free(map);
-    return bad;
+    return adm_node_map(&no);
 }
 
 int main(int argc, char **argv)
@@ -757,12 +774,25 @@ int main(int argc, char **argv)
         cn_cluster_free(cl);
         return 2;
     }
+    if (cl != NULL && adm_follows_map(&o)) {
+        struct cn_cluster *map = adm_cluster_map(&o, cl);
+        cn_ring_free(ring);
+        ring = NULL;
+        if (map != NULL && (ring = cn_cluster_ring(map, o.vnodes, err)) == NULL)
+            fprintf(stderr, "cairn-admin: the cluster map's ring: %s\n", err);
+        cn_cluster_free(cl);
+        cl = map;
+        if (ring == NULL) {
+            cn_cluster_free(cl);
+            return 1;
+        }
+    }
     o.ring = ring;
     int bad = 0;
     if (strcmp(o.cmd, "repair") == 0) {
         bad = adm_repair(cl, &o);
     } else if (adm_is_managed(o.cmd)) {
-        bad = adm_managed_on_map(&o, cl);
+        bad = adm_managed_on_map(&o, cl, ring);
     } else if (strcmp(o.cmd, "node") == 0) {
         struct adm_node_opts no = {
             .file = cl, .replicas = o.replicas, .vnodes = o.vnodes, .timeout_ms = o.timeout_ms,

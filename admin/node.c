@@ -549,11 +549,61 @@ static const struct adm_node_seen *adm_node_seen_of(const struct adm_node_view *
 
 /* status: the map's version and, per node, state, reachability and the
  * map version it holds. Exit 1 when a node of the map did not answer. */
+/* Says on stderr where the map in use came from when the nodes did not
+ * settle it: none answered, none holds a map, the file's version is
+ * higher, or the nodes that answered hold different versions. */
+static void adm_node_map_explain(const struct adm_node_opts *o, const struct adm_node_view *v)
+{
+    const char *given = o->given != NULL ? o->given : "nodes given";
+    uint32_t up = 0, has = 0;
+    for (uint32_t k = 0; k < v->n_seen; k++) {
+        up += (uint32_t)v->seen[k].up;
+        has += (uint32_t)v->seen[k].has;
+    }
+    uint64_t used = cn_cluster_version(v->map);
+    if (up == 0) {
+        fprintf(stderr, "cairn-admin: none of the %u nodes of the %s answered for the cluster "
+                "map (%s): using the %s as it is\n", v->n_seen, given, ADM_NODE_MAP_KEY, given);
+        return;
+    }
+    if (has == 0 && o->quiet_no_map)
+        return;
+    if (has == 0) {
+        fprintf(stderr, "cairn-admin: no node of the %s holds a cluster map (%s; `cairn-admin "
+                "node` writes one): using the %s as it is (%u nodes)\n", given,
+                ADM_NODE_MAP_KEY, given, cn_cluster_nodes(v->map));
+        return;
+    }
+    if (v->from_file)
+        fprintf(stderr, "cairn-admin: the %s's version %llu is above the nodes' cluster map: "
+                "using the %s\n", given, (unsigned long long)used, given);
+    uint32_t differ = 0;
+    for (uint32_t k = 0; k < v->n_seen; k++)
+        differ += (uint32_t)(v->seen[k].up && !v->seen[k].bad &&
+                             (!v->seen[k].has || v->seen[k].version != used));
+    if (differ == 0 || v->from_file)
+        return;
+    fprintf(stderr, "cairn-admin: the nodes disagree on the cluster map: using version %llu, "
+            "the newest;", (unsigned long long)used);
+    for (uint32_t k = 0; k < v->n_seen; k++) {
+        const struct adm_node_seen *s = &v->seen[k];
+        if (!s->up || s->bad || (s->has && s->version == used))   /* bad: said already */
+            continue;
+        if (s->has)
+            fprintf(stderr, " %s holds version %llu;", s->address,
+                    (unsigned long long)s->version);
+        else
+            fprintf(stderr, " %s holds none;", s->address);
+    }
+    fprintf(stderr, " the next `cairn-admin node` change rewrites it on every node\n");
+}
+
 struct cn_cluster *adm_node_map(const struct adm_node_opts *o)
 {
     struct adm_node_view v;
     struct cn_cluster *m = NULL;
     if (adm_node_view_load(o, &v) == CN_OK) {
+        adm_node_map_explain(o, &v);
         m = v.map;
         v.map = NULL;
     }

@@ -35,11 +35,21 @@ struct adm_node_opts {
     int worker_timeout_s; /* with wait: give up when no gateway's worker walks the
                            * new map for this long (0: 60) */
     int force;     /* remove: also a node that is not leaving */
+    const char *given; /* how file was given, for messages ("--cluster file",
+                        * "--nodes list"); NULL: "nodes given" */
+    int quiet_no_map;  /* adm_node_map: say nothing when no node holds a map
+                        * (file is then the whole cluster, as given) */
 };
 
-/* The cluster map in use (as `node status` finds it), a copy the caller
- * frees with cn_cluster_free(); NULL when no map can be trusted (said on
- * stderr). */
+/* The cluster map in use (as `node status` finds it): the newest map held
+ * on the nodes of o->file (and on the nodes that map names), or o->file
+ * itself when no node holds one or its version is higher. Every
+ * cairn-admin command that talks to the cluster takes its nodes from here.
+ * Says on stderr when no node answered, when the nodes answered with no
+ * map (o->file is used as given; unless quiet_no_map), when the file's version wins, and when
+ * the nodes that answered hold different versions (each one's, and which
+ * is used). A copy the caller frees with cn_cluster_free(); NULL when no
+ * map can be trusted (said on stderr). */
 struct cn_cluster *adm_node_map(const struct adm_node_opts *o);
 
 /* Runs `node SUB ARGS...` (args[0] is SUB). Returns the exit status: 0
