@@ -39,6 +39,11 @@ struct gw_sc_node {
     struct event *probe;  /* armed while this client probes the node */
     int probe_owned;      /* this client holds the node's probe claim */
     uint64_t last_reply_us;   /* monotonic time of its last reply to this client */
+    /* the newest protocol version the node speaks, from the `vmax` of its
+     * last reply (a reply without one: 2); 0 until it first answered. A
+     * node below 3 gets `osize` folded into the etag (msg_osize_downgrade).
+     * With shared node states, theirs (learnt by any thread) is used. */
+    uint32_t vmax;
 };
 
 struct gw_storage_client {
@@ -130,6 +135,9 @@ static void gw_storage_client_dispatch(struct gw_sc_node *n, struct gw_storage_r
         return;
     }
     n->last_reply_us = cn_time_mono_us();
+    n->vmax = MSG_HAS(&r->m, MSG_F_VMAX) ? r->m.vmax : 2;
+    if (c->health != NULL)   /* every thread learns it from any thread's reply */
+        gw_node_health_set_vmax(c->health, n->index, n->vmax);
     struct gw_sc_pending *p = gw_storage_client_take(c, r->m.id);
     if (p == NULL) {
         CN_LOG(CN_LOG_DEBUG, "node %u: late reply %llu dropped", n->index,
@@ -340,11 +348,26 @@ static void gw_storage_client_no_free(void *data, void *hint)
     (void)hint;
 }
 
-/* Encodes and sends the frames; returns CN_OK or CN_IO/CN_INVAL with err. */
-static int gw_storage_client_send_frames(struct gw_sc_node *n, const struct msg *req,
+/* Encodes and sends the frames; returns CN_OK or CN_IO/CN_INVAL with err.
+ * The request goes out in the form the node reads: to a node of version 3
+ * (as its last reply said) reads ask for the version-3 reply form (`osize`
+ * as a field); to any other node (older, or not heard from yet) a PUT with
+ * `osize` is folded into the version-2 form, which every node stores and
+ * every reader reads (docs/large-objects.md). */
+static int gw_storage_client_send_frames(struct gw_sc_node *n, const struct msg *req_in,
                                          const struct gw_storage_payload *payload,
                                          char err[CN_ERR_LEN])
 {
+    struct msg req_copy = *req_in, *req = &req_copy;   /* the caller's may go to other nodes */
+    uint8_t folded[MSG_ETAG_FOLD_MAX];
+    const struct gw_node_health *h = n->client->health;
+    uint32_t vmax = h != NULL ? gw_node_health_vmax(h, n->index) : n->vmax;
+    if (vmax >= 3) {
+        if (req->op == MSG_OP_GET || req->op == MSG_OP_HEAD || req->op == MSG_OP_LIST)
+            req->v = 3;
+    } else {
+        msg_osize_downgrade(req, folded);
+    }
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     int rc = msg_encode(req, 0, &sb, err);
@@ -396,7 +419,6 @@ uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t no
     p->client = c;
     p->sent_us = cn_time_mono_us();
     p->timer = evtimer_new(c->base, gw_storage_client_on_timeout, p);
-    req->v = MSG_VERSION;
     req->id = p->id;
     MSG_SET(req, MSG_F_V);
     MSG_SET(req, MSG_F_ID);

@@ -633,6 +633,20 @@ static void gw_store_put_msg(struct msg *m, const struct gw_store_record *rec,
         m->meta = (struct msg_bytes){rec->meta, (uint32_t)rec->meta_len};
         MSG_SET(m, MSG_F_META);
     }
+    if (rec->has_osize) {
+        m->osize = rec->osize;
+        MSG_SET(m, MSG_F_OSIZE);
+    }
+}
+
+void gw_store_record_from_reply(struct gw_store_record *rec, const struct msg *m)
+{
+    rec->etag = MSG_HAS(m, MSG_F_ETAG) ? m->etag.ptr : NULL;
+    rec->etag_len = MSG_HAS(m, MSG_F_ETAG) ? m->etag.len : 0;
+    rec->meta = MSG_HAS(m, MSG_F_META) ? m->meta.ptr : NULL;
+    rec->meta_len = MSG_HAS(m, MSG_F_META) ? m->meta.len : 0;
+    rec->has_osize = MSG_HAS(m, MSG_F_OSIZE);
+    rec->osize = m->osize;
 }
 
 /* Whether the PUT of rec to node carries rec's lease token. */
@@ -1366,6 +1380,8 @@ static void gw_store_list_absorb(struct gw_store_op *op, const struct msg *m)
         cn_hlc_observe(cn_hlc_default(), e->ts);
         d->ver = e->ver;
         d->flags = e->flags;
+        d->has_osize = (int)e->has_osize;
+        d->osize = e->osize;
     }
     if (m->more && m->n_ents > 0) {
         const struct msg_entry *last = &m->ents[m->n_ents - 1];
