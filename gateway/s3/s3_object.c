@@ -56,6 +56,7 @@ struct gw_s3_object {
     struct gw_cond_write cw;           /* ... and make the write conditional */
     uint64_t old_ts;
     uint64_t ts;
+    char etag[GW_LO_ETAG_MAX];         /* a large PUT's ETag: outlives a conditional write's lease */
     char skey[GW_KEYS_MAX];
     size_t skey_len;
     char names[8192];
@@ -356,13 +357,13 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
     }
     struct gw_lo_seg seg;
     gw_lo_put_seg(o->lp, &seg);
-    const char *md5 = gw_s3_body_md5_hex(r);
+    snprintf(o->etag, sizeof(o->etag), "%s", gw_s3_body_md5_hex(r));
     uint64_t osize;
     o->blob = gw_lo_map_parent(&seg, 1, 0, &osize);
     o->ts = cn_hlc_after(cn_hlc_default(), o->old_ts);
     struct gw_store_record rec = {
         .key = o->skey, .key_len = o->skey_len,
-        .etag = md5, .etag_len = strlen(md5),
+        .etag = o->etag, .etag_len = strlen(o->etag),
         .meta = o->meta, .meta_len = o->meta_len,
         .ver = r->id, .ts = o->ts,
         .has_osize = 1, .osize = osize,
