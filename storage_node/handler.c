@@ -38,22 +38,27 @@ struct msg_bytes sn_handler_etag(uint32_t req_v, const uint8_t *etag, uint32_t e
         *out_has_osize = 1;
         return (struct msg_bytes){etag, etag_len};
     }
-    /* a PUT with osize never has a longer etag (sn_handler_write) */
-    CN_ASSERT(etag_len <= MSG_OSIZE_ETAG_MAX);
+    /* a PUT with osize never has a longer etag (sn_handler_write), so the
+     * other case cannot come from a record this node wrote: never abort on
+     * what a disk holds, answer the etag as it is */
+    if (etag_len > MSG_OSIZE_ETAG_MAX)
+        return (struct msg_bytes){etag, etag_len};
     return (struct msg_bytes){buf, (uint32_t)msg_osize_fold(buf, etag, etag_len, osize)};
 }
 
 void sn_handler_entry(struct msg_entry *e, uint32_t req_v, const uint8_t *key, uint32_t klen,
                       const struct sn_ival *v)
 {
-    /* key and etag in one owned block: the iterator's bytes do not last */
-    uint8_t *b = cn_malloc((size_t)klen + SN_RECORD_MAX_ETAG + MSG_ETAG_FOLD_MAX + 1);
+    /* key and etag (and room for its folded form, when it has one) in one
+     * owned block: the iterator's bytes do not last */
+    size_t fold = v->has_osize && req_v < 3 ? MSG_ETAG_FOLD_MAX : 0;
+    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + fold + 1);
     memcpy(b, key, klen);
     memcpy(b + klen, v->etag, v->etag_len);
     memset(e, 0, sizeof(*e));
     e->key = (struct msg_bytes){b, klen};
     e->etag = sn_handler_etag(req_v, b + klen, v->etag_len, v->has_osize, v->osize,
-                              b + klen + SN_RECORD_MAX_ETAG, &e->has_osize);
+                              b + klen + v->etag_len, &e->has_osize);
     e->osize = e->has_osize ? v->osize : 0;
     e->size = v->data_len;
     e->ts = v->ts;
@@ -106,7 +111,8 @@ static void sn_handler_write(struct sn_job *j)
     int has_osize = is_put && MSG_HAS(q, MSG_F_OSIZE);
     if (has_osize && MSG_HAS(q, MSG_F_ETAG) && q->etag.len > MSG_OSIZE_ETAG_MAX) {
         /* its folded form, what an older client reads, must fit `etag` */
-        sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "etag of a record with osize is over 107 bytes");
+        sn_server_reply_error(j, MSG_ST_BAD_REQUEST,
+                              "etag of a record with osize is over 107 bytes");
         return;
     }
     /* encoding the record computes the block CRCs; the payload's crc is

@@ -56,7 +56,7 @@ struct gw_s3_object {
     struct gw_cond_write cw;           /* ... and make the write conditional */
     uint64_t old_ts;
     uint64_t ts;
-    char etag[GW_LO_ETAG_MAX];         /* a large PUT's ETag: outlives a conditional write's lease */
+    char etag[GW_LO_ETAG_MAX];         /* a large PUT's ETag (outlives a lease round) */
     char skey[GW_KEYS_MAX];
     size_t skey_len;
     char names[8192];

@@ -21,6 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from s3util import check, error_code, run_tests  # noqa: E402
+from snclient import crc32c  # noqa: E402
 from test_gateway_chunked import sign_v4  # noqa: E402
 
 K = 1024
@@ -473,6 +474,43 @@ def test_parent_record_forms(c):
         time.sleep(0.2)
 
 
+def test_parent_read_repair(c):
+    """A read that finds a replica without the parent record repairs it with
+    the record as read, osize included (gw_store_record_from_reply)."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="rrep")
+    data = os.urandom(2 * CHUNK + 99)
+    s3.put_object(Bucket="rrep", Key="k", Body=data)
+    reps = parent_replicas(c, b"o/rrep/k", 3)
+    check(len(reps) == 3, "on its three replicas: %d" % len(reps))
+    repaired = 0
+    for n, r in reps:
+        cl = n.client()
+        p = cl.call(15, v=2, key=b"o/rrep/k", ts=r["ts"], ver=r["ver"])   # PURGE
+        check(p.status == "OK" and p["applied"], "purged from node %s: %r" % (n.port, p))
+        check(s3.get_object(Bucket="rrep", Key="k")["Body"].read() == data, "GET")
+        deadline = time.monotonic() + 5
+        h = cl.call("HEAD", v=3, key=b"o/rrep/k")
+        while h.status != "OK" and time.monotonic() < deadline:
+            time.sleep(0.1)
+            h = cl.call("HEAD", v=3, key=b"o/rrep/k")
+        if h.status == "OK":   # the read asked this replica (R of N) and repaired it
+            repaired += 1
+            check(h["osize"] == len(data) and h["etag"] == r["etag"] and h["ts"] == r["ts"],
+                  "the repaired copy on node %s is the record, osize included: %r" % (n.port, h))
+        else:                  # not asked: put it back for the next round
+            g = reps[0][0].client() if n is not reps[0][0] else reps[1][0].client()
+            src = g.call("GET", v=3, key=b"o/rrep/k")
+            g.close()
+            put = cl.call("PUT", payload=src.payload, v=3, key=b"o/rrep/k",
+                          crc=crc32c(src.payload), ver=src["ver"], ts=src["ts"],
+                          etag=src["etag"], meta=src["meta"], osize=src["osize"])
+            check(put.status == "OK", "restored on node %s: %r" % (n.port, put))
+        cl.close()
+    check(repaired >= 1, "some read repaired a replica: %d" % repaired)
+    s3.delete_object(Bucket="rrep", Key="k")
+
+
 def test_node_killed_mid_get(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="kill")
@@ -492,5 +530,5 @@ if __name__ == "__main__":
     run_tests([test_boundaries, test_ranges, test_overwrite_and_reclaim,
                test_failed_put_leaves_nothing, test_content_md5, test_disconnect_mid_get,
                test_bad_chunk_cuts_the_response, test_slice_longer_than_chunk_refused,
-               test_parent_record_forms, test_node_killed_mid_get],
+               test_parent_record_forms, test_parent_read_repair, test_node_killed_mid_get],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})

@@ -242,9 +242,9 @@ static void test_tb_recovery(void)
 }
 
 /* Checks that the index is in the current format (SN_INDEX_FORMAT) with
- * every container accounting value in the 40-byte form and, with to_old set, rewrites it as an older
- * node wrote it: format 1, 24-byte values. Returns how many values there
- * are. */
+ * every container accounting value in the 40-byte form and, with to_old
+ * set, rewrites it as an older node wrote it: format 1, 24-byte values.
+ * Returns how many values there are. */
 static int test_tb_index_values(int to_old)
 {
     char path[300], *lerr = NULL;
