@@ -84,7 +84,7 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
       "record's data (a large object's parent record holds its chunk map); stored with the "
       "record and returned by HEAD, GET and LIST to requests of version 3 (older ones get it "
       "folded into `etag`, see Large objects)"),
-    F(MSG_F_VMAX, "vmax", MSG_T_UINT, MSG_LIM_NONE, 255, vmax,
+    F(MSG_F_VMAX, "vmax", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, vmax,
       "(v3) in every reply of a node of version 3 or later: the newest version it accepts "
       "(a reply without it comes from a node of version 1 or 2). Never required"),
 };
