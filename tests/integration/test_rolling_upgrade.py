@@ -287,6 +287,22 @@ def main():
                     h = gw.s3().head_object(Bucket=BUCKET, Key="mixed/large")
                     check(h["ContentLength"] == len(body), "%s: HEAD size of the mixed "
                           "large object" % gw.name)
+                # on the records themselves: the new node holds osize, the old
+                # ones the folded etag (a version-3 PUT they would refuse)
+                md5 = objects["mixed/large"].encode()
+                for j, nd in enumerate(nodes):
+                    c = Client(nd.endpoint, timeout_ms=5000)
+                    try:
+                        r = c.call("HEAD", v=3 if j == 0 else 1, key=b"o/upgrade/mixed/large")
+                    finally:
+                        c.close()
+                    check(r.status == "OK", "node %d holds the parent: %r" % (j, r))
+                    if j == 0:
+                        check(r["osize"] == len(body) and r["etag"] == md5,
+                              "the new node stores osize: %r" % r)
+                    else:
+                        check("osize" not in r.h and r["etag"] == md5 + b" %d" % len(body),
+                              "old node %d stores the folded etag: %r" % (j, r))
         time.sleep(2.0)
         verify(new_gw.s3(), objects, "new gateway, upgraded nodes")
         verify(old_gw.s3(), objects, "old gateway, upgraded nodes")
