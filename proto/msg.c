@@ -60,6 +60,12 @@ size_t msg_osize_fold(uint8_t *out, const uint8_t *etag, size_t etag_len, uint64
 
 void msg_osize_downgrade(struct msg *m, uint8_t *buf)
 {
+    if (MSG_HAS(m, MSG_F_OWNER)) {
+        m->etag = m->owner;
+        MSG_SET(m, MSG_F_ETAG);
+        m->present &= ~(1ull << MSG_F_OWNER);
+        m->owner = (struct msg_bytes){NULL, 0};
+    }
     if (!MSG_HAS(m, MSG_F_OSIZE))
         return;
     size_t n = msg_osize_fold(buf, MSG_HAS(m, MSG_F_ETAG) ? m->etag.ptr : NULL,
@@ -75,14 +81,14 @@ static int msg_ents_have_osize(const struct msg *m)
     if (!MSG_HAS(m, MSG_F_ENTS))
         return 0;
     for (uint32_t i = 0; i < m->n_ents; i++)
-        if (m->ents[i].has_osize)
+        if (m->ents[i].has_osize || m->ents[i].has_owner)
             return 1;
     return 0;
 }
 
 uint32_t msg_version_needed(const struct msg *m, int is_reply)
 {
-    if (MSG_HAS(m, MSG_F_OSIZE) || msg_ents_have_osize(m))
+    if (MSG_HAS(m, MSG_F_OSIZE) || MSG_HAS(m, MSG_F_OWNER) || msg_ents_have_osize(m))
         return 3;
     if (m->op == MSG_OP_LOCK || m->op == MSG_OP_UNLOCK || m->op == MSG_OP_HINT_ADD ||
         m->op == MSG_OP_HINT_TAKE || m->op == MSG_OP_PURGE || MSG_HAS(m, MSG_F_TOK) ||

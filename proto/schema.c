@@ -12,7 +12,7 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_V, "v", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, v,
       "protocol version of the message: the lowest that has every op, field and status it uses "
       "(1, or 2 for LOCK, UNLOCK, HINT_ADD, HINT_TAKE, PURGE, `tok`, `ifver`, PRECONDITION and "
-      "LOCKED, or 3 for `osize`); a request may carry a higher one to ask for the newer form "
+      "LOCKED, or 3 for `osize` and `owner`); a request may carry a higher one to ask for the newer form "
       "of its reply (3: `osize` as a field, see Large objects)"),
     F(MSG_F_ID, "id", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, id,
       "request id chosen by the client; the reply carries the same id"),
@@ -87,6 +87,10 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_VMAX, "vmax", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, vmax,
       "(v3) in every reply of a node of version 3 or later: the newest version it accepts "
       "(a reply without it comes from a node of version 1 or 2). Never required"),
+    F(MSG_F_OWNER, "owner", MSG_T_BIN, MSG_LIM_FIXED, MSG_OWNER_MAX, owner,
+      "(v3) the owner id of the record (a gateway's bucket record), stored with it and "
+      "returned by HEAD, GET and LIST to requests of version 3; a record with an owner has no "
+      "etag of its own (older requests get the owner as `etag`, see Record owners)"),
 };
 
 #define E(key, type, lim, max, member, doc) \
@@ -104,6 +108,8 @@ const struct msg_field_desc msg_entry_fields[] = {
     E("flags", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, flags, "record flags"),
     EOPT("osize", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, osize, has_osize,
          "(v3) the record's `osize`, only when it has one and the request was of version 3"),
+    EOPT("owner", MSG_T_BIN, MSG_LIM_FIXED, MSG_OWNER_MAX, owner, has_owner,
+         "(v3) the record's `owner`, only when it has one and the request was of version 3"),
     {MSG_F_MAX_, NULL, MSG_T_UINT, MSG_LIM_NONE, 0, 0, NULL, 0},
 };
 
@@ -114,16 +120,17 @@ static const struct msg_use msg_ping_rep[] = {{MSG_F_NODE, 1}, END};
 static const struct msg_use msg_stats_rep[] = {{MSG_F_NODE, 1}, {MSG_F_STATS, 1}, END};
 static const struct msg_use msg_put_req[] = {
     {MSG_F_KEY, 1}, {MSG_F_CRC, 1}, {MSG_F_VER, 1}, {MSG_F_TS, 1},
-    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_TOK, 0}, {MSG_F_OSIZE, 0}, END};
+    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_TOK, 0}, {MSG_F_OSIZE, 0}, {MSG_F_OWNER, 0}, END};
 static const struct msg_use msg_put_rep[] = {{MSG_F_APPLIED, 0}, END};
 static const struct msg_use msg_get_req[] = {{MSG_F_KEY, 1}, {MSG_F_OFF, 0}, {MSG_F_LEN, 0}, END};
 static const struct msg_use msg_get_rep[] = {
     {MSG_F_SIZE, 0}, {MSG_F_OFF, 0}, {MSG_F_CRC, 0}, {MSG_F_VER, 0}, {MSG_F_TS, 0},
-    {MSG_F_FLAGS, 0}, {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_OSIZE, 0}, END};
+    {MSG_F_FLAGS, 0}, {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_OSIZE, 0}, {MSG_F_OWNER, 0},
+    END};
 static const struct msg_use msg_head_req[] = {{MSG_F_KEY, 1}, END};
 static const struct msg_use msg_head_rep[] = {
     {MSG_F_SIZE, 0}, {MSG_F_VER, 0}, {MSG_F_TS, 0}, {MSG_F_FLAGS, 0},
-    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_OSIZE, 0}, END};
+    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_OSIZE, 0}, {MSG_F_OWNER, 0}, END};
 static const struct msg_use msg_delete_req[] = {{MSG_F_KEY, 1}, {MSG_F_VER, 1}, {MSG_F_TS, 1}, END};
 static const struct msg_use msg_delete_rep[] = {{MSG_F_APPLIED, 0}, END};
 static const struct msg_use msg_list_req[] = {

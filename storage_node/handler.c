@@ -60,6 +60,11 @@ void sn_handler_entry(struct msg_entry *e, uint32_t req_v, const uint8_t *key, u
     e->etag = sn_handler_etag(req_v, b + klen, v->etag_len, v->has_osize, v->osize,
                               b + klen + v->etag_len, &e->has_osize);
     e->osize = e->has_osize ? v->osize : 0;
+    if (v->has_owner && req_v >= 3) {   /* older requests get it as the etag */
+        e->owner = e->etag;
+        e->has_owner = 1;
+        e->etag = (struct msg_bytes){b + klen, 0};
+    }
     e->size = v->data_len;
     e->ts = v->ts;
     e->ver = v->ver;
@@ -109,20 +114,28 @@ static void sn_handler_write(struct sn_job *j)
     char err[CN_ERR_LEN];
     int is_put = q->op == MSG_OP_PUT;
     int has_osize = is_put && MSG_HAS(q, MSG_F_OSIZE);
+    int has_owner = is_put && MSG_HAS(q, MSG_F_OWNER);
     if (has_osize && MSG_HAS(q, MSG_F_ETAG) && q->etag.len > MSG_OSIZE_ETAG_MAX) {
         /* its folded form, what an older client reads, must fit `etag` */
         sn_server_reply_error(j, MSG_ST_BAD_REQUEST,
                               "etag of a record with osize is over 107 bytes");
         return;
     }
+    if (has_owner && (has_osize || (MSG_HAS(q, MSG_F_ETAG) && q->etag.len > 0))) {
+        /* the owner takes the etag's place (an older client reads it there) */
+        sn_server_reply_error(j, MSG_ST_BAD_REQUEST,
+                              "a record with owner has no etag or osize");
+        return;
+    }
+    const struct msg_bytes *etag = has_owner ? &q->owner
+                                 : MSG_HAS(q, MSG_F_ETAG) ? &q->etag : NULL;
     /* encoding the record computes the block CRCs; the payload's crc is
      * checked against them combined, so the bytes are read once */
     int rc = sn_wreq_init_osize(&j->w, is_put ? SN_WOP_PUT : SN_WOP_DELETE, q->key.ptr,
                                 q->key.len, MSG_HAS(q, MSG_F_META) ? q->meta.ptr : NULL,
                                 MSG_HAS(q, MSG_F_META) ? q->meta.len : 0,
-                                MSG_HAS(q, MSG_F_ETAG) ? q->etag.ptr : NULL,
-                                MSG_HAS(q, MSG_F_ETAG) ? q->etag.len : 0,
-                                has_osize ? &q->osize : NULL, q->ver, q->ts,
+                                etag != NULL ? etag->ptr : NULL, etag != NULL ? etag->len : 0,
+                                has_osize ? &q->osize : NULL, has_owner, q->ver, q->ts,
                                 is_put ? q->payload.ptr : NULL, is_put ? q->payload.len : 0, err);
     if (rc != CN_OK) {
         sn_server_reply_error(j, sn_handler_status(rc), err);
@@ -253,6 +266,11 @@ static void sn_handler_read(struct sn_job *j)
     rep.etag = sn_handler_etag(q->v, r.etag, r.etag_len, r.has_osize, r.osize, folded,
                                &with_osize);
     MSG_SET(&rep, MSG_F_ETAG);
+    if (r.has_owner && q->v >= 3) {   /* older requests get it as the etag */
+        rep.owner = rep.etag;
+        rep.etag = (struct msg_bytes){(const uint8_t *)"", 0};
+        MSG_SET(&rep, MSG_F_OWNER);
+    }
     if (with_osize) {
         rep.osize = r.osize;
         MSG_SET(&rep, MSG_F_OSIZE);

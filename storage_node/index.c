@@ -146,16 +146,19 @@ void sn_index_close(struct sn_index *ix)
 
 /* Value layout (little-endian): u8 format 1, u8 flags, u8 etag_len, u8 ext,
  * u32 cid, u64 off, u32 hdr_len, u64 data_len, u64 ver, u64 ts, etag, then,
- * when ext bit 0 is set, u64 osize (ext was always 0 before index format 3,
- * so an older entry reads as one without osize). */
+ * when ext bit 0 is set, u64 osize; ext bit 1: the etag bytes are the
+ * record's owner (ext was always 0 before index format 3, so an older entry
+ * reads as one without either). */
 #define SN_IVAL_EXT_OSIZE 0x1u
+#define SN_IVAL_EXT_OWNER 0x2u
 size_t sn_index_encode_val(const struct sn_ival *v, uint8_t *out)
 {
     CN_ASSERT(v->etag_len <= SN_RECORD_MAX_ETAG);
     out[0] = 1;
     out[1] = (uint8_t)v->flags;
     out[2] = (uint8_t)v->etag_len;
-    out[3] = v->has_osize ? SN_IVAL_EXT_OSIZE : 0;
+    out[3] = (uint8_t)((v->has_osize ? SN_IVAL_EXT_OSIZE : 0) |
+                       (v->has_owner ? SN_IVAL_EXT_OWNER : 0));
     sn_put32(out + 4, v->cid);
     sn_put64(out + 8, v->off);
     sn_put32(out + 16, v->hdr_len);
@@ -171,7 +174,8 @@ size_t sn_index_encode_val(const struct sn_ival *v, uint8_t *out)
 
 int sn_index_decode_val(const uint8_t *p, size_t len, struct sn_ival *v)
 {
-    if (len < SN_IVAL_FIXED || p[0] != 1 || (p[3] & ~SN_IVAL_EXT_OSIZE) != 0)
+    if (len < SN_IVAL_FIXED || p[0] != 1 ||
+        (p[3] & ~(SN_IVAL_EXT_OSIZE | SN_IVAL_EXT_OWNER)) != 0)
         return CN_CORRUPT;
     size_t ext = (p[3] & SN_IVAL_EXT_OSIZE) ? SN_RECORD_OSIZE_LEN : 0;
     if (len != SN_IVAL_FIXED + (size_t)p[2] + ext)
@@ -186,6 +190,7 @@ int sn_index_decode_val(const uint8_t *p, size_t len, struct sn_ival *v)
     v->ts = sn_get64(p + 36);
     memcpy(v->etag, p + SN_IVAL_FIXED, v->etag_len);
     v->has_osize = ext != 0;
+    v->has_owner = (p[3] & SN_IVAL_EXT_OWNER) != 0;
     v->osize = ext ? sn_get64(p + SN_IVAL_FIXED + v->etag_len) : 0;
     return CN_OK;
 }

@@ -37,6 +37,7 @@ struct sn_ival {
     uint8_t etag[SN_RECORD_MAX_ETAG];
     uint32_t has_osize;  /* the record holds osize (SN_RECORD_FLAG_OSIZE) */
     uint64_t osize;
+    uint32_t has_owner;  /* etag holds the record's owner (SN_RECORD_FLAG_OWNER) */
 };
 
 #define SN_IVAL_FIXED 44u

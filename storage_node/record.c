@@ -32,8 +32,9 @@ int sn_record_parse_fixed(const uint8_t *buf, size_t len, struct sn_record_info 
     ri->meta_len = sn_get32(buf + 16);
     ri->etag_len = sn_get32(buf + 20);
     uint32_t raw_flags = sn_get32(buf + 24);
-    ri->flags = raw_flags & ~SN_RECORD_FLAG_OSIZE;
+    ri->flags = raw_flags & ~(SN_RECORD_FLAG_OSIZE | SN_RECORD_FLAG_OWNER);
     ri->has_osize = (raw_flags & SN_RECORD_FLAG_OSIZE) != 0;
+    ri->has_owner = (raw_flags & SN_RECORD_FLAG_OWNER) != 0;
     ri->block_log2 = sn_get32(buf + 28);
     ri->data_len = sn_get64(buf + 32);
     ri->ver = sn_get64(buf + 40);
@@ -42,7 +43,8 @@ int sn_record_parse_fixed(const uint8_t *buf, size_t len, struct sn_record_info 
         ri->key_len > SN_RECORD_MAX_KEY || ri->meta_len > SN_RECORD_MAX_META ||
         ri->etag_len > SN_RECORD_MAX_ETAG || ri->data_len > SN_RECORD_MAX_DATA ||
         (ri->flags & ~SN_RECORD_FLAG_TOMBSTONE) != 0 ||
-        ((ri->flags & SN_RECORD_FLAG_TOMBSTONE) && (ri->data_len != 0 || ri->has_osize))) {
+        ((ri->flags & SN_RECORD_FLAG_TOMBSTONE) &&
+         (ri->data_len != 0 || ri->has_osize || ri->has_owner))) {
         snprintf(err, CN_ERR_LEN, "record header fields out of range");
         return CN_CORRUPT;
     }

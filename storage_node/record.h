@@ -31,6 +31,9 @@
  * SN_IVAL_FLAG_CORRUPT, never in a record.) */
 #define SN_RECORD_FLAG_OSIZE 0x4u
 #define SN_RECORD_OSIZE_LEN 8u
+/* On disk only: the etag bytes are the record's owner (protocol version 3),
+ * not an etag. The parser moves it to has_owner. */
+#define SN_RECORD_FLAG_OWNER 0x8u
 
 /* A parsed header. The pointers point into the buffer that was parsed. */
 struct sn_record_info {
@@ -42,6 +45,7 @@ struct sn_record_info {
     uint64_t data_len, ver, ts;
     uint32_t has_osize;   /* the header holds osize (SN_RECORD_FLAG_OSIZE) */
     uint64_t osize;
+    uint32_t has_owner;   /* the etag bytes are the owner (SN_RECORD_FLAG_OWNER) */
     const uint8_t *key, *meta, *etag, *crcs;
 };
 
@@ -80,7 +84,8 @@ void sn_record_encode(uint8_t *out, const uint8_t *key, uint32_t key_len,
                       const uint8_t *data, uint64_t data_len);
 /* sn_record_encode() of a record that also holds *osize (osize NULL: none,
  * the same bytes as sn_record_encode); out holds sn_record_hdr_len() +
- * SN_RECORD_OSIZE_LEN bytes when osize is set. */
+ * SN_RECORD_OSIZE_LEN bytes when osize is set. flags may hold
+ * SN_RECORD_FLAG_OWNER (etag is then the owner). */
 void sn_record_encode_osize(uint8_t *out, const uint8_t *key, uint32_t key_len,
                             const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
                             uint32_t etag_len, const uint64_t *osize, uint32_t flags,

@@ -637,6 +637,10 @@ static void gw_store_put_msg(struct msg *m, const struct gw_store_record *rec,
         m->osize = rec->osize;
         MSG_SET(m, MSG_F_OSIZE);
     }
+    if (rec->owner != NULL) {
+        m->owner = (struct msg_bytes){rec->owner, (uint32_t)rec->owner_len};
+        MSG_SET(m, MSG_F_OWNER);
+    }
 }
 
 void gw_store_record_from_reply(struct gw_store_record *rec, const struct msg *m)
@@ -647,6 +651,8 @@ void gw_store_record_from_reply(struct gw_store_record *rec, const struct msg *m
     rec->meta_len = MSG_HAS(m, MSG_F_META) ? m->meta.len : 0;
     rec->has_osize = MSG_HAS(m, MSG_F_OSIZE);
     rec->osize = m->osize;
+    rec->owner = MSG_HAS(m, MSG_F_OWNER) ? m->owner.ptr : NULL;
+    rec->owner_len = MSG_HAS(m, MSG_F_OWNER) ? m->owner.len : 0;
 }
 
 /* Whether the PUT of rec to node carries rec's lease token. */
@@ -1382,6 +1388,11 @@ static void gw_store_list_absorb(struct gw_store_op *op, const struct msg *m)
         d->flags = e->flags;
         d->has_osize = (int)e->has_osize;
         d->osize = e->osize;
+        d->has_owner = (int)e->has_owner;
+        size_t ol = e->has_owner ? CN_MIN(e->owner.len, sizeof(d->owner) - 1) : 0;
+        if (ol > 0)
+            memcpy(d->owner, e->owner.ptr, ol);
+        d->owner[ol] = '\0';
     }
     if (m->more && m->n_ents > 0) {
         const struct msg_entry *last = &m->ents[m->n_ents - 1];

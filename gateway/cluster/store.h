@@ -152,6 +152,10 @@ struct gw_store_record {
      * node of version < 3 (storage_client.h) */
     int has_osize;
     uint64_t osize;
+    /* protocol version 3: the record's owner (a bucket record's), sent as
+     * `owner` with no etag, or as the etag to a node of version < 3 */
+    const void *owner;           /* NULL: none */
+    size_t owner_len;
     /* a conditional write (gw_store_lock): the token goes with the PUT to
      * the n_tok_nodes replicas in tok_nodes, and only their acks count
      * toward W; the other replicas get a plain PUT. n_tok_nodes 0: none */
@@ -170,9 +174,9 @@ struct gw_store_record {
 void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct gw_blob *data,
                   gw_store_cb cb, void *arg);
 
-/* Fills rec's etag, meta and osize from a GET or HEAD reply m (their bytes
- * borrowed from m): a rewrite of a record (a repair, a metadata change, a
- * restored version) keeps everything that says what the object is. */
+/* Fills rec's etag, meta, osize and owner from a GET or HEAD reply m (their
+ * bytes borrowed from m): a rewrite of a record (a repair, a metadata
+ * change, a restored version) keeps everything that says what it is. */
 void gw_store_record_from_reply(struct gw_store_record *rec, const struct msg *m);
 
 /* Sends rec with data (NULL: empty) to one node, with no quorum, hint or
@@ -244,6 +248,8 @@ struct gw_store_entry {
     uint32_t flags;             /* record flags (never a tombstone in a result) */
     int has_osize;              /* the entry's osize (protocol version 3) */
     uint64_t osize;
+    int has_owner;              /* the entry's owner (protocol version 3) */
+    char owner[129];
 };
 
 struct gw_store_list_result {

@@ -509,8 +509,7 @@ static void gw_lc_run_on_bucket(struct gw_store_result *res, void *arg)
     enum gw_versioning_state versioning = GW_VERSIONING_OFF;
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
-        if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
-                                  m->etag.len) == CN_OK) {
+        if (gw_bucket_meta_decode_record(&bm, m) == CN_OK) {
             cfg = gw_bucket_meta_config(&bm, "lifecycle");
             const struct gw_bucket_meta_config *vc = gw_bucket_meta_config(&bm,
                                                                             GW_VERSIONING_CFG);

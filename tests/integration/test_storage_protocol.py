@@ -167,6 +167,24 @@ def test_osize(node):
     check(c.put(b"o/b/big", b"now small", ts=200, etag=b"f00d").st == 0, "overwrite")
     r = c.call("HEAD", v=3, key=b"o/b/big")
     check("osize" not in r.h and r["etag"] == b"f00d", "overwritten: no osize %r" % r)
+    # owner (version 3): kept where the etag was, returned as a field to
+    # version-3 requests and as the etag to older ones
+    r = c.call("PUT", payload=b"", v=3, key=b"b/bk", crc=crc32c(b""), ver=1, ts=100,
+               owner=b"acct-7")
+    check(r.status == "OK", "PUT with owner: %r" % r)
+    r = c.call("HEAD", v=3, key=b"b/bk")
+    check(r["owner"] == b"acct-7" and r["etag"] == b"", "HEAD v3: owner %r" % r)
+    r = c.head(b"b/bk")
+    check("owner" not in r.h and r["etag"] == b"acct-7", "HEAD v1: the owner as etag %r" % r)
+    r = c.call("LIST", v=3, prefix=b"b/", limit=10)
+    check(r["ents"][0]["owner"] == b"acct-7" and r["ents"][0]["etag"] == b"",
+          "LIST v3: owner %r" % r)
+    r = c.list(prefix=b"b/", limit=10)
+    check("owner" not in r["ents"][0] and r["ents"][0]["etag"] == b"acct-7",
+          "LIST v1: the owner as etag %r" % r)
+    r = c.call("PUT", payload=b"", v=3, key=b"b/bk2", crc=crc32c(b""), ver=1, ts=100,
+               owner=b"acct-7", etag=b"x")
+    check(r.status == "BAD_REQUEST", "owner and an etag: %r" % r)
     # error replies carry vmax too
     r = c.get(b"o/b/none")
     check(r.status == "NOT_FOUND" and r["vmax"] == 3, "NOT_FOUND with vmax: %r" % r)

@@ -390,6 +390,35 @@ static void test_osize(void)
     msg_release(&d);
     msgpack_sbuffer_destroy(&sb);
 
+    /* owner: a PUT of version 3; folded, the owner becomes the etag */
+    msg_init_request(&m, MSG_OP_PUT, 12);
+    m.key = (struct msg_bytes){(const uint8_t *)"b/x", 3};
+    m.owner = (struct msg_bytes){(const uint8_t *)"acct-1", 6};
+    MSG_SET(&m, MSG_F_KEY);
+    MSG_SET(&m, MSG_F_CRC);
+    MSG_SET(&m, MSG_F_VER);
+    MSG_SET(&m, MSG_F_TS);
+    MSG_SET(&m, MSG_F_OWNER);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 3);
+    sb = test_encode(&m, 0);
+    CN_CHECK_EQ_INT(msg_decode(&d, 0, sb.data, sb.size, "", 0, &lim, err), CN_OK);
+    CN_CHECK(d.v == 3 && MSG_HAS(&d, MSG_F_OWNER) && d.owner.len == 6 &&
+             memcmp(d.owner.ptr, "acct-1", 6) == 0 && !MSG_HAS(&d, MSG_F_ETAG));
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+    msg_osize_downgrade(&m, buf);
+    CN_CHECK(!MSG_HAS(&m, MSG_F_OWNER) && MSG_HAS(&m, MSG_F_ETAG));
+    CN_CHECK(m.etag.len == 6 && memcmp(m.etag.ptr, "acct-1", 6) == 0);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 1);
+    ents[0].owner = (struct msg_bytes){(const uint8_t *)"o", 1};
+    ents[0].has_owner = 1;
+    sb = test_encode(&lr, 1);
+    CN_CHECK_EQ_INT(msg_decode(&d, 1, sb.data, sb.size, NULL, 0, &lim, err), CN_OK);
+    CN_CHECK(d.v == 3 && d.ents[0].has_owner && d.ents[0].owner.len == 1 &&
+             !d.ents[1].has_owner);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
     /* osize is a field of PUT, GET and HEAD only */
     const char *k[] = {"v", "id", "op", "key", "ver", "ts", "osize"};
     uint64_t u[] = {3, 11, MSG_OP_DELETE, 0, 1, 1, 5};

@@ -666,7 +666,8 @@ static void test_sn_store_osize(void)
     struct sn_wreq w;
     uint64_t osize = (1ull << 40) + 1;
     CN_CHECK_EQ_INT(sn_wreq_init_osize(&w, SN_WOP_PUT, (const uint8_t *)"big", 3, NULL, 0,
-                                       (const uint8_t *)"e-2", 3, &osize, 1, 1, d, sizeof(d),
+                                       (const uint8_t *)"e-2", 3, &osize, 0, 1, 1, d,
+                                       sizeof(d),
                                        err), CN_OK);
     CN_CHECK(w.ri.has_osize && w.ri.osize == osize);
     CN_CHECK_EQ_INT(sn_store_submit_wait(s, &w), CN_OK);
@@ -704,8 +705,8 @@ static void test_sn_store_osize(void)
 
     /* a DELETE never stores an osize; a plain PUT replaces the record */
     CN_CHECK_EQ_INT(sn_wreq_init_osize(&w, SN_WOP_DELETE, (const uint8_t *)"t", 1, NULL, 0,
-                                       NULL, 0, &osize, 1, 1, NULL, 0, err), CN_OK);
-    CN_CHECK(!w.ri.has_osize);
+                                       NULL, 0, &osize, 1, 1, 1, NULL, 0, err), CN_OK);
+    CN_CHECK(!w.ri.has_osize && !w.ri.has_owner);
     sn_wreq_fini(&w);
     CN_CHECK_EQ_INT(test_sn_put(s, "big", d, 5, 9, 9, &applied), CN_OK);
     struct sn_read r;
@@ -745,8 +746,44 @@ static void test_sn_index_val_osize(void)
     CN_CHECK_EQ_INT(sn_index_decode_val(buf, n - 1, &out), CN_CORRUPT);
     buf[3] = 0;   /* says no osize, but 8 bytes follow */
     CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_CORRUPT);
-    buf[3] = 3;   /* an unknown ext bit */
+    buf[3] = 5;   /* an unknown ext bit */
     CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_CORRUPT);
+    /* the owner flag: the etag bytes are the owner, no length of its own */
+    v.has_osize = 0;
+    v.has_owner = 1;
+    n = sn_index_encode_val(&v, buf);
+    CN_CHECK_EQ_INT(n, SN_IVAL_FIXED + 3);
+    CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_OK);
+    CN_CHECK(out.has_owner && !out.has_osize && memcmp(out.etag, "e-2", 3) == 0);
+}
+
+/* Protocol version 3's owner: the record's etag bytes flagged as its owner,
+ * through reads, LIST and a re-index from the containers. */
+static void test_sn_store_owner(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    char err[CN_ERR_LEN];
+    struct sn_wreq w;
+    CN_CHECK_EQ_INT(sn_wreq_init_osize(&w, SN_WOP_PUT, (const uint8_t *)"b/x", 3, NULL, 0,
+                                       (const uint8_t *)"owner-1", 7, NULL, 1, 1, 1, NULL, 0,
+                                       err), CN_OK);
+    CN_CHECK(w.ri.has_owner && w.ri.flags == 0);
+    CN_CHECK_EQ_INT(sn_store_submit_wait(s, &w), CN_OK);
+    sn_wreq_fini(&w);
+    for (int pass = 0; pass < 2; pass++) {
+        struct sn_read r;
+        CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"b/x", 3, 0, 0, 0, &r, err), CN_OK);
+        CN_CHECK(r.has_owner && r.etag_len == 7 && memcmp(r.etag, "owner-1", 7) == 0 &&
+                 r.flags == 0);
+        sn_read_fini(&r);
+        sn_store_close(s, NULL);
+        char cmd[600];   /* the second pass from the containers alone */
+        snprintf(cmd, sizeof(cmd), "rm -rf %s/index", test_dir);
+        CN_CHECK_EQ_INT(system(cmd), 0);
+        s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    }
+    sn_store_close(s, NULL);
 }
 
 static void test_sn_cleanup(void)
@@ -767,6 +804,7 @@ static const struct cn_test_case cases[] = {
     {"uncache", test_sn_store_uncache},
     {"osize", test_sn_store_osize},
     {"index_val_osize", test_sn_index_val_osize},
+    {"owner", test_sn_store_owner},
     {"cleanup", test_sn_cleanup},
     {NULL, NULL},
 };

@@ -82,7 +82,8 @@ enum msg_field {
     MSG_F_TOK, MSG_F_IFVER,     /* version 2 */
     MSG_F_UPTO, MSG_F_FANOUT, MSG_F_ARCS, MSG_F_SUMS, MSG_F_LO, MSG_F_HI,
     MSG_F_OSIZE,                /* version 3 */
-    MSG_F_VMAX,                 /* in every reply of a version-3 node */
+    MSG_F_VMAX,
+    MSG_F_OWNER,                /* version 3 */                 /* in every reply of a version-3 node */
     MSG_F_MAX_
 };
 
@@ -103,6 +104,8 @@ struct msg_entry {
     uint32_t flags;
     uint64_t osize;     /* version 3: the object's logical size, when has_osize */
     uint32_t has_osize;
+    struct msg_bytes owner;   /* version 3: the record's owner id, when has_owner */
+    uint32_t has_owner;
 };
 
 /* One counter of a STATS/SCRUB/COMPACT reply. */
@@ -140,6 +143,7 @@ struct msg {
     struct msg_bytes arcs, sums, lo, hi;
     uint64_t osize;             /* version 3: a large object's logical size */
     uint32_t vmax;              /* replies: the newest version the node speaks */
+    struct msg_bytes owner;     /* version 3: the owner id of a record (a bucket's) */
     struct msg_bytes payload;   /* the payload frame (PUT request, GET reply) */
 
     msgpack_unpacked unpacked_; /* owns the decode zone; msg_release() frees */
@@ -205,8 +209,19 @@ size_t msg_osize_fold(uint8_t *out, const uint8_t *etag, size_t etag_len, uint64
 /* Turns the request m (with `osize`) into its version-2 form for a node of
  * version < 3: `etag` becomes the folded bytes (written into buf,
  * MSG_ETAG_FOLD_MAX bytes, which must outlive m's encoding) and `osize` is
- * cleared. No-op when m has no `osize`. */
+ * cleared. A request with `owner` (which has no etag of its own) gets the
+ * owner as its etag instead, the form before version 3. No-op when m has
+ * neither. */
 void msg_osize_downgrade(struct msg *m, uint8_t *buf);
+
+/* ---- version 3: a record's owner (`owner`) ----
+ *
+ * A record may name its owner (a gateway's bucket record: ListBuckets
+ * filters LIST entries on it). Such a record has no etag of its own: the
+ * node keeps the owner in the record's etag bytes, flagged, and answers a
+ * request of version < 3 with it as `etag` (the form before version 3,
+ * when the owner was kept as the etag), one of version 3 with `owner`. */
+#define MSG_OWNER_MAX 128u
 
 /* Encodes the header of m (a request when is_reply is 0) into out, which the
  * caller has initialised with msgpack_sbuffer_init(). Only the fields the
