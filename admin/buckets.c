@@ -166,8 +166,7 @@ int adm_buckets_info(const struct adm_keys_opts *o, const char *bucket)
         fprintf(stderr, "cairn-admin: %s: %s\n", x.key, err);
     } else {
         struct gw_bucket_meta m;
-        if (gw_bucket_meta_decode(&m, rep.m.meta.ptr, rep.m.meta.len,
-                                  (const char *)rep.m.etag.ptr, rep.m.etag.len) != CN_OK) {
+        if (gw_bucket_meta_decode_record(&m, &rep.m) != CN_OK) {
             fprintf(stderr, "cairn-admin: %s: the record's meta does not decode\n", x.key);
         } else {
             struct gw_account_record *acc;

@@ -27,7 +27,7 @@ uint64_t msg_limits_max_frame(const struct msg_limits *lim)
 void msg_init_request(struct msg *m, enum msg_op op, uint64_t id)
 {
     memset(m, 0, sizeof(*m));
-    m->v = MSG_VERSION;
+    m->v = MSG_VERSION_MIN;
     m->id = id;
     m->op = op;
     m->present = (1ull << MSG_F_V) | (1ull << MSG_F_ID) | (1ull << MSG_F_OP);
@@ -36,16 +36,60 @@ void msg_init_request(struct msg *m, enum msg_op op, uint64_t id)
 void msg_init_reply(struct msg *m, const struct msg *req, enum msg_status st)
 {
     memset(m, 0, sizeof(*m));
-    m->v = MSG_VERSION;
+    m->v = MSG_VERSION_MIN;
     m->id = req->id;
     m->op = req->op;
     m->st = st;
+    m->vmax = MSG_VERSION;
     m->present = (1ull << MSG_F_V) | (1ull << MSG_F_ID) | (1ull << MSG_F_OP) |
-                 (1ull << MSG_F_ST);
+                 (1ull << MSG_F_ST) | (1ull << MSG_F_VMAX);
+}
+
+size_t msg_osize_fold(uint8_t *out, const uint8_t *etag, size_t etag_len, uint64_t osize)
+{
+    CN_ASSERT(etag_len <= MSG_OSIZE_ETAG_MAX);
+    char digits[24];
+    int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)osize);
+    CN_ASSERT(n > 0 && (size_t)n <= 20);
+    if (etag_len > 0)
+        memcpy(out, etag, etag_len);
+    out[etag_len] = ' ';
+    memcpy(out + etag_len + 1, digits, (size_t)n);
+    return etag_len + 1 + (size_t)n;
+}
+
+void msg_osize_downgrade(struct msg *m, uint8_t *buf)
+{
+    if (MSG_HAS(m, MSG_F_OWNER)) {
+        m->etag = m->owner;
+        MSG_SET(m, MSG_F_ETAG);
+        m->present &= ~(1ull << MSG_F_OWNER);
+        m->owner = (struct msg_bytes){NULL, 0};
+    }
+    if (!MSG_HAS(m, MSG_F_OSIZE))
+        return;
+    size_t n = msg_osize_fold(buf, MSG_HAS(m, MSG_F_ETAG) ? m->etag.ptr : NULL,
+                              MSG_HAS(m, MSG_F_ETAG) ? m->etag.len : 0, m->osize);
+    m->etag = (struct msg_bytes){buf, (uint32_t)n};
+    MSG_SET(m, MSG_F_ETAG);
+    m->present &= ~(1ull << MSG_F_OSIZE);
+    m->osize = 0;
+}
+
+static int msg_ents_have_osize(const struct msg *m)
+{
+    if (!MSG_HAS(m, MSG_F_ENTS))
+        return 0;
+    for (uint32_t i = 0; i < m->n_ents; i++)
+        if (m->ents[i].has_osize || m->ents[i].has_owner)
+            return 1;
+    return 0;
 }
 
 uint32_t msg_version_needed(const struct msg *m, int is_reply)
 {
+    if (MSG_HAS(m, MSG_F_OSIZE) || MSG_HAS(m, MSG_F_OWNER) || msg_ents_have_osize(m))
+        return 3;
     if (m->op == MSG_OP_LOCK || m->op == MSG_OP_UNLOCK || m->op == MSG_OP_HINT_ADD ||
         m->op == MSG_OP_HINT_TAKE || m->op == MSG_OP_PURGE || MSG_HAS(m, MSG_F_TOK) ||
         MSG_HAS(m, MSG_F_IFVER))
@@ -241,6 +285,8 @@ static int msg_decode_entries(struct msg *m, const msgpack_object *o,
                 int rc = msg_decode_value(m, f, (char *)ent + f->offset, &kv->val, lim, err);
                 if (rc != CN_OK)
                     return rc;
+                if (f->has_offset != 0)
+                    *(uint32_t *)((char *)ent + f->has_offset) = 1;
                 have_key |= f->offset == offsetof(struct msg_entry, key);
             }
         }
@@ -345,7 +391,7 @@ static int msg_uses(const struct msg_use *u, enum msg_field f, int *required)
 static int msg_is_header_field(enum msg_field f, int is_reply)
 {
     return f == MSG_F_V || f == MSG_F_ID || f == MSG_F_OP ||
-           (is_reply && (f == MSG_F_ST || f == MSG_F_ERR));
+           (is_reply && (f == MSG_F_ST || f == MSG_F_ERR || f == MSG_F_VMAX));
 }
 
 /* Sets m->st to what a reply to a failed decode should carry and returns rc. */
@@ -513,6 +559,12 @@ static void msg_pack_bytes(msgpack_packer *pk, const struct msg_bytes *b, int as
     }
 }
 
+/* Whether entry e carries field ef (an optional one only when its flag is set). */
+static int msg_entry_has(const struct msg_entry *e, const struct msg_field_desc *ef)
+{
+    return ef->has_offset == 0 || *(const uint32_t *)((const char *)e + ef->has_offset) != 0;
+}
+
 static void msg_pack_value(msgpack_packer *pk, const struct msg_field_desc *f,
                            const void *field, const struct msg *m)
 {
@@ -538,10 +590,12 @@ static void msg_pack_value(msgpack_packer *pk, const struct msg_field_desc *f,
         for (uint32_t i = 0; i < m->n_ents; i++) {
             const struct msg_entry *e = &m->ents[i];
             size_t n = 0;
-            while (msg_entry_fields[n].key != NULL)
-                n++;
+            for (const struct msg_field_desc *ef = msg_entry_fields; ef->key != NULL; ef++)
+                n += msg_entry_has(e, ef);
             msgpack_pack_map(pk, n);
             for (const struct msg_field_desc *ef = msg_entry_fields; ef->key != NULL; ef++) {
+                if (!msg_entry_has(e, ef))
+                    continue;
                 msg_pack_key(pk, ef->key);
                 msg_pack_value(pk, ef, (const char *)e + ef->offset, m);
             }
@@ -571,6 +625,8 @@ int msg_encode(const struct msg *m, int is_reply, msgpack_sbuffer *out, char err
         write |= 1ull << MSG_F_ST;
         if (MSG_HAS(m, MSG_F_ERR))
             write |= 1ull << MSG_F_ERR;
+        if (MSG_HAS(m, MSG_F_VMAX))
+            write |= 1ull << MSG_F_VMAX;
     }
     for (const struct msg_use *u = uses; u->field != MSG_F_MAX_; u++) {
         if (MSG_HAS(m, u->field))
@@ -588,8 +644,14 @@ int msg_encode(const struct msg *m, int is_reply, msgpack_sbuffer *out, char err
         if (!((write >> f) & 1))
             continue;
         msg_pack_key(&pk, msg_fields[f].key);
-        if (f == MSG_F_V)
-            msgpack_pack_uint64(&pk, msg_version_needed(m, is_reply));
+        if (f == MSG_F_V) {
+            /* the lowest version that has what m uses, or the one the
+             * sender asked for (a request's reply form), never above ours */
+            uint32_t v = msg_version_needed(m, is_reply);
+            if (m->v > v)
+                v = m->v > MSG_VERSION ? MSG_VERSION : m->v;
+            msgpack_pack_uint64(&pk, v);
+        }
         else
             msg_pack_value(&pk, &msg_fields[f], (const char *)m + msg_fields[f].offset, m);
     }

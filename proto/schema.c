@@ -12,7 +12,8 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
     F(MSG_F_V, "v", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, v,
       "protocol version of the message: the lowest that has every op, field and status it uses "
       "(1, or 2 for LOCK, UNLOCK, HINT_ADD, HINT_TAKE, PURGE, `tok`, `ifver`, PRECONDITION and "
-      "LOCKED)"),
+      "LOCKED, or 3 for `osize` and `owner`); a request may carry a higher one to ask for the newer form "
+      "of its reply (3: `osize` as a field, see Large objects)"),
     F(MSG_F_ID, "id", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, id,
       "request id chosen by the client; the reply carries the same id"),
     F(MSG_F_OP, "op", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, op,
@@ -78,10 +79,25 @@ const struct msg_field_desc msg_fields[MSG_F_MAX_] = {
       "DIGEST reply: the smallest key counted, when all fell in one sub-range"),
     F(MSG_F_HI, "hi", MSG_T_BIN, MSG_LIM_KEY, 0, hi,
       "DIGEST reply: the largest key counted, when all fell in one sub-range"),
+    F(MSG_F_OSIZE, "osize", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, osize,
+      "(v3) the logical size of the object the record stands for, when it differs from the "
+      "record's data (a large object's parent record holds its chunk map); stored with the "
+      "record and returned by HEAD, GET and LIST to requests of version 3 (older ones get it "
+      "folded into `etag`, see Large objects)"),
+    F(MSG_F_VMAX, "vmax", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, vmax,
+      "(v3) in every reply of a node of version 3 or later: the newest version it accepts "
+      "(a reply without it comes from a node of version 1 or 2). Never required"),
+    F(MSG_F_OWNER, "owner", MSG_T_BIN, MSG_LIM_FIXED, MSG_OWNER_MAX, owner,
+      "(v3) the owner id of the record (a gateway's bucket record), stored with it and "
+      "returned by HEAD, GET and LIST to requests of version 3; a record with an owner has no "
+      "etag of its own (older requests get the owner as `etag`, see Record owners)"),
 };
 
 #define E(key, type, lim, max, member, doc) \
-    {MSG_F_MAX_, key, type, lim, max, offsetof(struct msg_entry, member), doc}
+    {MSG_F_MAX_, key, type, lim, max, offsetof(struct msg_entry, member), doc, 0}
+#define EOPT(key, type, lim, max, member, has, doc) \
+    {MSG_F_MAX_, key, type, lim, max, offsetof(struct msg_entry, member), doc, \
+     offsetof(struct msg_entry, has)}
 
 const struct msg_field_desc msg_entry_fields[] = {
     E("key", MSG_T_BIN, MSG_LIM_KEY, 0, key, "record key"),
@@ -90,7 +106,11 @@ const struct msg_field_desc msg_entry_fields[] = {
     E("ts", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, ts, "timestamp of the write, microseconds"),
     E("ver", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, ver, "version id"),
     E("flags", MSG_T_UINT, MSG_LIM_NONE, UINT32_MAX, flags, "record flags"),
-    {MSG_F_MAX_, NULL, MSG_T_UINT, MSG_LIM_NONE, 0, 0, NULL},
+    EOPT("osize", MSG_T_UINT, MSG_LIM_NONE, UINT64_MAX, osize, has_osize,
+         "(v3) the record's `osize`, only when it has one and the request was of version 3"),
+    EOPT("owner", MSG_T_BIN, MSG_LIM_FIXED, MSG_OWNER_MAX, owner, has_owner,
+         "(v3) the record's `owner`, only when it has one and the request was of version 3"),
+    {MSG_F_MAX_, NULL, MSG_T_UINT, MSG_LIM_NONE, 0, 0, NULL, 0},
 };
 
 #define END {MSG_F_MAX_, 0}
@@ -100,16 +120,17 @@ static const struct msg_use msg_ping_rep[] = {{MSG_F_NODE, 1}, END};
 static const struct msg_use msg_stats_rep[] = {{MSG_F_NODE, 1}, {MSG_F_STATS, 1}, END};
 static const struct msg_use msg_put_req[] = {
     {MSG_F_KEY, 1}, {MSG_F_CRC, 1}, {MSG_F_VER, 1}, {MSG_F_TS, 1},
-    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_TOK, 0}, END};
+    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_TOK, 0}, {MSG_F_OSIZE, 0}, {MSG_F_OWNER, 0}, END};
 static const struct msg_use msg_put_rep[] = {{MSG_F_APPLIED, 0}, END};
 static const struct msg_use msg_get_req[] = {{MSG_F_KEY, 1}, {MSG_F_OFF, 0}, {MSG_F_LEN, 0}, END};
 static const struct msg_use msg_get_rep[] = {
     {MSG_F_SIZE, 0}, {MSG_F_OFF, 0}, {MSG_F_CRC, 0}, {MSG_F_VER, 0}, {MSG_F_TS, 0},
-    {MSG_F_FLAGS, 0}, {MSG_F_ETAG, 0}, {MSG_F_META, 0}, END};
+    {MSG_F_FLAGS, 0}, {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_OSIZE, 0}, {MSG_F_OWNER, 0},
+    END};
 static const struct msg_use msg_head_req[] = {{MSG_F_KEY, 1}, END};
 static const struct msg_use msg_head_rep[] = {
     {MSG_F_SIZE, 0}, {MSG_F_VER, 0}, {MSG_F_TS, 0}, {MSG_F_FLAGS, 0},
-    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, END};
+    {MSG_F_ETAG, 0}, {MSG_F_META, 0}, {MSG_F_OSIZE, 0}, {MSG_F_OWNER, 0}, END};
 static const struct msg_use msg_delete_req[] = {{MSG_F_KEY, 1}, {MSG_F_VER, 1}, {MSG_F_TS, 1}, END};
 static const struct msg_use msg_delete_rep[] = {{MSG_F_APPLIED, 0}, END};
 static const struct msg_use msg_list_req[] = {
@@ -141,14 +162,14 @@ const struct msg_op_desc msg_ops[] = {
     {MSG_OP_STATS, "STATS", "the node's counters (records, bytes, queue depth, ops, ...)", 0, 0,
      msg_none, msg_stats_rep},
     {MSG_OP_PUT, "PUT",
-     "store the payload frame as the data of `key`, with its etag and meta, if (ts, ver) is newer "
-     "than what the node holds; `crc` must match the payload",
+     "store the payload frame as the data of `key`, with its etag, meta and (v3) osize, if (ts, "
+     "ver) is newer than what the node holds; `crc` must match the payload",
      1, 0, msg_put_req, msg_put_rep},
     {MSG_OP_GET, "GET",
      "read `len` bytes from `off` of `key` (the whole record without them); an OK reply is followed "
      "by the payload frame, whose CRC32C is `crc`. A tombstone answers NOT_FOUND with ver, ts and flags set",
      0, 1, msg_get_req, msg_get_rep},
-    {MSG_OP_HEAD, "HEAD", "the record's size, version, etag and meta, without data", 0, 0,
+    {MSG_OP_HEAD, "HEAD", "the record's size, version, etag, meta and osize, without data", 0, 0,
      msg_head_req, msg_head_rep},
     {MSG_OP_DELETE, "DELETE",
      "write a tombstone carrying (ts, ver) for `key`, if newer than what the node holds", 0, 0,

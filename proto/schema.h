@@ -36,6 +36,10 @@ struct msg_field_desc {
     uint64_t max;
     size_t offset;   /* in struct msg */
     const char *doc;
+    /* entry fields only: offset in struct msg_entry of the uint32_t that
+     * says the field is present (written only then, set when decoded);
+     * 0: the field is always written */
+    size_t has_offset;
 };
 
 struct msg_use {

@@ -43,12 +43,8 @@ static void sn_digest_keep(struct sn_digest_walk *w, const uint8_t *key, uint32_
         w->ents_over = 1;
         return;
     }
-    struct msg_entry *e = &w->ents[w->n_ents++];
-    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + 1);
-    memcpy(b, key, klen);
-    memcpy(b + klen, v->etag, v->etag_len);
-    *e = (struct msg_entry){(struct msg_bytes){b, klen}, v->data_len,
-                            (struct msg_bytes){b + klen, v->etag_len}, v->ts, v->ver, v->flags};
+    /* the folded form whatever the request's version: what was digested */
+    sn_handler_entry(&w->ents[w->n_ents++], 1, key, klen, v);
 }
 
 static int sn_digest_key_cmp(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
@@ -75,7 +71,14 @@ static int sn_digest_walk_cb(void *arg, const uint8_t *key, uint32_t klen,
     if (w->has_arcs && !msg_digest_arcs_contain(w->arcs, w->n_arcs, cn_ring_hash(key, klen)))
         return 0;
     uint64_t h[2];
-    msg_digest_record(key, klen, v->ts, v->ver, v->flags, v->data_len, v->etag, v->etag_len, h);
+    /* a record with osize is digested in its folded form, so that a copy
+     * written by a client of version 2 (or to a node of version 2) sums
+     * the same */
+    uint8_t folded[MSG_ETAG_FOLD_MAX];
+    uint32_t with_osize;
+    struct msg_bytes etag = sn_handler_etag(1, v->etag, v->etag_len, v->has_osize, v->osize,
+                                            folded, &with_osize);
+    msg_digest_record(key, klen, v->ts, v->ver, v->flags, v->data_len, etag.ptr, etag.len, h);
     msg_digest_sum_add(&w->sums[w->idx], h);
     sn_digest_keep(w, key, klen, v);
     if (w->lo == NULL) {

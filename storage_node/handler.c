@@ -27,6 +27,50 @@ enum msg_status sn_handler_status(int rc)
     }
 }
 
+struct msg_bytes sn_handler_etag(uint32_t req_v, const uint8_t *etag, uint32_t etag_len,
+                                 uint32_t has_osize, uint64_t osize, uint8_t *buf,
+                                 uint32_t *out_has_osize)
+{
+    *out_has_osize = 0;
+    if (!has_osize)
+        return (struct msg_bytes){etag, etag_len};
+    if (req_v >= 3) {
+        *out_has_osize = 1;
+        return (struct msg_bytes){etag, etag_len};
+    }
+    /* a PUT with osize never has a longer etag (sn_handler_write), so the
+     * other case cannot come from a record this node wrote: never abort on
+     * what a disk holds, answer the etag as it is */
+    if (etag_len > MSG_OSIZE_ETAG_MAX)
+        return (struct msg_bytes){etag, etag_len};
+    return (struct msg_bytes){buf, (uint32_t)msg_osize_fold(buf, etag, etag_len, osize)};
+}
+
+void sn_handler_entry(struct msg_entry *e, uint32_t req_v, const uint8_t *key, uint32_t klen,
+                      const struct sn_ival *v)
+{
+    /* key and etag (and room for its folded form, when it has one) in one
+     * owned block: the iterator's bytes do not last */
+    size_t fold = v->has_osize && req_v < 3 ? MSG_ETAG_FOLD_MAX : 0;
+    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + fold + 1);
+    memcpy(b, key, klen);
+    memcpy(b + klen, v->etag, v->etag_len);
+    memset(e, 0, sizeof(*e));
+    e->key = (struct msg_bytes){b, klen};
+    e->etag = sn_handler_etag(req_v, b + klen, v->etag_len, v->has_osize, v->osize,
+                              b + klen + v->etag_len, &e->has_osize);
+    e->osize = e->has_osize ? v->osize : 0;
+    if (v->has_owner && req_v >= 3) {   /* older requests get it as the etag */
+        e->owner = e->etag;
+        e->has_owner = 1;
+        e->etag = (struct msg_bytes){b + klen, 0};
+    }
+    e->size = v->data_len;
+    e->ts = v->ts;
+    e->ver = v->ver;
+    e->flags = v->flags;
+}
+
 static void sn_handler_node(struct sn_job *j, struct msg *rep)
 {
     const char *node = sn_server_opts(j->srv)->node_id;
@@ -69,14 +113,30 @@ static void sn_handler_write(struct sn_job *j)
     const struct msg *q = &j->req;
     char err[CN_ERR_LEN];
     int is_put = q->op == MSG_OP_PUT;
+    int has_osize = is_put && MSG_HAS(q, MSG_F_OSIZE);
+    int has_owner = is_put && MSG_HAS(q, MSG_F_OWNER);
+    if (has_osize && MSG_HAS(q, MSG_F_ETAG) && q->etag.len > MSG_OSIZE_ETAG_MAX) {
+        /* its folded form, what an older client reads, must fit `etag` */
+        sn_server_reply_error(j, MSG_ST_BAD_REQUEST,
+                              "etag of a record with osize is over 107 bytes");
+        return;
+    }
+    if (has_owner && (has_osize || (MSG_HAS(q, MSG_F_ETAG) && q->etag.len > 0))) {
+        /* the owner takes the etag's place (an older client reads it there) */
+        sn_server_reply_error(j, MSG_ST_BAD_REQUEST,
+                              "a record with owner has no etag or osize");
+        return;
+    }
+    const struct msg_bytes *etag = has_owner ? &q->owner
+                                 : MSG_HAS(q, MSG_F_ETAG) ? &q->etag : NULL;
     /* encoding the record computes the block CRCs; the payload's crc is
      * checked against them combined, so the bytes are read once */
-    int rc = sn_wreq_init(&j->w, is_put ? SN_WOP_PUT : SN_WOP_DELETE, q->key.ptr, q->key.len,
-                          MSG_HAS(q, MSG_F_META) ? q->meta.ptr : NULL,
-                          MSG_HAS(q, MSG_F_META) ? q->meta.len : 0,
-                          MSG_HAS(q, MSG_F_ETAG) ? q->etag.ptr : NULL,
-                          MSG_HAS(q, MSG_F_ETAG) ? q->etag.len : 0, q->ver, q->ts,
-                          is_put ? q->payload.ptr : NULL, is_put ? q->payload.len : 0, err);
+    int rc = sn_wreq_init_osize(&j->w, is_put ? SN_WOP_PUT : SN_WOP_DELETE, q->key.ptr,
+                                q->key.len, MSG_HAS(q, MSG_F_META) ? q->meta.ptr : NULL,
+                                MSG_HAS(q, MSG_F_META) ? q->meta.len : 0,
+                                etag != NULL ? etag->ptr : NULL, etag != NULL ? etag->len : 0,
+                                has_osize ? &q->osize : NULL, has_owner, q->ver, q->ts,
+                                is_put ? q->payload.ptr : NULL, is_put ? q->payload.len : 0, err);
     if (rc != CN_OK) {
         sn_server_reply_error(j, sn_handler_status(rc), err);
         return;
@@ -201,9 +261,20 @@ static void sn_handler_read(struct sn_job *j)
     sn_handler_record_fields(&rep, &r);
     rep.size = r.size;
     MSG_SET(&rep, MSG_F_SIZE);
-    rep.etag.ptr = r.etag;
-    rep.etag.len = r.etag_len;
+    uint8_t folded[MSG_ETAG_FOLD_MAX];
+    uint32_t with_osize = 0;
+    rep.etag = sn_handler_etag(q->v, r.etag, r.etag_len, r.has_osize, r.osize, folded,
+                               &with_osize);
     MSG_SET(&rep, MSG_F_ETAG);
+    if (r.has_owner && q->v >= 3) {   /* older requests get it as the etag */
+        rep.owner = rep.etag;
+        rep.etag = (struct msg_bytes){(const uint8_t *)"", 0};
+        MSG_SET(&rep, MSG_F_OWNER);
+    }
+    if (with_osize) {
+        rep.osize = r.osize;
+        MSG_SET(&rep, MSG_F_OSIZE);
+    }
     rep.meta.ptr = r.meta ? r.meta : (const uint8_t *)"";
     rep.meta.len = r.meta_len;
     MSG_SET(&rep, MSG_F_META);
@@ -236,23 +307,14 @@ static void sn_handler_read(struct sn_job *j)
 struct sn_handler_list {
     struct msg_entry *ents;
     uint32_t n;
+    uint32_t req_v;   /* the request's version: the entries' form */
 };
 
 static int sn_handler_list_cb(void *arg, const uint8_t *key, uint32_t klen,
                               const struct sn_ival *v)
 {
     struct sn_handler_list *l = arg;
-    struct msg_entry *e = &l->ents[l->n++];
-    /* key and etag in one owned block: the iterator's bytes do not last */
-    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + 1);
-    memcpy(b, key, klen);
-    memcpy(b + klen, v->etag, v->etag_len);
-    e->key = (struct msg_bytes){b, klen};
-    e->etag = (struct msg_bytes){b + klen, v->etag_len};
-    e->size = v->data_len;
-    e->ts = v->ts;
-    e->ver = v->ver;
-    e->flags = v->flags;
+    sn_handler_entry(&l->ents[l->n++], l->req_v, key, klen, v);
     return 0;
 }
 
@@ -263,7 +325,7 @@ static void sn_handler_list(struct sn_job *j)
         sn_server_reply_error(j, MSG_ST_BAD_REQUEST, "limit must be 1 to max_list");
         return;
     }
-    struct sn_handler_list l = {cn_calloc((size_t)q->limit + 1, sizeof(*l.ents)), 0};
+    struct sn_handler_list l = {cn_calloc((size_t)q->limit + 1, sizeof(*l.ents)), 0, q->v};
     struct msg rep;
     char err[CN_ERR_LEN];
     int more = 0;
@@ -393,16 +455,7 @@ static void sn_handler_scrub_cb(void *arg, const uint8_t *key, uint32_t klen,
              (unsigned long long)v->off, why);
     if (sc->n == sc->cap)
         return;   /* counted in the stats; the list is capped at max_list */
-    struct msg_entry *e = &sc->ents[sc->n++];
-    uint8_t *b = cn_malloc((size_t)klen + v->etag_len + 1);
-    memcpy(b, key, klen);
-    memcpy(b + klen, v->etag, v->etag_len);
-    e->key = (struct msg_bytes){b, klen};
-    e->etag = (struct msg_bytes){b + klen, v->etag_len};
-    e->size = v->data_len;
-    e->ts = v->ts;
-    e->ver = v->ver;
-    e->flags = v->flags;
+    sn_handler_entry(&sc->ents[sc->n++], sc->job->req.v, key, klen, v);
 }
 
 static void sn_handler_scrub(struct sn_job *j)

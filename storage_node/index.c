@@ -89,10 +89,10 @@ static int sn_index_check_format(struct sn_index *ix, char err[CN_ERR_LEN])
         return sn_index_put_format(ix, err);
     uint32_t f = vlen == 4 ? sn_get32((const uint8_t *)val) : 0;
     leveldb_free(val);
-    if (f == 1)
+    if (f == 1 || f == 2)
         return sn_index_put_format(ix, err);
     if (f != SN_INDEX_FORMAT) {
-        snprintf(err, CN_ERR_LEN, "index format is not 1 or %d", SN_INDEX_FORMAT);
+        snprintf(err, CN_ERR_LEN, "index format is not 1, 2 or %d", SN_INDEX_FORMAT);
         return CN_CORRUPT;
     }
     return CN_OK;
@@ -144,15 +144,21 @@ void sn_index_close(struct sn_index *ix)
     cn_free(ix);
 }
 
-/* Value layout (little-endian): u8 format 1, u8 flags, u8 etag_len, u8 0,
- * u32 cid, u64 off, u32 hdr_len, u64 data_len, u64 ver, u64 ts, etag. */
+/* Value layout (little-endian): u8 format 1, u8 flags, u8 etag_len, u8 ext,
+ * u32 cid, u64 off, u32 hdr_len, u64 data_len, u64 ver, u64 ts, etag, then,
+ * when ext bit 0 is set, u64 osize; ext bit 1: the etag bytes are the
+ * record's owner (ext was always 0 before index format 3, so an older entry
+ * reads as one without either). */
+#define SN_IVAL_EXT_OSIZE 0x1u
+#define SN_IVAL_EXT_OWNER 0x2u
 size_t sn_index_encode_val(const struct sn_ival *v, uint8_t *out)
 {
     CN_ASSERT(v->etag_len <= SN_RECORD_MAX_ETAG);
     out[0] = 1;
     out[1] = (uint8_t)v->flags;
     out[2] = (uint8_t)v->etag_len;
-    out[3] = 0;
+    out[3] = (uint8_t)((v->has_osize ? SN_IVAL_EXT_OSIZE : 0) |
+                       (v->has_owner ? SN_IVAL_EXT_OWNER : 0));
     sn_put32(out + 4, v->cid);
     sn_put64(out + 8, v->off);
     sn_put32(out + 16, v->hdr_len);
@@ -160,12 +166,19 @@ size_t sn_index_encode_val(const struct sn_ival *v, uint8_t *out)
     sn_put64(out + 28, v->ver);
     sn_put64(out + 36, v->ts);
     memcpy(out + SN_IVAL_FIXED, v->etag, v->etag_len);
-    return SN_IVAL_FIXED + v->etag_len;
+    if (!v->has_osize)
+        return SN_IVAL_FIXED + v->etag_len;
+    sn_put64(out + SN_IVAL_FIXED + v->etag_len, v->osize);
+    return SN_IVAL_FIXED + v->etag_len + SN_RECORD_OSIZE_LEN;
 }
 
 int sn_index_decode_val(const uint8_t *p, size_t len, struct sn_ival *v)
 {
-    if (len < SN_IVAL_FIXED || p[0] != 1 || len != SN_IVAL_FIXED + (size_t)p[2])
+    if (len < SN_IVAL_FIXED || p[0] != 1 ||
+        (p[3] & ~(SN_IVAL_EXT_OSIZE | SN_IVAL_EXT_OWNER)) != 0)
+        return CN_CORRUPT;
+    size_t ext = (p[3] & SN_IVAL_EXT_OSIZE) ? SN_RECORD_OSIZE_LEN : 0;
+    if (len != SN_IVAL_FIXED + (size_t)p[2] + ext)
         return CN_CORRUPT;
     v->flags = p[1];
     v->etag_len = p[2];
@@ -176,6 +189,9 @@ int sn_index_decode_val(const uint8_t *p, size_t len, struct sn_ival *v)
     v->ver = sn_get64(p + 28);
     v->ts = sn_get64(p + 36);
     memcpy(v->etag, p + SN_IVAL_FIXED, v->etag_len);
+    v->has_osize = ext != 0;
+    v->has_owner = (p[3] & SN_IVAL_EXT_OWNER) != 0;
+    v->osize = ext ? sn_get64(p + SN_IVAL_FIXED + v->etag_len) : 0;
     return CN_OK;
 }
 

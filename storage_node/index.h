@@ -17,9 +17,13 @@
 #include "cn/rc.h"
 #include "record.h"
 
-/* 2: container values of 40 bytes (tombstone counts); 1, their 24-byte
- * form, is still read and becomes 2 on open. */
-#define SN_INDEX_FORMAT 2
+/* 3: object entries may hold an osize (protocol version 3; records with
+ * SN_RECORD_FLAG_OSIZE, which a node of format 2 would take for corrupt).
+ * 2: container values of 40 bytes (tombstone counts); 1, their 24-byte
+ * form. Formats 1 and 2 are still read (their entries are entries of
+ * format 3 without osize) and become 3 on open, so an older node refuses
+ * the index instead of misreading it. */
+#define SN_INDEX_FORMAT 3
 
 /* An index value: the location and identity of a key's newest record. */
 struct sn_ival {
@@ -31,10 +35,13 @@ struct sn_ival {
     uint64_t ver, ts;
     uint32_t etag_len;
     uint8_t etag[SN_RECORD_MAX_ETAG];
+    uint32_t has_osize;  /* the record holds osize (SN_RECORD_FLAG_OSIZE) */
+    uint64_t osize;
+    uint32_t has_owner;  /* etag holds the record's owner (SN_RECORD_FLAG_OWNER) */
 };
 
 #define SN_IVAL_FIXED 44u
-#define SN_IVAL_MAX (SN_IVAL_FIXED + SN_RECORD_MAX_ETAG)
+#define SN_IVAL_MAX (SN_IVAL_FIXED + SN_RECORD_MAX_ETAG + SN_RECORD_OSIZE_LEN)
 
 struct sn_index;
 struct sn_index_batch;

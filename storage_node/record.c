@@ -31,7 +31,10 @@ int sn_record_parse_fixed(const uint8_t *buf, size_t len, struct sn_record_info 
     ri->key_len = sn_get32(buf + 12);
     ri->meta_len = sn_get32(buf + 16);
     ri->etag_len = sn_get32(buf + 20);
-    ri->flags = sn_get32(buf + 24);
+    uint32_t raw_flags = sn_get32(buf + 24);
+    ri->flags = raw_flags & ~(SN_RECORD_FLAG_OSIZE | SN_RECORD_FLAG_OWNER);
+    ri->has_osize = (raw_flags & SN_RECORD_FLAG_OSIZE) != 0;
+    ri->has_owner = (raw_flags & SN_RECORD_FLAG_OWNER) != 0;
     ri->block_log2 = sn_get32(buf + 28);
     ri->data_len = sn_get64(buf + 32);
     ri->ver = sn_get64(buf + 40);
@@ -40,12 +43,13 @@ int sn_record_parse_fixed(const uint8_t *buf, size_t len, struct sn_record_info 
         ri->key_len > SN_RECORD_MAX_KEY || ri->meta_len > SN_RECORD_MAX_META ||
         ri->etag_len > SN_RECORD_MAX_ETAG || ri->data_len > SN_RECORD_MAX_DATA ||
         (ri->flags & ~SN_RECORD_FLAG_TOMBSTONE) != 0 ||
-        ((ri->flags & SN_RECORD_FLAG_TOMBSTONE) && ri->data_len != 0)) {
+        ((ri->flags & SN_RECORD_FLAG_TOMBSTONE) &&
+         (ri->data_len != 0 || ri->has_osize || ri->has_owner))) {
         snprintf(err, CN_ERR_LEN, "record header fields out of range");
         return CN_CORRUPT;
     }
-    if (sn_record_hdr_len(ri->key_len, ri->meta_len, ri->etag_len, ri->data_len) !=
-        ri->hdr_len) {
+    if (sn_record_hdr_len(ri->key_len, ri->meta_len, ri->etag_len, ri->data_len) +
+            (ri->has_osize ? SN_RECORD_OSIZE_LEN : 0) != ri->hdr_len) {
         snprintf(err, CN_ERR_LEN, "record header length %u inconsistent", ri->hdr_len);
         return CN_CORRUPT;
     }
@@ -74,6 +78,10 @@ int sn_record_parse(const uint8_t *buf, size_t len, struct sn_record_info *ri,
     ri->meta = ri->key + ri->key_len;
     ri->etag = ri->meta + ri->meta_len;
     ri->crcs = ri->etag + ri->etag_len;
+    if (ri->has_osize) {
+        ri->osize = sn_get64(ri->crcs);
+        ri->crcs += SN_RECORD_OSIZE_LEN;
+    }
     return CN_OK;
 }
 
@@ -82,13 +90,24 @@ void sn_record_encode(uint8_t *out, const uint8_t *key, uint32_t key_len,
                       uint32_t etag_len, uint32_t flags, uint64_t ver, uint64_t ts,
                       const uint8_t *data, uint64_t data_len)
 {
-    uint32_t hdr_len = (uint32_t)sn_record_hdr_len(key_len, meta_len, etag_len, data_len);
+    sn_record_encode_osize(out, key, key_len, meta, meta_len, etag, etag_len, NULL, flags, ver,
+                           ts, data, data_len);
+}
+
+void sn_record_encode_osize(uint8_t *out, const uint8_t *key, uint32_t key_len,
+                            const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
+                            uint32_t etag_len, const uint64_t *osize, uint32_t flags,
+                            uint64_t ver, uint64_t ts, const uint8_t *data, uint64_t data_len)
+{
+    CN_ASSERT(osize == NULL || !(flags & SN_RECORD_FLAG_TOMBSTONE));
+    uint32_t hdr_len = (uint32_t)(sn_record_hdr_len(key_len, meta_len, etag_len, data_len) +
+                                  (osize != NULL ? SN_RECORD_OSIZE_LEN : 0));
     sn_put32(out, SN_RECORD_MAGIC);
     sn_put32(out + 8, hdr_len);
     sn_put32(out + 12, key_len);
     sn_put32(out + 16, meta_len);
     sn_put32(out + 20, etag_len);
-    sn_put32(out + 24, flags);
+    sn_put32(out + 24, flags | (osize != NULL ? SN_RECORD_FLAG_OSIZE : 0));
     sn_put32(out + 28, SN_RECORD_BLOCK_LOG2);
     sn_put64(out + 32, data_len);
     sn_put64(out + 40, ver);
@@ -103,6 +122,10 @@ void sn_record_encode(uint8_t *out, const uint8_t *key, uint32_t key_len,
     if (etag_len)
         memcpy(p, etag, etag_len);
     p += etag_len;
+    if (osize != NULL) {
+        sn_put64(p, *osize);
+        p += SN_RECORD_OSIZE_LEN;
+    }
     for (uint64_t off = 0; off < data_len; off += SN_RECORD_BLOCK, p += 4) {
         uint64_t n = CN_MIN((uint64_t)SN_RECORD_BLOCK, data_len - off);
         sn_put32(p, cn_crc32c(0, data + off, (size_t)n));

@@ -25,6 +25,15 @@
 #define SN_RECORD_MAX_DATA (4ull * 1024 * 1024 * 1024)
 
 #define SN_RECORD_FLAG_TOMBSTONE 0x1u
+/* On disk only: the header holds the record's osize (protocol version 3, a
+ * large object's logical size), 8 bytes after the etag. The parser moves it
+ * to has_osize/osize and leaves it out of ri->flags. (0x2 is the index's
+ * SN_IVAL_FLAG_CORRUPT, never in a record.) */
+#define SN_RECORD_FLAG_OSIZE 0x4u
+#define SN_RECORD_OSIZE_LEN 8u
+/* On disk only: the etag bytes are the record's owner (protocol version 3),
+ * not an etag. The parser moves it to has_owner. */
+#define SN_RECORD_FLAG_OWNER 0x8u
 
 /* A parsed header. The pointers point into the buffer that was parsed. */
 struct sn_record_info {
@@ -34,11 +43,14 @@ struct sn_record_info {
     uint32_t block_log2;
     uint32_t n_blocks;
     uint64_t data_len, ver, ts;
+    uint32_t has_osize;   /* the header holds osize (SN_RECORD_FLAG_OSIZE) */
+    uint64_t osize;
+    uint32_t has_owner;   /* the etag bytes are the owner (SN_RECORD_FLAG_OWNER) */
     const uint8_t *key, *meta, *etag, *crcs;
 };
 
 /* Bytes of the header of a record with these lengths (fixed part, key, meta,
- * etag and the block CRCs). */
+ * etag and the block CRCs); a record with osize has SN_RECORD_OSIZE_LEN more. */
 uint64_t sn_record_hdr_len(uint32_t key_len, uint32_t meta_len, uint32_t etag_len,
                            uint64_t data_len);
 
@@ -70,6 +82,14 @@ void sn_record_encode(uint8_t *out, const uint8_t *key, uint32_t key_len,
                       const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
                       uint32_t etag_len, uint32_t flags, uint64_t ver, uint64_t ts,
                       const uint8_t *data, uint64_t data_len);
+/* sn_record_encode() of a record that also holds *osize (osize NULL: none,
+ * the same bytes as sn_record_encode); out holds sn_record_hdr_len() +
+ * SN_RECORD_OSIZE_LEN bytes when osize is set. flags may hold
+ * SN_RECORD_FLAG_OWNER (etag is then the owner). */
+void sn_record_encode_osize(uint8_t *out, const uint8_t *key, uint32_t key_len,
+                            const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
+                            uint32_t etag_len, const uint64_t *osize, uint32_t flags,
+                            uint64_t ver, uint64_t ts, const uint8_t *data, uint64_t data_len);
 
 /* The stored CRC of block i (i < ri->n_blocks). */
 uint32_t sn_record_block_crc(const struct sn_record_info *ri, uint32_t i);

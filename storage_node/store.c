@@ -127,6 +127,9 @@ void sn_store_ival_from(struct sn_ival *v, const struct sn_record_info *ri, uint
     v->ts = ri->ts;
     v->etag_len = ri->etag_len;
     memcpy(v->etag, ri->etag, ri->etag_len);
+    v->has_osize = ri->has_osize;
+    v->osize = ri->osize;
+    v->has_owner = ri->has_owner;
 }
 
 int sn_store_verify_data(struct sn_container *c, uint64_t off, const struct sn_record_info *ri,
@@ -157,6 +160,16 @@ int sn_wreq_init(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t
                  uint32_t etag_len, uint64_t ver, uint64_t ts, const uint8_t *data,
                  uint64_t data_len, char err[CN_ERR_LEN])
 {
+    return sn_wreq_init_osize(w, op, key, klen, meta, meta_len, etag, etag_len, NULL, 0, ver,
+                              ts, data, data_len, err);
+}
+
+int sn_wreq_init_osize(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t klen,
+                       const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
+                       uint32_t etag_len, const uint64_t *osize, int owner, uint64_t ver,
+                       uint64_t ts,
+                       const uint8_t *data, uint64_t data_len, char err[CN_ERR_LEN])
+{
     memset(w, 0, sizeof(*w));
     CN_ASSERT(op == SN_WOP_PUT || op == SN_WOP_DELETE || op == SN_WOP_FORGET);
     if (klen == 0 || klen > SN_RECORD_MAX_KEY || meta_len > SN_RECORD_MAX_META ||
@@ -165,12 +178,17 @@ int sn_wreq_init(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t
         return klen == 0 ? CN_INVAL : CN_TOOBIG;
     }
     uint32_t flags = op == SN_WOP_DELETE ? SN_RECORD_FLAG_TOMBSTONE : 0;
+    if (op != SN_WOP_PUT) {
+        osize = NULL;   /* only a live record stands for an object */
+        owner = 0;
+    }
     if (op == SN_WOP_DELETE)
         data_len = 0;
-    uint64_t hl = sn_record_hdr_len(klen, meta_len, etag_len, data_len);
+    uint64_t hl = sn_record_hdr_len(klen, meta_len, etag_len, data_len) +
+                  (osize != NULL ? SN_RECORD_OSIZE_LEN : 0);
     uint8_t *hdr = cn_malloc((size_t)hl);
-    sn_record_encode(hdr, key, klen, meta, meta_len, etag, etag_len, flags, ver, ts, data,
-                     data_len);
+    sn_record_encode_osize(hdr, key, klen, meta, meta_len, etag, etag_len, osize,
+                           flags | (owner ? SN_RECORD_FLAG_OWNER : 0), ver, ts, data, data_len);
     w->op = op;
     w->hdr = hdr;
     w->data = data;
@@ -205,6 +223,9 @@ static void sn_store_read_fill(struct sn_read *r, const struct sn_ival *v)
     r->flags = v->flags;
     r->etag_len = v->etag_len;
     memcpy(r->etag, v->etag, v->etag_len);
+    r->has_osize = v->has_osize;
+    r->osize = v->osize;
+    r->has_owner = v->has_owner;
 }
 
 /* Reads and checks the header that v points at: it must verify and be the

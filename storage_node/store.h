@@ -116,6 +116,14 @@ int sn_wreq_init(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t
                  const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
                  uint32_t etag_len, uint64_t ver, uint64_t ts, const uint8_t *data,
                  uint64_t data_len, char err[CN_ERR_LEN]);
+/* sn_wreq_init() of a PUT whose record also holds *osize (protocol version
+ * 3; NULL: none) and, with owner set, whose etag is the record's owner;
+ * both are ignored for anything but SN_WOP_PUT. */
+int sn_wreq_init_osize(struct sn_wreq *w, enum sn_wop op, const uint8_t *key, uint32_t klen,
+                       const uint8_t *meta, uint32_t meta_len, const uint8_t *etag,
+                       uint32_t etag_len, const uint64_t *osize, int owner, uint64_t ver,
+                       uint64_t ts,
+                       const uint8_t *data, uint64_t data_len, char err[CN_ERR_LEN]);
 void sn_wreq_fini(struct sn_wreq *w);
 
 /* Queues w to the writer. done_cb is always called exactly once. */
@@ -147,6 +155,9 @@ struct sn_read {
     uint32_t crc;               /* crc32c of the len bytes at data */
     uint8_t etag[SN_RECORD_MAX_ETAG];
     uint32_t etag_len;
+    uint32_t has_osize;         /* the record holds osize (protocol version 3) */
+    uint64_t osize;
+    uint32_t has_owner;         /* etag holds the record's owner (protocol version 3) */
     uint8_t *meta;              /* owned copy, meta_len bytes */
     uint32_t meta_len;
 };

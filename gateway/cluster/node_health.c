@@ -15,6 +15,7 @@ struct gw_node_health_node {
     atomic_uint_fast64_t marked_up;
     atomic_uint_fast64_t down_since_us;
     atomic_uint_fast64_t up_since_us;
+    atomic_uint vmax;   /* the protocol version its last reply said it speaks; 0: unknown */
 };
 
 struct gw_node_health {
@@ -35,6 +36,7 @@ struct gw_node_health *gw_node_health_new(uint32_t n_nodes)
         atomic_init(&h->nodes[i].marked_up, 0);
         atomic_init(&h->nodes[i].down_since_us, 0);
         atomic_init(&h->nodes[i].up_since_us, 0);
+        atomic_init(&h->nodes[i].vmax, 0);
     }
     return h;
 }
@@ -50,6 +52,18 @@ void gw_node_health_free(struct gw_node_health *h)
 uint32_t gw_node_health_nodes(const struct gw_node_health *h)
 {
     return h->n_nodes;
+}
+
+void gw_node_health_set_vmax(struct gw_node_health *h, uint32_t node, uint32_t vmax)
+{
+    CN_ASSERT(node < h->n_nodes);
+    atomic_store_explicit(&h->nodes[node].vmax, vmax, memory_order_relaxed);
+}
+
+uint32_t gw_node_health_vmax(const struct gw_node_health *h, uint32_t node)
+{
+    CN_ASSERT(node < h->n_nodes);
+    return atomic_load_explicit(&h->nodes[node].vmax, memory_order_relaxed);
 }
 
 int gw_node_health_is_up(const struct gw_node_health *h, uint32_t node)

@@ -18,6 +18,13 @@ void gw_node_health_free(struct gw_node_health *h);
 uint32_t gw_node_health_nodes(const struct gw_node_health *h);
 int gw_node_health_is_up(const struct gw_node_health *h, uint32_t node);
 
+/* The newest protocol version the node speaks, as the `vmax` of its last
+ * reply to any thread said (2 for a reply without one; 0 before any
+ * reply): which form of a record a request to it may use
+ * (storage_client.h). */
+void gw_node_health_set_vmax(struct gw_node_health *h, uint32_t node, uint32_t vmax);
+uint32_t gw_node_health_vmax(const struct gw_node_health *h, uint32_t node);
+
 /* Marks node down (up). Returns 1 when this call changed the state (the
  * caller logs the transition), 0 when it already was. */
 int gw_node_health_mark_down(struct gw_node_health *h, uint32_t node);

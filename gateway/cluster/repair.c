@@ -103,11 +103,9 @@ static void gw_repair_send_records(struct gw_repair_op *op, struct gw_storage_re
 {
     const struct msg *g = &r->m;
     struct gw_store_record rec = {
-        .key = op->key, .key_len = op->key_len,
-        .etag = MSG_HAS(g, MSG_F_ETAG) ? g->etag.ptr : NULL, .etag_len = g->etag.len,
-        .meta = MSG_HAS(g, MSG_F_META) ? g->meta.ptr : NULL, .meta_len = g->meta.len,
-        .ver = g->ver, .ts = g->ts,
+        .key = op->key, .key_len = op->key_len, .ver = g->ver, .ts = g->ts,
     };
+    gw_store_record_from_reply(&rec, g);
     struct evbuffer *buf = evbuffer_new();
     gw_storage_reply_move_payload(r, buf);
     struct gw_blob *data = gw_blob_from_evbuffer(buf);

@@ -46,6 +46,11 @@ struct gw_sc_node {
     struct event *probe;  /* armed while this client probes the node */
     int probe_owned;      /* this client holds the node's probe claim */
     uint64_t last_reply_us;   /* monotonic time of its last reply to this client */
+    /* the newest protocol version the node speaks, from the `vmax` of its
+     * last reply (a reply without one: 2); 0 until it first answered. A
+     * node below 3 gets `osize` folded into the etag (msg_osize_downgrade).
+     * With shared node states, theirs (learnt by any thread) is used. */
+    uint32_t vmax;
     /* A socket not yet connected (ZMQ_IMMEDIATE refuses sends until its
      * first connection is up) holds the requests sent to it in its first
      * GW_SC_CONNECT_GRACE_MS instead of failing them and marking a live
@@ -168,6 +173,9 @@ static void gw_storage_client_dispatch(struct gw_sc_node *n, struct gw_storage_r
         return;
     }
     n->last_reply_us = cn_time_mono_us();
+    n->vmax = MSG_HAS(&r->m, MSG_F_VMAX) ? r->m.vmax : 2;
+    if (c->health != NULL)   /* every thread learns it from any thread's reply */
+        gw_node_health_set_vmax(c->health, n->index, n->vmax);
     struct gw_sc_pending *p = gw_storage_client_take(c, r->m.id);
     if (p == NULL) {
         CN_LOG(CN_LOG_DEBUG, "node %u: late reply %llu dropped", n->index,
@@ -384,6 +392,28 @@ static void gw_storage_client_no_free(void *data, void *hint)
     (void)hint;
 }
 
+/* Encodes req in the form node n reads: to a node of version 3 (as its
+ * last reply said) reads ask for the version-3 reply form (`osize` as a
+ * field); to any other node (older, or not heard from yet) a PUT with
+ * `osize` is folded into the version-2 form, which every node stores and
+ * every reader reads (docs/large-objects.md). req itself is not changed
+ * (the caller's may go to other nodes). */
+static int gw_storage_client_encode(const struct gw_sc_node *n, const struct msg *req_in,
+                                    msgpack_sbuffer *sb, char err[CN_ERR_LEN])
+{
+    struct msg req_copy = *req_in, *req = &req_copy;
+    uint8_t folded[MSG_ETAG_FOLD_MAX];
+    const struct gw_node_health *h = n->client->health;
+    uint32_t vmax = h != NULL ? gw_node_health_vmax(h, n->index) : n->vmax;
+    if (vmax >= 3) {
+        if (req->op == MSG_OP_GET || req->op == MSG_OP_HEAD || req->op == MSG_OP_LIST)
+            req->v = 3;
+    } else {
+        msg_osize_downgrade(req, folded);
+    }
+    return msg_encode(req, 0, sb, err);
+}
+
 /* Sends an encoded header and the payload; returns CN_OK or CN_IO with err.
  * The payload is the socket's (or freed) either way. */
 static int gw_storage_client_send_encoded(struct gw_sc_node *n, const msgpack_sbuffer *sb,
@@ -489,7 +519,6 @@ uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t no
     p->client = c;
     p->sent_us = cn_time_mono_us();
     p->timer = evtimer_new(c->base, gw_storage_client_on_timeout, p);
-    req->v = MSG_VERSION;
     req->id = p->id;
     MSG_SET(req, MSG_F_V);
     MSG_SET(req, MSG_F_ID);
@@ -501,7 +530,7 @@ uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t no
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
-    int rc = msg_encode(req, 0, &sb, err);
+    int rc = gw_storage_client_encode(n, req, &sb, err);
     if (rc == CN_OK && (n->wait != NULL || gw_storage_client_connecting(n))) {
         /* held until the node's first connection is up (or the grace ends),
          * behind the requests held before it */

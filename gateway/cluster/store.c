@@ -634,6 +634,26 @@ static void gw_store_put_msg(struct msg *m, const struct gw_store_record *rec,
         m->meta = (struct msg_bytes){rec->meta, (uint32_t)rec->meta_len};
         MSG_SET(m, MSG_F_META);
     }
+    if (rec->has_osize) {
+        m->osize = rec->osize;
+        MSG_SET(m, MSG_F_OSIZE);
+    }
+    if (rec->owner != NULL) {
+        m->owner = (struct msg_bytes){rec->owner, (uint32_t)rec->owner_len};
+        MSG_SET(m, MSG_F_OWNER);
+    }
+}
+
+void gw_store_record_from_reply(struct gw_store_record *rec, const struct msg *m)
+{
+    rec->etag = MSG_HAS(m, MSG_F_ETAG) ? m->etag.ptr : NULL;
+    rec->etag_len = MSG_HAS(m, MSG_F_ETAG) ? m->etag.len : 0;
+    rec->meta = MSG_HAS(m, MSG_F_META) ? m->meta.ptr : NULL;
+    rec->meta_len = MSG_HAS(m, MSG_F_META) ? m->meta.len : 0;
+    rec->has_osize = MSG_HAS(m, MSG_F_OSIZE);
+    rec->osize = m->osize;
+    rec->owner = MSG_HAS(m, MSG_F_OWNER) ? m->owner.ptr : NULL;
+    rec->owner_len = MSG_HAS(m, MSG_F_OWNER) ? m->owner.len : 0;
 }
 
 /* Whether the PUT of rec to node carries rec's lease token. */
@@ -1367,6 +1387,13 @@ static void gw_store_list_absorb(struct gw_store_op *op, const struct msg *m)
         cn_hlc_observe(cn_hlc_default(), e->ts);
         d->ver = e->ver;
         d->flags = e->flags;
+        d->has_osize = (int)e->has_osize;
+        d->osize = e->osize;
+        d->has_owner = (int)e->has_owner;
+        size_t ol = e->has_owner ? CN_MIN(e->owner.len, sizeof(d->owner) - 1) : 0;
+        if (ol > 0)
+            memcpy(d->owner, e->owner.ptr, ol);
+        d->owner[ol] = '\0';
     }
     if (m->more && m->n_ents > 0) {
         const struct msg_entry *last = &m->ents[m->n_ents - 1];

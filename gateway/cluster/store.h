@@ -147,6 +147,15 @@ struct gw_store_record {
     size_t meta_len;
     uint64_t ver;
     uint64_t ts;
+    /* protocol version 3: the object's size, for a large object's parent
+     * record (lo_map.h); sent as `osize`, or folded into the etag for a
+     * node of version < 3 (storage_client.h) */
+    int has_osize;
+    uint64_t osize;
+    /* protocol version 3: the record's owner (a bucket record's), sent as
+     * `owner` with no etag, or as the etag to a node of version < 3 */
+    const void *owner;           /* NULL: none */
+    size_t owner_len;
     /* a conditional write (gw_store_lock): the token goes with the PUT to
      * the n_tok_nodes replicas in tok_nodes, and only their acks count
      * toward W; the other replicas get a plain PUT. n_tok_nodes 0: none */
@@ -164,6 +173,11 @@ struct gw_store_record {
  * done. */
 void gw_store_put(struct gw_store *s, const struct gw_store_record *rec, struct gw_blob *data,
                   gw_store_cb cb, void *arg);
+
+/* Fills rec's etag, meta, osize and owner from a GET or HEAD reply m (their
+ * bytes borrowed from m): a rewrite of a record (a repair, a metadata
+ * change, a restored version) keeps everything that says what it is. */
+void gw_store_record_from_reply(struct gw_store_record *rec, const struct msg *m);
 
 /* Sends rec with data (NULL: empty) to one node, with no quorum, hint or
  * retry: the building block of repairs. cb gets the node's reply. */
@@ -232,6 +246,10 @@ struct gw_store_entry {
     uint64_t ts;
     uint64_t ver;
     uint32_t flags;             /* record flags (a tombstone only from gw_store_list_all) */
+    int has_osize;              /* the entry's osize (protocol version 3) */
+    uint64_t osize;
+    int has_owner;              /* the entry's owner (protocol version 3) */
+    char owner[129];
 };
 
 struct gw_store_list_result {

@@ -39,6 +39,8 @@ static void gw_store_probe_on_reply(struct gw_storage_reply *rep, void *arg)
                 p->r.etag_len = state == 1 ? CN_MIN(rep->m.etag.len, sizeof(p->r.etag) - 1) : 0;
                 memcpy(p->r.etag, rep->m.etag.ptr, p->r.etag_len);
                 p->r.etag[p->r.etag_len] = '\0';
+                p->r.has_osize = state == 1 && MSG_HAS(&rep->m, MSG_F_OSIZE);
+                p->r.osize = p->r.has_osize ? rep->m.osize : 0;
             }
         }
     }

@@ -18,6 +18,8 @@ struct gw_store_probe_result {
     uint64_t ts, ver;        /* its version (state != 0) */
     char etag[129];          /* a live record's etag field, NUL-terminated (cut at 128) */
     size_t etag_len;
+    int has_osize;           /* a live record's osize (protocol version 3) */
+    uint64_t osize;
 };
 
 /* r is valid during the call only. */

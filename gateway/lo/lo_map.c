@@ -133,13 +133,12 @@ struct gw_blob *gw_lo_map_blob(const struct gw_lo_map *m)
 }
 
 struct gw_blob *gw_lo_map_parent(const struct gw_lo_seg *segs, uint32_t n, int multipart,
-                                 const char *etag, size_t etag_len, char *field,
-                                 size_t *field_len)
+                                 uint64_t *osize)
 {
     struct gw_lo_map map;
     CN_ASSERT(gw_lo_map_init(&map, segs, n, multipart) == CN_OK);
     struct gw_blob *b = gw_lo_map_blob(&map);
-    *field_len = gw_lo_map_etag_pack(field, etag, etag_len, map.size);
+    *osize = map.size;
     gw_lo_map_fini(&map);
     return b;
 }
@@ -234,12 +233,22 @@ size_t gw_lo_map_chunk_key(char *out, const char *okey, size_t okey_len, uint64_
     return okey_len + 1 + (size_t)n;
 }
 
-size_t gw_lo_map_etag_pack(char *out, const char *etag, size_t etag_len, uint64_t size)
+int gw_lo_map_record_size(const char *etag, size_t etag_len, int has_osize, uint64_t osize,
+                          size_t *tag_len, uint64_t *size)
 {
-    CN_ASSERT(etag_len + 22 < GW_LO_ETAG_MAX);
-    int n = snprintf(out, GW_LO_ETAG_MAX, "%.*s %llu", (int)etag_len, etag,
-                     (unsigned long long)size);
-    return (size_t)n;
+    if (has_osize) {
+        *tag_len = etag_len;
+        *size = osize;
+        return 1;
+    }
+    return gw_lo_map_etag_split(etag, etag_len, tag_len, size);
+}
+
+int gw_lo_map_reply_size(const struct msg *m, size_t *tag_len, uint64_t *size)
+{
+    const char *etag = MSG_HAS(m, MSG_F_ETAG) ? (const char *)m->etag.ptr : "";
+    size_t len = MSG_HAS(m, MSG_F_ETAG) ? m->etag.len : 0;
+    return gw_lo_map_record_size(etag, len, MSG_HAS(m, MSG_F_OSIZE), m->osize, tag_len, size);
 }
 
 int gw_lo_map_etag_split(const char *etag, size_t len, size_t *tag_len, uint64_t *size)

@@ -1,9 +1,13 @@
 /* The chunk map of a large object and the storage keys of its chunks.
  *
  * A large object is a parent record "o/<bucket>/<key>" whose data is the
- * chunk map (msgpack, below) and whose etag field is "<etag> <size>" (the
- * node's LIST returns size = length of the record's data, so the real size
- * travels in the etag field, which LIST also returns). The map is a list
+ * chunk map (msgpack, below), whose etag field is the object's ETag and
+ * whose osize field (protocol version 3) is the object's size: the node's
+ * `size` is the length of the record's data, the map. Records written
+ * before version 3 (and any record read from, or written to, a node of
+ * version < 3) carry the size in the etag field instead, "<etag> <size>";
+ * gw_lo_map_record_size() reads both forms (docs/large-objects.md,
+ * "The parent record's size"). The map is a list
  * of segments: a plain chunked PUT has one, a completed multipart upload
  * one per part. Segment i's chunk j is the record
  *   "c/<bucket>/<key>" NUL <ver as 16 hex> "/" <j as 8 hex>
@@ -28,6 +32,8 @@
 /* "<etag> <size>" and "<md5> <size> <ver> <chunk_len>" fit the node's
  * 128-byte etag field. */
 #define GW_LO_ETAG_MAX 128
+
+struct msg;
 
 /* One run of chunks written by one request (a PUT or an UploadPart). */
 struct gw_lo_seg {
@@ -70,13 +76,12 @@ struct gw_blob *gw_lo_map_blob(const struct gw_lo_map *m);
 /* What a large object's parent record holds once its chunks are stored,
  * for PutObject, CopyObject and CompleteMultipartUpload alike: returns the
  * chunk map over segs as the record's data (one reference, as
- * gw_lo_map_blob) and writes its etag field "<etag> <size>" to field
- * (GW_LO_ETAG_MAX bytes), the length to *field_len. The segments come from
+ * gw_lo_map_blob) and the object's size, the record's osize, in *osize
+ * (its etag field is the object's ETag, unchanged). The segments come from
  * the gateway's own writers, so gw_lo_map_init() must accept them (n >= 1,
  * no chunk_len 0): anything else is a bug and aborts. */
 struct gw_blob *gw_lo_map_parent(const struct gw_lo_seg *segs, uint32_t n, int multipart,
-                                 const char *etag, size_t etag_len, char *field,
-                                 size_t *field_len);
+                                 uint64_t *osize);
 /* Decodes and validates bytes from a node (outside input: every type and
  * sum is checked). CN_OK, or CN_INVAL with m zeroed. */
 int gw_lo_map_decode(struct gw_lo_map *m, const void *bytes, size_t len);
@@ -92,12 +97,23 @@ void gw_lo_map_slice(const struct gw_lo_map *m, uint64_t pos, uint64_t end, uint
 size_t gw_lo_map_chunk_key(char *out, const char *okey, size_t okey_len, uint64_t ver,
                            uint32_t idx);
 
-/* The etag field of a parent record: "<etag> <size>". Returns the length
- * (out holds GW_LO_ETAG_MAX). */
-size_t gw_lo_map_etag_pack(char *out, const char *etag, size_t etag_len, uint64_t size);
-/* Splits an etag field: returns 1 for a large object's "<etag> <size>" (with
- * *tag_len the length of the etag part and *size the object size), 0 for a
- * plain etag (then *tag_len = len). */
+/* What a record says about the object it stores, in either form: the one
+ * reader every caller uses. A record with osize (has_osize) is a large
+ * object of size osize whose ETag is the whole etag; one without whose etag
+ * is "<etag> <size>" (the form before protocol version 3) is a large object
+ * too (gw_lo_map_etag_split); anything else is a plain object. Returns 1
+ * for a large object (*tag_len: the ETag's length within etag, *size: the
+ * object's size), else 0 with *tag_len = etag_len and *size untouched. */
+int gw_lo_map_record_size(const char *etag, size_t etag_len, int has_osize, uint64_t osize,
+                          size_t *tag_len, uint64_t *size);
+/* gw_lo_map_record_size() of a HEAD or GET reply's etag and osize. */
+int gw_lo_map_reply_size(const struct msg *m, size_t *tag_len, uint64_t *size);
+
+/* The legacy reader, called by gw_lo_map_record_size() only: splits an etag
+ * field of the version-2 form: returns 1 for a large object's
+ * "<etag> <size>" (with *tag_len the length of the etag part and *size the
+ * object size), 0 for a plain etag (then *tag_len = len). The form is
+ * written by msg_osize_fold() (proto/, msg/msg.h). */
 int gw_lo_map_etag_split(const char *etag, size_t len, size_t *tag_len, uint64_t *size);
 
 #endif

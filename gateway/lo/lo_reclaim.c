@@ -241,7 +241,7 @@ static void gw_lo_reclaim_del_on_head(struct gw_store_result *res, void *arg)
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
         d->old_ts = m->ts;
-        if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size)) {
+        if (gw_lo_map_reply_size(m, &tl, &size)) {
             gw_store_get(d->rc->store, d->okey, d->okey_len, 1, 0, 0, gw_lo_reclaim_del_on_get,
                          d);
             return;

@@ -271,3 +271,18 @@ int gw_bucket_meta_set_config(struct gw_bucket_meta *m, const char *name, const 
     c->value_len = value_len;
     return CN_OK;
 }
+
+const char *gw_bucket_meta_record_owner(const struct msg *rec, size_t *len)
+{
+    const struct msg_bytes *b = MSG_HAS(rec, MSG_F_OWNER) ? &rec->owner
+                              : MSG_HAS(rec, MSG_F_ETAG) ? &rec->etag : NULL;
+    *len = b != NULL ? b->len : 0;
+    return b != NULL && b->len > 0 ? (const char *)b->ptr : "";
+}
+
+int gw_bucket_meta_decode_record(struct gw_bucket_meta *m, const struct msg *rec)
+{
+    size_t olen;
+    const char *owner = gw_bucket_meta_record_owner(rec, &olen);
+    return gw_bucket_meta_decode(m, rec->meta.ptr, rec->meta.len, owner, olen);
+}

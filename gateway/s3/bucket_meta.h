@@ -59,9 +59,10 @@ struct gw_bucket_incarnation gw_bucket_incarnation_new(void);
 int gw_bucket_incarnation_eq(const struct gw_bucket_incarnation *a,
                              const struct gw_bucket_incarnation *b);
 
-/* Decodes a bucket record's meta[meta_len] together with its etag (the
- * owner id, which the record keeps as its etag so that LIST entries carry it
- * for ListBuckets). Two forms are read:
+/* Decodes a bucket record's meta[meta_len] together with its owner id (the
+ * record's `owner` field, which LIST entries carry for ListBuckets; before
+ * protocol version 3 the record kept it as its etag, passed here as
+ * `etag`). Two forms are read:
  *   - legacy: the meta is the region string alone (records written before
  *     this module): region = meta, owner = etag, incarnation {0, 0}, no
  *     configurations, legacy = 1;
@@ -72,6 +73,17 @@ int gw_bucket_incarnation_eq(const struct gw_bucket_incarnation *a,
  * m borrows from meta and etag. */
 int gw_bucket_meta_decode(struct gw_bucket_meta *m, const void *meta, size_t meta_len,
                           const char *etag, size_t etag_len);
+
+struct msg;
+
+/* The owner id a bucket record (a HEAD or GET reply) names: its `owner`
+ * field (protocol version 3) or, in the form written before (and what a
+ * node of version < 3 answers), its etag. Borrowed from rec; *len set. */
+const char *gw_bucket_meta_record_owner(const struct msg *rec, size_t *len);
+
+/* gw_bucket_meta_decode() of a bucket record (a HEAD or GET reply): its
+ * meta with the owner gw_bucket_meta_record_owner() reads. */
+int gw_bucket_meta_decode_record(struct gw_bucket_meta *m, const struct msg *rec);
 
 /* Encodes m in the map form (whatever form it was decoded from); *out is
  * cn_malloc'd (the caller frees), *len its size. Returns CN_OK, or

@@ -187,8 +187,7 @@ static int gw_bucket_owner_allows_what(struct gw_req *r, const struct msg *m,
                                        const struct gw_bucket_owner_what *w)
 {
     struct gw_bucket_meta bm;
-    if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
-                              m->etag.len) != CN_OK) {
+    if (gw_bucket_meta_decode_record(&bm, m) != CN_OK) {
         CN_LOGR(CN_LOG_WARN, r->id, "bucket '%.*s': record meta unreadable: access denied",
                 (int)w->blen, w->bucket);
         return 0;

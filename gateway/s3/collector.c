@@ -130,6 +130,8 @@ struct gw_collector_item {
     uint32_t key_len;
     uint64_t size, ts;
     char etag[129];
+    int has_osize;           /* the record's osize (lo_map.h) */
+    uint64_t osize;
 };
 
 struct gw_collector_page {
@@ -408,6 +410,8 @@ static int gw_collector_page_fill(struct gw_collector_page *page,
         it->ts = e->ts;
         memcpy(it->etag, e->etag, sizeof(it->etag));
         it->etag[sizeof(it->etag) - 1] = '\0';
+        it->has_osize = e->has_osize;
+        it->osize = e->osize;
     }
     page->more = res->more && res->n_ents > 0;
     return 1;
@@ -482,7 +486,7 @@ static void gw_collector_on_object_map(struct gw_store_result *res, void *arg)
     } else {
         size_t tl;
         uint64_t size;
-        if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size)) {
+        if (gw_lo_map_reply_size(m, &tl, &size)) {
             gw_collector_unsure(c, "the object's chunk map does not decode");
             return;
         }
@@ -506,7 +510,8 @@ static void gw_collector_on_probe(const struct gw_store_probe_result *r, void *a
     uint64_t size;
     c->head_ts = r->ts;
     c->facts.parent_ts = r->state != 0 ? r->ts : 0;
-    if (r->state == 1 && gw_lo_map_etag_split(r->etag, r->etag_len, &tl, &size)) {
+    if (r->state == 1 &&
+        gw_lo_map_record_size(r->etag, r->etag_len, r->has_osize, r->osize, &tl, &size)) {
         c->inflight++;
         gw_store_get(c->store, c->okey, c->segc.okey_len, 1, 0, 0, gw_collector_on_object_map, c);
         return;
@@ -565,7 +570,8 @@ static void gw_collector_next_version(struct gw_collector *c)
         const struct gw_collector_item *it = &p->items[p->idx++];
         size_t tl;
         uint64_t size;
-        if (gw_lo_map_etag_split(it->etag, strlen(it->etag), &tl, &size)) {
+        if (gw_lo_map_record_size(it->etag, strlen(it->etag), it->has_osize, it->osize, &tl,
+                                  &size)) {
             c->inflight++;
             gw_store_get(c->store, it->key, it->key_len, 1, 0, 0, gw_collector_on_version_map, c);
             return;

@@ -60,9 +60,9 @@ enum gw_s3_err gw_cond_write_check(struct gw_cond_write *cw, const struct gw_req
     const char *inm = gw_req_header(r, "if-none-match", &inm_len);
     const char *etag = cur != NULL ? (const char *)cur->etag.ptr : "";
     uint64_t size;
-    /* a large object's etag field is "<etag> <size>": compare the etag */
-    if (cur != NULL && !gw_lo_map_etag_split(etag, cur->etag.len, &elen, &size))
-        elen = cur->etag.len;
+    /* a large object's etag field may be "<etag> <size>": compare the etag */
+    if (cur != NULL)
+        gw_lo_map_reply_size(cur, &elen, &size);
     cw->armed = 0;
     if (im != NULL && cur == NULL)
         return GW_S3_NO_SUCH_KEY;

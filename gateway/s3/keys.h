@@ -1,5 +1,6 @@
 /* The storage key layout of the S3 namespace (docs/gateway.md):
- *   "b/" bucket                 bucket record (etag = owner id, meta = bucket_meta.h)
+ *   "b/" bucket                 bucket record (owner field = owner id, the etag before
+ *                               protocol version 3; meta = bucket_meta.h)
  *   "o/" bucket "/" key         object record (etag = hex MD5, meta = objmeta)
  * Large objects add "c/..." chunk records (lo_map.h), multipart uploads
  * "u/..." upload and "p/..." part records (multipart.h), system records

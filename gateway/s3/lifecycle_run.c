@@ -246,6 +246,8 @@ int gw_lc_run_page_fill(struct gw_lc_page *page, const struct gw_store_list_resu
         it->size = e->size;
         it->ts = e->ts;
         memcpy(it->etag, e->etag, sizeof(it->etag));
+        it->has_osize = e->has_osize;
+        it->osize = e->osize;
     }
     page->more = res->more && res->n_ents > 0;
     return 1;
@@ -313,8 +315,7 @@ static void gw_lc_run_on_bucket(struct gw_store_result *res, void *arg)
     enum gw_versioning_state versioning = GW_VERSIONING_OFF;
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
-        if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
-                                  m->etag.len) == CN_OK) {
+        if (gw_bucket_meta_decode_record(&bm, m) == CN_OK) {
             cfg = gw_bucket_meta_config(&bm, "lifecycle");
             const struct gw_bucket_meta_config *vc = gw_bucket_meta_config(&bm,
                                                                             GW_VERSIONING_CFG);
@@ -419,7 +420,7 @@ static int gw_lc_run_object_due(const struct gw_lc_run *run, const struct gw_lc_
     uint64_t size = it->size, now = cn_time_now_us();
     size_t tl;
     uint64_t lsize;
-    if (gw_lo_map_etag_split(it->etag, strlen(it->etag), &tl, &lsize))
+    if (gw_lo_map_record_size(it->etag, strlen(it->etag), it->has_osize, it->osize, &tl, &lsize))
         size = lsize;   /* a large object: the listing's size is its chunk map's */
     int need_tags = 0;
     for (uint32_t i = 0; i < run->lc.n_rules; i++) {

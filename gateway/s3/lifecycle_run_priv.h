@@ -40,6 +40,8 @@ struct gw_lc_item {
     uint32_t key_len;
     uint64_t size, ts;
     char etag[129];
+    int has_osize;           /* the record's osize (lo_map.h) */
+    uint64_t osize;
 };
 
 struct gw_lc_page {

@@ -66,18 +66,19 @@ static int gw_lc_vrun_meta_id(const struct msg *m, char id[GW_VERSIONING_ID_MAX]
     return 1;
 }
 
-static int gw_lc_vrun_is_large(const char *etag, size_t len, uint64_t *size)
+static int gw_lc_vrun_is_large(const struct gw_lc_item *it, uint64_t *size)
 {
     size_t tl;
-    return gw_lo_map_etag_split(etag, len, &tl, size);
+    return gw_lo_map_record_size(it->etag, strlen(it->etag), it->has_osize, it->osize, &tl, size);
 }
 
 /* Keeps the chunk map of a large record read whole (m) for the reclaim. */
 static void gw_lc_vrun_keep_map(struct gw_lc_run *run, const struct msg *m)
 {
+    size_t tl;
     uint64_t size;
     gw_lc_vrun_fini(run);
-    if (!gw_lc_vrun_is_large((const char *)m->etag.ptr, m->etag.len, &size))
+    if (!gw_lo_map_reply_size(m, &tl, &size))
         return;
     if (gw_lo_map_decode(&run->v.map, m->payload.ptr, m->payload.len) == CN_OK)
         run->v.have_map = 1;
@@ -234,12 +235,10 @@ static void gw_lc_vrun_on_old_whole(struct gw_store_result *res, void *arg)
     struct evbuffer *data = evbuffer_new();
     gw_storage_reply_move_payload(res->reply, data);
     struct gw_blob *blob = gw_blob_from_evbuffer(data);
-    struct gw_store_record rec = {
-        .key = vkey, .key_len = n,
-        .etag = m->etag.ptr, .etag_len = m->etag.len,
-        .meta = meta, .meta_len = meta_len,
-        .ver = m->ver, .ts = m->ts,
-    };
+    struct gw_store_record rec = {.key = vkey, .key_len = n, .ver = m->ver, .ts = m->ts};
+    gw_store_record_from_reply(&rec, m);
+    rec.meta = meta;
+    rec.meta_len = meta_len;
     run->inflight++;
     gw_store_put(run->store, &rec, blob, gw_lc_vrun_on_kept_null, run);
     gw_blob_unref(blob);
@@ -307,7 +306,7 @@ static void gw_lc_vrun_on_null_scan(struct gw_store_list_result *res, void *arg)
         run->v.vkey_len = it->key_len;
         run->v.vts = it->ts;
         run->v.found_null = 1;
-        if (gw_lc_vrun_is_large(it->etag, strlen(it->etag), &size)) {
+        if (gw_lc_vrun_is_large(it, &size)) {
             run->inflight++;
             gw_store_get(run->store, run->v.vkey, run->v.vkey_len, 1, 0, 0,
                          gw_lc_vrun_on_null_whole, run);
@@ -364,6 +363,7 @@ static void gw_lc_vrun_on_mark_head(struct gw_store_result *res, void *arg)
     const struct msg *m = &res->reply->m;
     char id[GW_VERSIONING_ID_MAX];
     int has_id = gw_lc_vrun_meta_id(m, id);
+    size_t tl;
     uint64_t size;
     run->v.o_ts = m->ts;
     if (has_id && run->v.versioning == GW_VERSIONING_SUSPENDED) {
@@ -380,7 +380,7 @@ static void gw_lc_vrun_on_mark_head(struct gw_store_result *res, void *arg)
                      run);
         return;
     }
-    if (gw_lc_vrun_is_large((const char *)m->etag.ptr, m->etag.len, &size)) {
+    if (gw_lo_map_reply_size(m, &tl, &size)) {
         run->inflight++;
         gw_store_get(run->store, run->v.okey, run->v.okey_len, 1, 0, 0,
                      gw_lc_vrun_on_susp_whole, run);
@@ -412,7 +412,7 @@ static int gw_lc_vrun_nc_due(const struct gw_lc_run *run, const struct gw_lc_ite
     uint64_t size = it->size, lsize, now = cn_time_now_us();
     if (it->etag[0] == '\0')
         size = 0;   /* a delete marker */
-    else if (gw_lc_vrun_is_large(it->etag, strlen(it->etag), &lsize))
+    else if (gw_lc_vrun_is_large(it, &lsize))
         size = lsize;
     int need_tags = 0;
     for (uint32_t i = 0; i < run->lc.n_rules; i++) {
@@ -545,7 +545,7 @@ static void gw_lc_vrun_remove(struct gw_lc_run *run)
     v->vkey_len = it->key_len;
     v->vts = it->ts;
     gw_lc_vrun_okey_of(run, it->key, it->key_len);
-    if (gw_lc_vrun_is_large(it->etag, strlen(it->etag), &size)) {
+    if (gw_lc_vrun_is_large(it, &size)) {
         run->inflight++;
         gw_store_get(run->store, v->vkey, v->vkey_len, 1, 0, 0, gw_lc_vrun_on_nc_whole, run);
         return;

@@ -753,7 +753,7 @@ static void gw_multipart_on_copy_source(struct gw_store_result *res, void *arg)
         return;   /* a delete marker named by id, or no such null version */
     size_t tl;
     uint64_t lsize;
-    int large = gw_lo_map_etag_split((const char *)sm->etag.ptr, sm->etag.len, &tl, &lsize);
+    int large = gw_lo_map_reply_size(sm, &tl, &lsize);
     uint64_t size = large ? lsize : sm->payload.len;
     uint64_t first = 0, len = size;
     size_t rl;
@@ -957,16 +957,16 @@ static void gw_multipart_write_parent(struct gw_req *r)
         CN_ASSERT(cn_hex_decode(m->parts[j].md5, 32, md5s[i], 16) == CN_OK);
     }
     gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
-    size_t el;
-    m->blob = gw_lo_map_parent(segs, (uint32_t)m->cmp.n_parts, 1, m->etag, strlen(m->etag),
-                               m->etag_field, &el);
+    uint64_t osize;
+    m->blob = gw_lo_map_parent(segs, (uint32_t)m->cmp.n_parts, 1, &osize);
     cn_free(segs);
     cn_free(md5s);
     struct gw_store_record rec = {
         .key = m->okey, .key_len = m->okey_len,
-        .etag = m->etag_field, .etag_len = el,
+        .etag = m->etag, .etag_len = strlen(m->etag),
         .meta = m->meta, .meta_len = m->meta_len,
         .ver = r->id, .ts = cn_hlc_after(cn_hlc_default(), m->old_ts),
+        .has_osize = 1, .osize = osize,
     };
     gw_req_hold(r);
     if (m->cw.armed)   /* the "o/" record under the lease, then its version's */
@@ -1004,7 +1004,7 @@ static void gw_multipart_on_old_object(struct gw_store_result *res, void *arg)
         size_t tl;
         uint64_t size;
         m->old_ts = om->ts;
-        if (gw_lo_map_etag_split((const char *)om->etag.ptr, om->etag.len, &tl, &size) &&
+        if (gw_lo_map_reply_size(om, &tl, &size) &&
             gw_lo_map_decode(&m->old_map, om->payload.ptr, om->payload.len) == CN_OK)
             m->have_old = 1;
     }
@@ -1186,8 +1186,7 @@ static int gw_multipart_completed_from(struct gw_multipart *m, const struct msg 
         size_t el = 0;
         uint64_t size;
         gw_checksum_multipart_etag((const unsigned char (*)[16])md5s, m->cmp.n_parts, m->etag);
-        if (!gw_lo_map_etag_split((const char *)om->etag.ptr, om->etag.len, &el, &size))
-            el = om->etag.len;
+        gw_lo_map_reply_size(om, &el, &size);   /* el: the ETag's length either way */
         *same = el == strlen(m->etag) && memcmp(om->etag.ptr, m->etag, el) == 0;
     }
     cn_free(md5s);

@@ -1,6 +1,7 @@
 /* Bucket operations over the "b/<bucket>" records (keys.h). A bucket
- * record's etag is its owner id (so ListBuckets can filter on LIST entries
- * alone) and its meta the bucket_meta.h map: owner, region, incarnation and
+ * record's owner field is its owner id (so ListBuckets can filter on LIST
+ * entries alone; before protocol version 3 it was the record's etag, still
+ * read: bucket_meta.h) and its meta the bucket_meta.h map: owner, region, incarnation and
  * named configurations. */
 #include "s3_bucket.h"
 
@@ -32,8 +33,7 @@
 static int gw_s3_bucket_versioning_of(const struct msg *m)
 {
     struct gw_bucket_meta bm;
-    if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
-                              m->etag.len) != CN_OK)
+    if (gw_bucket_meta_decode_record(&bm, m) != CN_OK)
         return GW_VERSIONING_OFF;
     const struct gw_bucket_meta_config *c = gw_bucket_meta_config(&bm, GW_VERSIONING_CFG);
     return c != NULL ? (int)gw_versioning_state_of(c->value, c->value_len) : GW_VERSIONING_OFF;
@@ -100,8 +100,7 @@ static int gw_s3_bucket_cfg_record(struct gw_req *r, struct gw_store_result *res
         gw_req_error(r, GW_S3_ACCESS_DENIED, NULL);
         return 0;
     }
-    if (gw_bucket_meta_decode(m, msg->meta.ptr, msg->meta.len, (const char *)msg->etag.ptr,
-                              msg->etag.len) != CN_OK) {
+    if (gw_bucket_meta_decode_record(m, msg) != CN_OK) {
         CN_LOGR(CN_LOG_WARN, r->id, "bucket '%s': record meta unreadable", r->bucket);
         gw_req_error(r, GW_S3_INTERNAL_ERROR, NULL);
         return 0;
@@ -198,13 +197,14 @@ static void gw_s3_bucket_on_cfg_reread(struct gw_store_result *res, void *arg)
     struct gw_store_record rec = {
         .key = key,
         .key_len = gw_keys_bucket(key, r->bucket, r->bucket_len),
-        .etag = msg->etag.ptr,   /* the owner id, unchanged: ListBuckets reads it */
-        .etag_len = msg->etag.len,
-        .meta = meta,
-        .meta_len = meta_len,
         .ver = r->id,
         .ts = cn_hlc_after(cn_hlc_default(), msg->ts),   /* newer than what it was made from */
     };
+    /* the owner id, unchanged (ListBuckets reads it), in whichever form it
+     * was read: the owner field, or the etag of the form before */
+    gw_store_record_from_reply(&rec, msg);
+    rec.meta = meta;
+    rec.meta_len = meta_len;
     gw_req_hold(r);
     gw_store_put(r->s3->store, &rec, NULL, gw_s3_bucket_on_cfg_written, r);
     cn_free(meta);
@@ -372,7 +372,9 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
     if (res->rc == CN_OK) {
         const struct msg *m = &res->reply->m;
         const char *owner = r->auth.cred->owner_id;
-        int mine = m->etag.len == strlen(owner) && memcmp(m->etag.ptr, owner, m->etag.len) == 0;
+        size_t olen;
+        const char *rec_owner = gw_bucket_meta_record_owner(m, &olen);
+        int mine = olen == strlen(owner) && memcmp(rec_owner, owner, olen) == 0;
         /* S3 answers its owner's re-create 200 in us-east-1 (legacy) and
          * BucketAlreadyOwnedByYou in every other region; the bucket is
          * left as it is */
@@ -412,8 +414,8 @@ static void gw_s3_bucket_on_create_head(struct gw_store_result *res, void *arg)
     struct gw_store_record rec = {
         .key = key,
         .key_len = gw_keys_bucket(key, r->bucket, r->bucket_len),
-        .etag = owner,   /* LIST entries carry the etag: ListBuckets filters on it */
-        .etag_len = strlen(owner),
+        .owner = owner,   /* LIST entries carry it: ListBuckets filters on it */
+        .owner_len = strlen(owner),
         .meta = meta,
         .meta_len = meta_len,
         .ver = r->id,
@@ -565,7 +567,8 @@ static void gw_s3_bucket_on_list(struct gw_store_list_result *res, void *arg)
     const char *owner = r->auth.cred->owner_id;
     for (uint32_t i = 0; i < res->n_ents; i++) {
         const struct gw_store_entry *e = &res->ents[i];
-        if (strcmp(e->etag, owner) != 0 || e->key_len <= 2)
+        /* its owner field, or the etag of a record of the form before */
+        if (strcmp(e->has_owner ? e->owner : e->etag, owner) != 0 || e->key_len <= 2)
             continue;
         gw_xml_open(&l->w, "Bucket");
         gw_xml_elem(&l->w, "Name", e->key + 2, e->key_len - 2);

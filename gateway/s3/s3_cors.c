@@ -145,8 +145,7 @@ static int gw_s3_cors_rules_of(struct gw_store_result *res, struct gw_cors *c)
         return res->rc;
     const struct msg *m = &res->reply->m;
     struct gw_bucket_meta bm;
-    if (gw_bucket_meta_decode(&bm, m->meta.ptr, m->meta.len, (const char *)m->etag.ptr,
-                              m->etag.len) != CN_OK)
+    if (gw_bucket_meta_decode_record(&bm, m) != CN_OK)
         return CN_CORRUPT;
     const struct gw_bucket_meta_config *v = gw_bucket_meta_config(&bm, "cors");
     if (v == NULL)

@@ -263,10 +263,12 @@ static void gw_s3_list_add(struct gw_s3_list *l, const char *k, size_t len, int 
         it->size = e->size;
         it->ts = e->ts;
         memcpy(it->etag, e->etag, sizeof(it->etag));
-        /* a large object's record carries "<etag> <size>" (lo_map.h) */
+        /* a large object's record holds its size apart from the record's
+         * (osize, or "<etag> <size>" before protocol version 3: lo_map.h) */
         size_t tl;
         uint64_t size;
-        if (gw_lo_map_etag_split(it->etag, strlen(it->etag), &tl, &size)) {
+        if (gw_lo_map_record_size(it->etag, strlen(it->etag), e->has_osize, e->osize, &tl,
+                                  &size)) {
             it->etag[tl] = '\0';
             it->size = size;
         }

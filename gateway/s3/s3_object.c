@@ -61,7 +61,7 @@ struct gw_s3_object {
     struct gw_cond_write cw;           /* ... and make the write conditional */
     uint64_t old_ts;
     uint64_t ts;
-    char etag_field[GW_LO_ETAG_MAX];
+    char etag[GW_LO_ETAG_MAX];         /* a large PUT's ETag (outlives a lease round) */
     char skey[GW_KEYS_MAX];
     size_t skey_len;
     char names[8192];
@@ -398,15 +398,16 @@ static void gw_s3_object_lo_write_parent(struct gw_req *r)
     }
     struct gw_lo_seg seg;
     gw_lo_put_seg(o->lp, &seg);
-    const char *md5 = gw_s3_body_md5_hex(r);
-    size_t elen;
-    o->blob = gw_lo_map_parent(&seg, 1, 0, md5, strlen(md5), o->etag_field, &elen);
+    snprintf(o->etag, sizeof(o->etag), "%s", gw_s3_body_md5_hex(r));
+    uint64_t osize;
+    o->blob = gw_lo_map_parent(&seg, 1, 0, &osize);
     o->ts = cn_hlc_after(cn_hlc_default(), o->old_ts);
     struct gw_store_record rec = {
         .key = o->skey, .key_len = o->skey_len,
-        .etag = o->etag_field, .etag_len = elen,
+        .etag = o->etag, .etag_len = strlen(o->etag),
         .meta = o->meta, .meta_len = o->meta_len,
         .ver = r->id, .ts = o->ts,
+        .has_osize = 1, .osize = osize,
     };
     gw_req_hold(r);
     if (o->cw.armed)
@@ -428,7 +429,7 @@ static void gw_s3_object_old_on_get(struct gw_store_result *res, void *arg)
         size_t tl;
         uint64_t size;
         o->old_ts = CN_MAX(o->old_ts, m->ts);
-        if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size) &&
+        if (gw_lo_map_reply_size(m, &tl, &size) &&
             gw_lo_map_decode(&o->old_map, m->payload.ptr, m->payload.len) == CN_OK)
             o->have_old = 1;
     } else if (res->rc != CN_NOTFOUND) {
@@ -451,7 +452,7 @@ static void gw_s3_object_old_on_head(struct gw_store_result *res, void *arg)
         size_t tl;
         uint64_t size;
         o->old_ts = m->ts;
-        large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size);
+        large = gw_lo_map_reply_size(m, &tl, &size);
     }
     if (o->is_put && (res->rc == CN_OK || res->rc == CN_NOTFOUND))
         cerr = gw_cond_write_check(&o->cw, r, res->rc == CN_OK ? &res->reply->m : NULL);
@@ -811,7 +812,7 @@ static void gw_s3_object_on_get(struct gw_store_result *res, void *arg)
         CN_LOGR(CN_LOG_WARN, r->id, "object meta does not decode; answering without it");
     size_t etag_len;
     uint64_t size;
-    int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &etag_len, &size);
+    int large = gw_lo_map_reply_size(m, &etag_len, &size);
     if (!large)
         size = r->hr.head_only ? m->size : m->payload.len;
     struct gw_lo_map map;
@@ -1004,7 +1005,7 @@ static void gw_s3_copy_src_missing(struct gw_req *r, struct gw_s3_copy *c)
 }
 
 /* Writes the destination record: the source's bytes (o.blob) with etag, or
- * for a chunked source the chunk map of the copy with "<md5> <size>". */
+ * for a chunked source the chunk map of the copy with the etag and osize. */
 static void gw_s3_copy_write(struct gw_req *r)
 {
     struct gw_s3_copy *c = GW_REQ_STATE(r, gw_s3_copy);
@@ -1018,9 +1019,8 @@ static void gw_s3_copy_write(struct gw_req *r)
     if (c->copy != NULL) {
         struct gw_lo_seg seg;
         gw_lo_copy_seg(c->copy, &seg);
-        c->o.blob = gw_lo_map_parent(&seg, 1, 0, c->etag, strlen(c->etag), c->o.etag_field,
-                                     &rec.etag_len);
-        rec.etag = c->o.etag_field;
+        c->o.blob = gw_lo_map_parent(&seg, 1, 0, &rec.osize);
+        rec.has_osize = 1;
     }
     gw_req_hold(r);
     if (c->o.cw.armed)   /* If-Match / If-None-Match on the destination, as PutObject */
@@ -1091,7 +1091,7 @@ static void gw_s3_copy_on_get(struct gw_store_result *res, void *arg)
         return;   /* a delete marker named by id, or no such null version */
     size_t tl;
     uint64_t lsize;
-    int large = gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &lsize);
+    int large = gw_lo_map_reply_size(m, &tl, &lsize);
     char *acl_meta = NULL;
     size_t acl_meta_len = 0;
     enum gw_s3_err err = gw_s3_object_conditions(r, "x-amz-copy-source-",

@@ -553,6 +553,7 @@ static void gw_s3_acl_object_on_record(struct gw_store_result *res, void *arg)
     struct gw_store_record rec = {
         .key = a->rkey, .key_len = a->rkey_len,
         .etag = a->etag, .etag_len = m->etag.len,
+        .has_osize = MSG_HAS(m, MSG_F_OSIZE), .osize = m->osize,
         .meta = a->meta, .meta_len = a->meta_len,
         .ver = r->id, .ts = m->ts + 1,   /* as a tagging write (s3_tagging.c) */
     };

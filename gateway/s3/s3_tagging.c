@@ -277,6 +277,7 @@ static void gw_s3_tagging_on_record(struct gw_store_result *res, void *arg)
     struct gw_store_record rec = {
         .key = t->rkey, .key_len = t->rkey_len,
         .etag = t->etag, .etag_len = m->etag.len,
+        .has_osize = MSG_HAS(m, MSG_F_OSIZE), .osize = m->osize,
         .meta = t->meta, .meta_len = t->meta_len,
         .ver = r->id, .ts = m->ts + 1,   /* see the top of this file */
     };

@@ -55,6 +55,8 @@ struct gw_s3_versions {
     void *arg;
     char *etag;
     size_t etag_len;
+    int has_osize;                          /* a large object's size (lo_map.h) */
+    uint64_t osize;
     char *meta;                             /* with ":vid" */
     size_t meta_len;
     uint64_t ver, ts;
@@ -230,7 +232,8 @@ static void gw_s3_versions_on_scan(struct gw_store_list_result *res, void *arg)
         uint64_t size;
         vs->found = 1;
         vs->found_ts = ts;
-        vs->found_large = gw_lo_map_etag_split(e->etag, strlen(e->etag), &tl, &size);
+        vs->found_large = gw_lo_map_record_size(e->etag, strlen(e->etag), e->has_osize,
+                                                e->osize, &tl, &size);
         vs->scan_done(r, CN_OK, "");
         return;
     }
@@ -309,6 +312,7 @@ static void gw_s3_versions_on_version(struct gw_store_result *res, void *arg)
     struct gw_store_record rec = {
         .key = vs->okey, .key_len = vs->okey_len,
         .etag = vs->etag, .etag_len = vs->etag_len,
+        .has_osize = vs->has_osize, .osize = vs->osize,
         .meta = vs->meta, .meta_len = vs->meta_len,
         .ver = vs->ver, .ts = vs->ts,
     };
@@ -343,6 +347,7 @@ static void gw_s3_versions_on_latest_first(struct gw_store_result *res, void *ar
     struct gw_store_record rec = {
         .key = vs->vkey, .key_len = vs->vkey_len,
         .etag = vs->etag, .etag_len = vs->etag_len,
+        .has_osize = vs->has_osize, .osize = vs->osize,
         .meta = vs->meta, .meta_len = vs->meta_len,
         .ver = vs->ver, .ts = vs->ts,
     };
@@ -360,6 +365,7 @@ static void gw_s3_versions_write_version(struct gw_req *r)
         struct gw_store_record rec = {
             .key = vs->okey, .key_len = vs->okey_len,
             .etag = vs->etag, .etag_len = vs->etag_len,
+        .has_osize = vs->has_osize, .osize = vs->osize,
             .meta = vs->meta, .meta_len = vs->meta_len,
             .ver = vs->ver, .ts = vs->ts,
         };
@@ -371,6 +377,7 @@ static void gw_s3_versions_write_version(struct gw_req *r)
     struct gw_store_record rec = {
         .key = vs->vkey, .key_len = vs->vkey_len,
         .etag = vs->etag, .etag_len = vs->etag_len,
+        .has_osize = vs->has_osize, .osize = vs->osize,
         .meta = vs->meta, .meta_len = vs->meta_len,
         .ver = vs->ver, .ts = vs->ts,
     };
@@ -399,8 +406,7 @@ static void gw_s3_versions_on_replaced(struct gw_store_result *res, void *arg)
     size_t tl;
     uint64_t size;
     if (res->rc == CN_OK && !vs->have_map &&
-        gw_lo_map_etag_split((const char *)res->reply->m.etag.ptr, res->reply->m.etag.len, &tl,
-                             &size)) {
+        gw_lo_map_reply_size(&res->reply->m, &tl, &size)) {
         if (gw_lo_map_decode(&vs->map, res->reply->m.payload.ptr,
                              res->reply->m.payload.len) == CN_OK)
             vs->have_map = 1;
@@ -497,12 +503,10 @@ static void gw_s3_versions_on_old_whole(struct gw_store_result *res, void *arg)
     struct evbuffer *data = evbuffer_new();
     gw_storage_reply_move_payload(res->reply, data);
     struct gw_blob *blob = gw_blob_from_evbuffer(data);
-    struct gw_store_record rec = {
-        .key = key, .key_len = n,
-        .etag = m->etag.ptr, .etag_len = m->etag.len,
-        .meta = meta, .meta_len = meta_len,
-        .ver = m->ver, .ts = m->ts,
-    };
+    struct gw_store_record rec = {.key = key, .key_len = n, .ver = m->ver, .ts = m->ts};
+    gw_store_record_from_reply(&rec, m);
+    rec.meta = meta;
+    rec.meta_len = meta_len;
     gw_store_put(r->s3->store, &rec, blob, gw_s3_versions_on_kept, r);
     gw_blob_unref(blob);
     cn_free(meta);
@@ -531,8 +535,7 @@ static void gw_s3_versions_on_old_head(struct gw_store_result *res, void *arg)
     size_t tl;
     uint64_t size;
     if (res->rc == CN_OK && !gw_s3_versions_meta_id(&res->reply->m, id) &&
-        gw_lo_map_etag_split((const char *)res->reply->m.etag.ptr, res->reply->m.etag.len, &tl,
-                             &size)) {
+        gw_lo_map_reply_size(&res->reply->m, &tl, &size)) {
         /* Suspended over a large object from before versioning: it is the
          * null version being replaced, kept nowhere else */
         gw_s3_versions_read_replaced(r, vs->okey, vs->okey_len, gw_s3_versions_prepared);
@@ -586,6 +589,8 @@ static void gw_s3_versions_put_start(struct gw_req *r, const struct gw_store_rec
     vs->arg = arg;
     vs->etag = cn_memdup(rec->etag_len > 0 ? rec->etag : "", rec->etag_len > 0 ? rec->etag_len : 1);
     vs->etag_len = rec->etag_len;
+    vs->has_osize = rec->has_osize;
+    vs->osize = rec->osize;
     vs->meta = cn_memdup(rec->meta_len > 0 ? rec->meta : "", rec->meta_len > 0 ? rec->meta_len : 1);
     vs->meta_len = rec->meta_len;
     vs->ver = rec->ver;
@@ -712,10 +717,9 @@ static void gw_s3_versions_on_prev(struct gw_store_result *res, void *arg)
     struct gw_blob *blob = gw_blob_from_evbuffer(data);
     struct gw_store_record rec = {
         .key = vs->okey, .key_len = vs->okey_len,
-        .etag = m->etag.ptr, .etag_len = m->etag.len,
-        .meta = m->meta.ptr, .meta_len = m->meta.len,
         .ver = m->ver, .ts = cn_hlc_after(cn_hlc_default(), vs->o_ts),
     };
+    gw_store_record_from_reply(&rec, m);
     gw_store_put(r->s3->store, &rec, blob, gw_s3_versions_on_promoted, r);
     gw_blob_unref(blob);
 }
@@ -820,7 +824,7 @@ static void gw_s3_versions_on_target(struct gw_store_result *res, void *arg)
     vs->removed_marker = m->etag.len == 0;
     size_t tl;
     uint64_t size;
-    if (gw_lo_map_etag_split((const char *)m->etag.ptr, m->etag.len, &tl, &size)) {
+    if (gw_lo_map_reply_size(m, &tl, &size)) {
         if (gw_lo_map_decode(&vs->map, m->payload.ptr, m->payload.len) == CN_OK)
             vs->have_map = 1;
         else
@@ -1032,6 +1036,8 @@ struct gw_s3_versions_ent {
     uint32_t key_len;
     char etag[129];
     uint64_t size, ts;
+    int has_osize;               /* the record's osize (lo_map.h) */
+    uint64_t osize;
 };
 
 struct gw_s3_versions_stream {
@@ -1203,13 +1209,14 @@ static void gw_s3_versions_stream_skip(struct gw_s3_versions_stream *s, const ch
     s->more = 1;
 }
 
-/* Adds one version (or its common prefix) of key: id, ts, etag field and
- * record size as stored. Returns 1 to go on, 0 when the answer is full
+/* Adds one version (or its common prefix) of key: id, ts, etag field, osize
+ * and record size as stored. Returns 1 to go on, 0 when the answer is full
  * (truncated), 2 when a common prefix was added (both streams then restart
  * past it). */
 static int gw_s3_versions_list_add(struct gw_s3_versions_list *l, const char *key,
                                    size_t key_len, const char *id, uint64_t ts,
-                                   const char *etag, uint64_t rec_size, int latest)
+                                   const char *etag, int has_osize, uint64_t osize,
+                                   uint64_t rec_size, int latest)
 {
     size_t plen = l->v.prefix_len - l->v.base_len;
     size_t cut = 0;
@@ -1239,7 +1246,7 @@ static int gw_s3_versions_list_add(struct gw_s3_versions_list *l, const char *ke
     it->marker = etag[0] == '\0';
     size_t tl;
     uint64_t size;
-    if (gw_lo_map_etag_split(etag, strlen(etag), &tl, &size)) {
+    if (gw_lo_map_record_size(etag, strlen(etag), has_osize, osize, &tl, &size)) {
         it->size = size;
         snprintf(it->etag, sizeof(it->etag), "%.*s", (int)tl, etag);
     } else {
@@ -1304,6 +1311,8 @@ static void gw_s3_versions_on_stream(struct gw_store_list_result *res, void *arg
         d->key = cn_memdup(e->key, e->key_len);
         d->key_len = e->key_len;
         memcpy(d->etag, e->etag, sizeof(d->etag));
+        d->has_osize = e->has_osize;
+        d->osize = e->osize;
         d->size = e->size;
         d->ts = e->ts;
     }
@@ -1399,7 +1408,8 @@ static void gw_s3_versions_list_drive(struct gw_req *r)
                 }
                 l->skip_to_null = 0;
             }
-            go = gw_s3_versions_list_add(l, vk, vk_len, id, ts, ve->etag, ve->size, latest);
+            go = gw_s3_versions_list_add(l, vk, vk_len, id, ts, ve->etag, ve->has_osize,
+                                         ve->osize, ve->size, latest);
         } else if (l->o_marker && oe->key_len - l->o.base_len == l->key_marker->value_len &&
                    memcmp(oe->key + l->o.base_len, l->key_marker->value,
                           l->key_marker->value_len) == 0) {
@@ -1413,7 +1423,8 @@ static void gw_s3_versions_list_drive(struct gw_req *r)
             l->last_key_len = ok_len;
             l->have_last = 1;
             l->cur_found = 1;
-            go = gw_s3_versions_list_add(l, ok, ok_len, "null", oe->ts, oe->etag, oe->size, 1);
+            go = gw_s3_versions_list_add(l, ok, ok_len, "null", oe->ts, oe->etag, oe->has_osize,
+                                         oe->osize, oe->size, 1);
         }
         if (go == 0) {
             gw_s3_versions_list_reply(r);

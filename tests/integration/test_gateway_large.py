@@ -6,7 +6,8 @@ Transfer-Encoding of unknown length), chunks spread over every node, random
 ranges byte for byte, overwrite and delete reclaiming the old chunks (and an
 overwrite during a slow read that still sees the old object whole),
 EntityTooLarge, a body that fails its checksum leaving nothing behind, the
-ETag and Content-MD5 (BadDigest) of chunked bodies and parts, client
+ETag and Content-MD5 (BadDigest) of chunked bodies and parts, the parent
+record's size as the osize field and in the form written before it, client
 disconnects mid-PUT and mid-GET (chunks reclaimed, file descriptors back to
 baseline), a storage node killed in the middle of a GET."""
 import hashlib
@@ -20,6 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from s3util import check, error_code, run_tests  # noqa: E402
+from snclient import crc32c  # noqa: E402
 from test_gateway_chunked import sign_v4  # noqa: E402
 
 K = 1024
@@ -404,6 +406,111 @@ def test_slice_longer_than_chunk_refused(c):
           (p.returncode, p.stderr))
 
 
+def parent_replicas(c, key, v):
+    """HEAD replies (version v) of record key from every node that holds it."""
+    out = []
+    for n in c.nodes:
+        cl = n.client()
+        r = cl.call("HEAD", v=v, key=key)
+        cl.close()
+        if r.status == "OK":
+            out.append((n, r))
+    return out
+
+
+def test_parent_record_forms(c):
+    """The parent record of a large object holds its size in the record's
+    osize field (protocol version 3), its etag is the plain ETag; a node
+    answers an older request with the folded "<etag> <size>" etag. A parent
+    record in the form written before version 3 (its etag "<etag> <size>",
+    no osize) reads the same: HEAD, GET, ranges and the listing
+    (docs/large-objects.md, "The parent record's size")."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="forms")
+    data = os.urandom(3 * CHUNK + 777)
+    etag = s3.put_object(Bucket="forms", Key="k", Body=data)["ETag"].strip('"')
+    check(etag == hashlib.md5(data).hexdigest(), "ETag")
+    reps = parent_replicas(c, b"o/forms/k", 3)
+    check(len(reps) >= 2, "the parent record is on its replicas: %d" % len(reps))
+    for n, r in reps:
+        check(r["osize"] == len(data) and r["etag"] == etag.encode() and r["size"] < len(data),
+              "node %s: osize %r etag %r size %r" % (n.port, r.get("osize"), r["etag"],
+                                                     r["size"]))
+    for n, r in parent_replicas(c, b"o/forms/k", 1):
+        check("osize" not in r.h and r["etag"] == b"%s %d" % (etag.encode(), len(data)),
+              "node %s folds for a version-1 request: %r" % (n.port, r["etag"]))
+    # rewrite every replica in the old form: the same record (ver, chunk map)
+    # with a newer ts, etag "<etag> <size>", no osize
+    for n, _ in parent_replicas(c, b"o/forms/k", 1):
+        cl = n.client()
+        g = cl.call("GET", key=b"o/forms/k")
+        check(g.status == "OK", "GET the parent %r" % g)
+        r = cl.put(b"o/forms/k", g.payload, ver=g["ver"], ts=g["ts"] + 1, etag=g["etag"],
+                   meta=g["meta"])
+        check(r.st == 0 and r["applied"], "rewritten in the old form: %r" % r)
+        h = cl.call("HEAD", v=3, key=b"o/forms/k")
+        check("osize" not in h.h and h["etag"] == b"%s %d" % (etag.encode(), len(data)),
+              "node %s holds the old form: %r" % (n.port, h))
+        cl.close()
+    h = s3.head_object(Bucket="forms", Key="k")
+    check(h["ContentLength"] == len(data) and h["ETag"].strip('"') == etag,
+          "HEAD of an old-form record: %r" % h)
+    check(s3.get_object(Bucket="forms", Key="k")["Body"].read() == data, "GET of the old form")
+    g = s3.get_object(Bucket="forms", Key="k", Range="bytes=%d-%d" % (CHUNK - 5, CHUNK + 5))
+    check(g["Body"].read() == data[CHUNK - 5:CHUNK + 6], "a range of the old form")
+    listed = s3.list_objects_v2(Bucket="forms")["Contents"]
+    check(len(listed) == 1 and listed[0]["Size"] == len(data) and
+          listed[0]["ETag"].strip('"') == etag, "listing of the old form: %r" % listed)
+    # an overwrite is written in the new form and reclaims the old one's chunks
+    data2 = os.urandom(2 * CHUNK + 1)
+    s3.put_object(Bucket="forms", Key="k", Body=data2)
+    for n, r in parent_replicas(c, b"o/forms/k", 3):
+        check(r["osize"] == len(data2), "node %s: the overwrite has osize" % n.port)
+    check(s3.get_object(Bucket="forms", Key="k")["Body"].read() == data2, "GET the overwrite")
+    s3.delete_object(Bucket="forms", Key="k")
+    deadline = time.monotonic() + 15   # both objects' chunks reclaimed
+    while [k for _, k in chunk_keys(c) if k.startswith(b"c/forms/")]:
+        check(time.monotonic() < deadline, "the chunks of both forms are reclaimed")
+        time.sleep(0.2)
+
+
+def test_parent_read_repair(c):
+    """A read that finds a replica without the parent record repairs it with
+    the record as read, osize included (gw_store_record_from_reply)."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="rrep")
+    data = os.urandom(2 * CHUNK + 99)
+    s3.put_object(Bucket="rrep", Key="k", Body=data)
+    reps = parent_replicas(c, b"o/rrep/k", 3)
+    check(len(reps) == 3, "on its three replicas: %d" % len(reps))
+    repaired = 0
+    for n, r in reps:
+        cl = n.client()
+        p = cl.call(15, v=2, key=b"o/rrep/k", ts=r["ts"], ver=r["ver"])   # PURGE
+        check(p.status == "OK" and p["applied"], "purged from node %s: %r" % (n.port, p))
+        check(s3.get_object(Bucket="rrep", Key="k")["Body"].read() == data, "GET")
+        deadline = time.monotonic() + 5
+        h = cl.call("HEAD", v=3, key=b"o/rrep/k")
+        while h.status != "OK" and time.monotonic() < deadline:
+            time.sleep(0.1)
+            h = cl.call("HEAD", v=3, key=b"o/rrep/k")
+        if h.status == "OK":   # the read asked this replica (R of N) and repaired it
+            repaired += 1
+            check(h["osize"] == len(data) and h["etag"] == r["etag"] and h["ts"] == r["ts"],
+                  "the repaired copy on node %s is the record, osize included: %r" % (n.port, h))
+        else:                  # not asked: put it back for the next round
+            g = reps[0][0].client() if n is not reps[0][0] else reps[1][0].client()
+            src = g.call("GET", v=3, key=b"o/rrep/k")
+            g.close()
+            put = cl.call("PUT", payload=src.payload, v=3, key=b"o/rrep/k",
+                          crc=crc32c(src.payload), ver=src["ver"], ts=src["ts"],
+                          etag=src["etag"], meta=src["meta"], osize=src["osize"])
+            check(put.status == "OK", "restored on node %s: %r" % (n.port, put))
+        cl.close()
+    check(repaired >= 1, "some read repaired a replica: %d" % repaired)
+    s3.delete_object(Bucket="rrep", Key="k")
+
+
 def test_node_killed_mid_get(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="kill")
@@ -423,5 +530,5 @@ if __name__ == "__main__":
     run_tests([test_boundaries, test_ranges, test_overwrite_and_reclaim,
                test_failed_put_leaves_nothing, test_content_md5, test_disconnect_mid_get,
                test_bad_chunk_cuts_the_response, test_slice_longer_than_chunk_refused,
-               test_node_killed_mid_get],
+               test_parent_record_forms, test_parent_read_repair, test_node_killed_mid_get],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})

@@ -93,12 +93,12 @@ def test_race(node):
 
 
 def test_versions(c):
-    # a version-1 request is answered as version 1; version 3 is refused
+    # a version-1 request is answered as version 1; version 4 is refused
     c.send_raw([msgpack.packb({"v": 1, "id": 77, "op": OPS["PING"]}, use_bin_type=True)])
     r = c.recv()
     check(r["v"] == 1 and r.status == "OK", "v1 PING answered as v1: %r" % r)
-    c.send_raw([msgpack.packb({"v": 3, "id": 78, "op": OPS["PING"]}, use_bin_type=True)])
-    check(c.recv().status == "BAD_VERSION", "v3 refused")
+    c.send_raw([msgpack.packb({"v": 4, "id": 78, "op": OPS["PING"]}, use_bin_type=True)])
+    check(c.recv().status == "BAD_VERSION", "v4 refused")
     r = c.lock(b"v", tok=5)
     check(r["v"] == 2, "a LOCK reply is v2: %r" % r)
     c.unlock(b"v", tok=5)

@@ -8,6 +8,7 @@
 #include "cn/rc.h"
 #include "cn/test.h"
 #include "lo_map.h"
+#include "msg/msg.h"
 #include "store.h"
 
 CN_TEST_GLOBALS;
@@ -92,12 +93,20 @@ static void test_keys_and_etags(void)
     size_t n = gw_lo_map_chunk_key(out, "o/b/k/x", 7, 0xab, 3);
     CN_CHECK_EQ_INT(n, 7 + 1 + 16 + 1 + 8);
     CN_CHECK(memcmp(out, "c/b/k/x\0" "00000000000000ab/00000003", n) == 0);
-    char e[GW_LO_ETAG_MAX];
-    size_t el = gw_lo_map_etag_pack(e, "abc-2", 5, 12345);
-    CN_CHECK_EQ_STR(e, "abc-2 12345");
+    /* the version-2 form, as a node of version 3 folds it for an older
+     * reader (msg_osize_fold) and as gateways before version 3 wrote it */
+    uint8_t e[MSG_ETAG_FOLD_MAX + 1];
+    size_t el = msg_osize_fold(e, (const uint8_t *)"abc-2", 5, 12345);
+    e[el] = '\0';
+    CN_CHECK_EQ_STR((const char *)e, "abc-2 12345");
     size_t tl;
     uint64_t size;
-    CN_CHECK(gw_lo_map_etag_split(e, el, &tl, &size) == 1 && tl == 5 && size == 12345);
+    CN_CHECK(gw_lo_map_etag_split((const char *)e, el, &tl, &size) == 1 && tl == 5 &&
+             size == 12345);
+    /* the largest osize folds and reads back */
+    el = msg_osize_fold(e, (const uint8_t *)"abc-2", 5, UINT64_MAX);
+    CN_CHECK(el <= MSG_ETAG_FOLD_MAX);
+    CN_CHECK(gw_lo_map_etag_split((const char *)e, el, &tl, &size) == 1 && size == UINT64_MAX);
     CN_CHECK(gw_lo_map_etag_split("0123abcd", 8, &tl, &size) == 0 && tl == 8);
     CN_CHECK(gw_lo_map_etag_split("a b", 3, &tl, &size) == 0);
     CN_CHECK(gw_lo_map_etag_split("a ", 2, &tl, &size) == 0);
@@ -106,18 +115,13 @@ static void test_keys_and_etags(void)
 }
 
 /* The parent record of a large object: its data decodes to the segments it
- * was built over, and its etag field splits into the etag and the sum of the
- * segment sizes. */
+ * was built over, and its osize is the sum of the segment sizes. */
 static void test_parent(void)
 {
     const struct gw_lo_seg one = {7, 5000, 1024};
-    char field[GW_LO_ETAG_MAX];
-    size_t fl = 0, tl = 0;
-    uint64_t size = 0;
-    struct gw_blob *b = gw_lo_map_parent(&one, 1, 0, "0123abcd", 8, field, &fl);
-    CN_CHECK_EQ_INT(fl, strlen(field));
-    CN_CHECK_EQ_STR(field, "0123abcd 5000");
-    CN_CHECK(gw_lo_map_etag_split(field, fl, &tl, &size) && tl == 8 && size == 5000);
+    uint64_t osize = 0;
+    struct gw_blob *b = gw_lo_map_parent(&one, 1, 0, &osize);
+    CN_CHECK_EQ_INT(osize, 5000);
     struct gw_lo_map m;
     CN_CHECK_EQ_INT(gw_lo_map_decode(&m, gw_blob_data(b), gw_blob_len(b)), CN_OK);
     CN_CHECK(m.n_segs == 1 && !m.multipart && m.size == 5000);
@@ -126,8 +130,8 @@ static void test_parent(void)
     gw_blob_unref(b);
 
     const struct gw_lo_seg parts[3] = {{1, 6000, 4096}, {2, 6000, 4096}, {3, 10, 4096}};
-    b = gw_lo_map_parent(parts, 3, 1, "d41d8cd9-3", 10, field, &fl);
-    CN_CHECK_EQ_STR(field, "d41d8cd9-3 12010");
+    b = gw_lo_map_parent(parts, 3, 1, &osize);
+    CN_CHECK_EQ_INT(osize, 12010);
     CN_CHECK_EQ_INT(gw_lo_map_decode(&m, gw_blob_data(b), gw_blob_len(b)), CN_OK);
     CN_CHECK(m.n_segs == 3 && m.multipart && m.size == 12010);
     for (int i = 0; i < 3; i++)
@@ -137,8 +141,43 @@ static void test_parent(void)
     gw_blob_unref(b);
 }
 
+/* The one reader of a record's size reads both forms alike: the osize field
+ * (protocol version 3) and the "<etag> <size>" etag written before it (or
+ * folded by a node for an older reader); a plain etag is a small object. */
+static void test_record_size(void)
+{
+    size_t tl = 0;
+    uint64_t size = 0;
+    CN_CHECK(gw_lo_map_record_size("d41d8cd9-3", 10, 1, 12010, &tl, &size) == 1);
+    CN_CHECK(tl == 10 && size == 12010);
+    CN_CHECK(gw_lo_map_record_size("d41d8cd9-3 12010", 16, 0, 0, &tl, &size) == 1);
+    CN_CHECK(tl == 10 && size == 12010);
+    size = 7;
+    CN_CHECK(gw_lo_map_record_size("0123abcd", 8, 0, 0, &tl, &size) == 0);
+    CN_CHECK(tl == 8 && size == 7);
+    /* with osize, the whole etag is the ETag, spaces or not */
+    CN_CHECK(gw_lo_map_record_size("a 5", 3, 1, 99, &tl, &size) == 1 && tl == 3 && size == 99);
+
+    /* a reply: the field, or the folded form a node of version 3 sends a
+     * request of version < 3, read as the same object */
+    struct msg m;
+    memset(&m, 0, sizeof(m));
+    m.etag = (struct msg_bytes){(const uint8_t *)"abc-2", 5};
+    MSG_SET(&m, MSG_F_ETAG);
+    m.osize = 1ull << 40;
+    MSG_SET(&m, MSG_F_OSIZE);
+    CN_CHECK(gw_lo_map_reply_size(&m, &tl, &size) == 1 && tl == 5 && size == 1ull << 40);
+    uint8_t buf[MSG_ETAG_FOLD_MAX];
+    msg_osize_downgrade(&m, buf);
+    CN_CHECK(!MSG_HAS(&m, MSG_F_OSIZE));
+    CN_CHECK(gw_lo_map_reply_size(&m, &tl, &size) == 1 && tl == 5 && size == 1ull << 40);
+    memset(&m, 0, sizeof(m));   /* no etag at all: a small object */
+    CN_CHECK(gw_lo_map_reply_size(&m, &tl, &size) == 0 && tl == 0);
+}
+
 static const struct cn_test_case cases[] = {
     {"slices", test_slices},
+    {"record_size", test_record_size},
     {"codec", test_codec},
     {"keys_and_etags", test_keys_and_etags},
     {"parent", test_parent},

@@ -286,6 +286,150 @@ static void test_versions(void)
     msgpack_sbuffer_destroy(&sb);
 }
 
+/* Version 3: `osize` round-trips in a PUT, a GET/HEAD reply and LIST
+ * entries (only those that have one), makes the message version 3, and a
+ * request may ask for version 3 (its reply's form) without needing it.
+ * Every reply carries `vmax`; msg_osize_downgrade() folds a PUT into the
+ * version-2 form, which decodes as version 1. */
+static void test_osize(void)
+{
+    struct msg m, d;
+    char err[CN_ERR_LEN];
+    msg_init_request(&m, MSG_OP_PUT, 8);
+    m.key = (struct msg_bytes){(const uint8_t *)"o/b/k", 5};
+    m.etag = (struct msg_bytes){(const uint8_t *)"0123abcd-2", 10};
+    m.osize = (1ull << 40) + 5;
+    MSG_SET(&m, MSG_F_KEY);
+    MSG_SET(&m, MSG_F_CRC);
+    MSG_SET(&m, MSG_F_VER);
+    MSG_SET(&m, MSG_F_TS);
+    MSG_SET(&m, MSG_F_ETAG);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 1);
+    MSG_SET(&m, MSG_F_OSIZE);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 3);
+    msgpack_sbuffer sb = test_encode(&m, 0);
+    CN_CHECK_EQ_INT(msg_decode(&d, 0, sb.data, sb.size, "map", 3, &lim, err), CN_OK);
+    CN_CHECK_EQ_INT(d.v, 3);
+    CN_CHECK(MSG_HAS(&d, MSG_F_OSIZE) && d.osize == (1ull << 40) + 5);
+    CN_CHECK(d.etag.len == 10 && memcmp(d.etag.ptr, "0123abcd-2", 10) == 0);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    /* folded for a node of version < 3: no osize, version 1 */
+    uint8_t buf[MSG_ETAG_FOLD_MAX];
+    msg_osize_downgrade(&m, buf);
+    CN_CHECK(!MSG_HAS(&m, MSG_F_OSIZE));
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 1);
+    sb = test_encode(&m, 0);
+    CN_CHECK_EQ_INT(msg_decode(&d, 0, sb.data, sb.size, "map", 3, &lim, err), CN_OK);
+    CN_CHECK_EQ_INT(d.v, 1);
+    CN_CHECK(!MSG_HAS(&d, MSG_F_OSIZE));
+    CN_CHECK(d.etag.len == 24 && memcmp(d.etag.ptr, "0123abcd-2 1099511627781", 24) == 0);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    /* a HEAD that asks for the version-3 reply form */
+    struct msg q;
+    msg_init_request(&q, MSG_OP_HEAD, 9);
+    q.key = (struct msg_bytes){(const uint8_t *)"o/b/k", 5};
+    MSG_SET(&q, MSG_F_KEY);
+    q.v = 3;
+    sb = test_encode(&q, 0);
+    CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_OK);
+    CN_CHECK_EQ_INT(d.v, 3);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+    q.v = 9;   /* never above the newest version */
+    sb = test_encode(&q, 0);
+    CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_OK);
+    CN_CHECK_EQ_INT(d.v, MSG_VERSION);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    /* its reply, with osize, and vmax */
+    struct msg rep;
+    msg_init_reply(&rep, &q, MSG_ST_OK);
+    CN_CHECK_EQ_INT(msg_version_needed(&rep, 1), 1);
+    rep.osize = 77;
+    MSG_SET(&rep, MSG_F_OSIZE);
+    CN_CHECK_EQ_INT(msg_version_needed(&rep, 1), 3);
+    sb = test_encode(&rep, 1);
+    CN_CHECK_EQ_INT(msg_decode(&d, 1, sb.data, sb.size, NULL, 0, &lim, err), CN_OK);
+    CN_CHECK(d.v == 3 && MSG_HAS(&d, MSG_F_OSIZE) && d.osize == 77);
+    CN_CHECK(MSG_HAS(&d, MSG_F_VMAX) && d.vmax == MSG_VERSION);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    /* LIST entries: osize only where set */
+    struct msg lq, lr;
+    struct msg_entry ents[2];
+    msg_init_request(&lq, MSG_OP_LIST, 10);
+    msg_init_reply(&lr, &lq, MSG_ST_OK);
+    memset(ents, 0, sizeof(ents));
+    ents[0].key = (struct msg_bytes){(const uint8_t *)"a", 1};
+    ents[0].size = 50;
+    ents[1].key = (struct msg_bytes){(const uint8_t *)"b", 1};
+    ents[1].size = 60;
+    ents[1].osize = UINT64_MAX;
+    lr.ents = ents;
+    lr.n_ents = 2;
+    MSG_SET(&lr, MSG_F_ENTS);
+    CN_CHECK_EQ_INT(msg_version_needed(&lr, 1), 1);
+    sb = test_encode(&lr, 1);
+    CN_CHECK_EQ_INT(msg_decode(&d, 1, sb.data, sb.size, NULL, 0, &lim, err), CN_OK);
+    CN_CHECK(d.v == 1 && d.n_ents == 2 && !d.ents[0].has_osize && !d.ents[1].has_osize);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+    ents[1].has_osize = 1;
+    CN_CHECK_EQ_INT(msg_version_needed(&lr, 1), 3);
+    sb = test_encode(&lr, 1);
+    CN_CHECK_EQ_INT(msg_decode(&d, 1, sb.data, sb.size, NULL, 0, &lim, err), CN_OK);
+    CN_CHECK(d.v == 3 && d.n_ents == 2);
+    CN_CHECK(!d.ents[0].has_osize && d.ents[0].size == 50);
+    CN_CHECK(d.ents[1].has_osize && d.ents[1].osize == UINT64_MAX && d.ents[1].size == 60);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    /* owner: a PUT of version 3; folded, the owner becomes the etag */
+    msg_init_request(&m, MSG_OP_PUT, 12);
+    m.key = (struct msg_bytes){(const uint8_t *)"b/x", 3};
+    m.owner = (struct msg_bytes){(const uint8_t *)"acct-1", 6};
+    MSG_SET(&m, MSG_F_KEY);
+    MSG_SET(&m, MSG_F_CRC);
+    MSG_SET(&m, MSG_F_VER);
+    MSG_SET(&m, MSG_F_TS);
+    MSG_SET(&m, MSG_F_OWNER);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 3);
+    sb = test_encode(&m, 0);
+    CN_CHECK_EQ_INT(msg_decode(&d, 0, sb.data, sb.size, "", 0, &lim, err), CN_OK);
+    CN_CHECK(d.v == 3 && MSG_HAS(&d, MSG_F_OWNER) && d.owner.len == 6 &&
+             memcmp(d.owner.ptr, "acct-1", 6) == 0 && !MSG_HAS(&d, MSG_F_ETAG));
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+    msg_osize_downgrade(&m, buf);
+    CN_CHECK(!MSG_HAS(&m, MSG_F_OWNER) && MSG_HAS(&m, MSG_F_ETAG));
+    CN_CHECK(m.etag.len == 6 && memcmp(m.etag.ptr, "acct-1", 6) == 0);
+    CN_CHECK_EQ_INT(msg_version_needed(&m, 0), 1);
+    ents[0].owner = (struct msg_bytes){(const uint8_t *)"o", 1};
+    ents[0].has_owner = 1;
+    sb = test_encode(&lr, 1);
+    CN_CHECK_EQ_INT(msg_decode(&d, 1, sb.data, sb.size, NULL, 0, &lim, err), CN_OK);
+    CN_CHECK(d.v == 3 && d.ents[0].has_owner && d.ents[0].owner.len == 1 &&
+             !d.ents[1].has_owner);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+
+    /* osize is a field of PUT, GET and HEAD only */
+    const char *k[] = {"v", "id", "op", "key", "ver", "ts", "osize"};
+    uint64_t u[] = {3, 11, MSG_OP_DELETE, 0, 1, 1, 5};
+    const char *sv[] = {NULL, NULL, NULL, "k", NULL, NULL, NULL};
+    sb = test_pack_map(7, k, u, sv);
+    CN_CHECK_EQ_INT(test_decode_req(&sb, &d, err), CN_INVAL);
+    CN_CHECK(strstr(err, "osize") != NULL);
+    msg_release(&d);
+    msgpack_sbuffer_destroy(&sb);
+}
+
 static void test_hostile_bytes(void)
 {
     struct msg d;
@@ -359,6 +503,7 @@ int main(int argc, char **argv)
         {"stats_and_error_reply", test_stats_and_error_reply},
         {"rejects", test_rejects},
         {"versions", test_versions},
+        {"osize", test_osize},
         {"hostile_bytes", test_hostile_bytes},
         {"unreadable_request_reply", test_unreadable_request_reply},
         {"max_frame", test_max_frame},

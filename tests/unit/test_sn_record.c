@@ -125,7 +125,57 @@ static void test_sn_record_slice_crc(void)
     cn_free(data);
 }
 
+/* A record with osize (SN_RECORD_FLAG_OSIZE): 8 more header bytes after
+ * the etag, parsed into has_osize/osize and left out of flags; the block
+ * CRCs after it still verify; a tombstone with the flag, or a header whose
+ * length does not count the 8 bytes, is corrupt. */
+static void test_sn_record_osize(void)
+{
+    uint8_t data[70000];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 7);
+    uint64_t osize = 123456789012ull;
+    uint64_t hl = sn_record_hdr_len(1, 0, 3, sizeof(data)) + SN_RECORD_OSIZE_LEN;
+    uint8_t *hdr = cn_malloc(hl);
+    sn_record_encode_osize(hdr, (const uint8_t *)"k", 1, NULL, 0, (const uint8_t *)"e-2", 3,
+                           &osize, 0, 1, 2, data, sizeof(data));
+    struct sn_record_info ri;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(sn_record_parse(hdr, hl, &ri, err), CN_OK);
+    CN_CHECK(ri.has_osize && ri.osize == osize && ri.flags == 0 && ri.hdr_len == hl);
+    CN_CHECK(ri.etag_len == 3 && memcmp(ri.etag, "e-2", 3) == 0);
+    uint32_t bad;
+    CN_CHECK_EQ_INT(sn_record_verify(&ri, 0, data, sizeof(data), &bad), CN_OK);
+    CN_CHECK_EQ_INT(sn_record_data_crc(&ri), cn_crc32c(0, data, sizeof(data)));
+    /* without the flag the same lengths do not add up */
+    uint8_t *copy = cn_memdup(hdr, hl);
+    sn_put32(copy + 24, 0);
+    sn_put32(copy + 4, cn_crc32c(0, copy + 8, hl - 8));
+    CN_CHECK_EQ_INT(sn_record_parse(copy, hl, &ri, err), CN_CORRUPT);
+    /* a tombstone never has one */
+    sn_put32(copy + 24, SN_RECORD_FLAG_OSIZE | SN_RECORD_FLAG_TOMBSTONE);
+    sn_put64(copy + 32, 0);
+    sn_put32(copy + 8, (uint32_t)(sn_record_hdr_len(1, 0, 3, 0) + SN_RECORD_OSIZE_LEN));
+    sn_put32(copy + 4, cn_crc32c(0, copy + 8, sn_get32(copy + 8) - 8));
+    CN_CHECK_EQ_INT(sn_record_parse(copy, hl, &ri, err), CN_CORRUPT);
+    cn_free(copy);
+    /* without osize: the format of before, byte for byte */
+    uint64_t hl0 = sn_record_hdr_len(1, 0, 3, sizeof(data));
+    uint8_t *a = cn_malloc(hl0), *b = cn_malloc(hl0);
+    sn_record_encode(a, (const uint8_t *)"k", 1, NULL, 0, (const uint8_t *)"e-2", 3, 0, 1, 2,
+                     data, sizeof(data));
+    sn_record_encode_osize(b, (const uint8_t *)"k", 1, NULL, 0, (const uint8_t *)"e-2", 3, NULL,
+                           0, 1, 2, data, sizeof(data));
+    CN_CHECK(memcmp(a, b, hl0) == 0);
+    CN_CHECK_EQ_INT(sn_record_parse(a, hl0, &ri, err), CN_OK);
+    CN_CHECK(!ri.has_osize);
+    cn_free(a);
+    cn_free(b);
+    cn_free(hdr);
+}
+
 static const struct cn_test_case cases[] = {
+    {"osize", test_sn_record_osize},
     {"slice_crc", test_sn_record_slice_crc},
     {"roundtrip", test_sn_record_roundtrip},
     {"damage", test_sn_record_damage},

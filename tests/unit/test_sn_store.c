@@ -15,6 +15,7 @@
 #include "cn/alloc.h"
 #include "cn/test.h"
 #include "container.h"
+#include "index.h"
 #include "store.h"
 
 CN_TEST_GLOBALS;
@@ -607,6 +608,184 @@ static void test_sn_store_uncache(void)
     cn_free(d);
 }
 
+struct test_sn_osize_acc {
+    int n;
+    uint32_t has[8];
+    uint64_t osize[8];
+};
+
+static int test_sn_osize_list_cb(void *arg, const uint8_t *key, uint32_t klen,
+                                 const struct sn_ival *v)
+{
+    struct test_sn_osize_acc *a = arg;
+    (void)key;
+    (void)klen;
+    if (a->n < 8) {
+        a->has[a->n] = v->has_osize;
+        a->osize[a->n] = v->osize;
+    }
+    a->n++;
+    return 0;
+}
+
+/* Checks what the store says of "big" (osize 1 TiB + 1, etag "e-2") and
+ * "small" (no osize): read, HEAD-style read and LIST. */
+static void test_sn_osize_check(struct sn_store *s)
+{
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"big", 3, SN_READ_DATA, 0, 0, &r, err),
+                    CN_OK);
+    CN_CHECK(r.has_osize && r.osize == (1ull << 40) + 1 && r.size == 300);
+    CN_CHECK(r.etag_len == 3 && memcmp(r.etag, "e-2", 3) == 0);
+    CN_CHECK(r.flags == 0);   /* the on-disk flag is not a record flag */
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"small", 5, 0, 0, 0, &r, err), CN_OK);
+    CN_CHECK(!r.has_osize && r.size == 10);
+    sn_read_fini(&r);
+    struct test_sn_osize_acc a = {0};
+    int more;
+    CN_CHECK_EQ_INT(sn_store_list(s, (const uint8_t *)"", 0, NULL, 0, 10, test_sn_osize_list_cb,
+                                  &a, &more, err), CN_OK);
+    CN_CHECK_EQ_INT(a.n, 2);   /* "big", "small" */
+    CN_CHECK(a.has[0] && a.osize[0] == (1ull << 40) + 1);
+    CN_CHECK(!a.has[1]);
+}
+
+/* Protocol version 3's osize: stored with the record, returned by reads and
+ * LIST, kept across a restart (from the index) and a re-index from the
+ * containers (from the record header) and through compaction; a plain write
+ * over the key drops it. */
+static void test_sn_store_osize(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    uint8_t d[300];
+    char err[CN_ERR_LEN];
+    test_sn_fill(d, sizeof(d), 9);
+    struct sn_wreq w;
+    uint64_t osize = (1ull << 40) + 1;
+    CN_CHECK_EQ_INT(sn_wreq_init_osize(&w, SN_WOP_PUT, (const uint8_t *)"big", 3, NULL, 0,
+                                       (const uint8_t *)"e-2", 3, &osize, 0, 1, 1, d,
+                                       sizeof(d),
+                                       err), CN_OK);
+    CN_CHECK(w.ri.has_osize && w.ri.osize == osize);
+    CN_CHECK_EQ_INT(sn_store_submit_wait(s, &w), CN_OK);
+    sn_wreq_fini(&w);
+    int applied;
+    CN_CHECK_EQ_INT(test_sn_put(s, "small", d, 10, 1, 1, &applied), CN_OK);
+    test_sn_osize_check(s);
+    sn_store_close(s, NULL);
+
+    s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);   /* from the index */
+    test_sn_osize_check(s);
+    sn_store_close(s, NULL);
+
+    char cmd[600];   /* from the containers alone */
+    snprintf(cmd, sizeof(cmd), "rm -rf %s/index", test_dir);
+    CN_CHECK_EQ_INT(system(cmd), 0);
+    s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    struct sn_store_stats st;
+    sn_store_stats(s, &st);
+    CN_CHECK_EQ_INT(st.recovered_records, 2);
+    test_sn_osize_check(s);
+
+    /* compaction moves the record as it is: with small containers, the
+     * overwrites of "small" leave "big"'s container half dead; compact it
+     * and read again */
+    sn_store_close(s, NULL);
+    s = test_sn_open(256, SN_SYNC_WRITETHROUGH);
+    for (int i = 0; i < 8; i++)
+        CN_CHECK_EQ_INT(test_sn_put(s, "small", d, 10, 2 + (uint64_t)i, 2 + (uint64_t)i,
+                                    &applied), CN_OK);
+    struct sn_compact_result cr;
+    CN_CHECK_EQ_INT(sn_compact_run(s, 1, &cr, err), CN_OK);
+    CN_CHECK(cr.records_moved >= 1);
+    test_sn_osize_check(s);
+
+    /* a DELETE never stores an osize; a plain PUT replaces the record */
+    CN_CHECK_EQ_INT(sn_wreq_init_osize(&w, SN_WOP_DELETE, (const uint8_t *)"t", 1, NULL, 0,
+                                       NULL, 0, &osize, 1, 1, 1, NULL, 0, err), CN_OK);
+    CN_CHECK(!w.ri.has_osize && !w.ri.has_owner);
+    sn_wreq_fini(&w);
+    CN_CHECK_EQ_INT(test_sn_put(s, "big", d, 5, 9, 9, &applied), CN_OK);
+    struct sn_read r;
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"big", 3, 0, 0, 0, &r, err), CN_OK);
+    CN_CHECK(!r.has_osize && r.size == 5);
+    sn_read_fini(&r);
+    sn_store_close(s, NULL);
+}
+
+/* Index entries: with and without osize round-trip; an entry written
+ * before index format 3 (ext byte 0) reads as one without osize; unknown
+ * ext bits or a length that does not match are corrupt. */
+static void test_sn_index_val_osize(void)
+{
+    struct sn_ival v, out;
+    uint8_t buf[SN_IVAL_MAX];
+    memset(&v, 0, sizeof(v));
+    v.cid = 3;
+    v.off = 16;
+    v.hdr_len = 100;
+    v.data_len = 300;
+    v.ver = 5;
+    v.ts = 6;
+    v.etag_len = 3;
+    memcpy(v.etag, "e-2", 3);
+    size_t n = sn_index_encode_val(&v, buf);
+    CN_CHECK_EQ_INT(n, SN_IVAL_FIXED + 3);
+    CN_CHECK_EQ_INT(buf[3], 0);   /* the same bytes as before format 3 */
+    CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_OK);
+    CN_CHECK(!out.has_osize && out.data_len == 300 && out.etag_len == 3);
+    v.has_osize = 1;
+    v.osize = UINT64_MAX - 1;
+    n = sn_index_encode_val(&v, buf);
+    CN_CHECK_EQ_INT(n, SN_IVAL_FIXED + 3 + 8);
+    CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_OK);
+    CN_CHECK(out.has_osize && out.osize == UINT64_MAX - 1 && memcmp(out.etag, "e-2", 3) == 0);
+    CN_CHECK_EQ_INT(sn_index_decode_val(buf, n - 1, &out), CN_CORRUPT);
+    buf[3] = 0;   /* says no osize, but 8 bytes follow */
+    CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_CORRUPT);
+    buf[3] = 5;   /* an unknown ext bit */
+    CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_CORRUPT);
+    /* the owner flag: the etag bytes are the owner, no length of its own */
+    v.has_osize = 0;
+    v.has_owner = 1;
+    n = sn_index_encode_val(&v, buf);
+    CN_CHECK_EQ_INT(n, SN_IVAL_FIXED + 3);
+    CN_CHECK_EQ_INT(sn_index_decode_val(buf, n, &out), CN_OK);
+    CN_CHECK(out.has_owner && !out.has_osize && memcmp(out.etag, "e-2", 3) == 0);
+}
+
+/* Protocol version 3's owner: the record's etag bytes flagged as its owner,
+ * through reads, LIST and a re-index from the containers. */
+static void test_sn_store_owner(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    char err[CN_ERR_LEN];
+    struct sn_wreq w;
+    CN_CHECK_EQ_INT(sn_wreq_init_osize(&w, SN_WOP_PUT, (const uint8_t *)"b/x", 3, NULL, 0,
+                                       (const uint8_t *)"owner-1", 7, NULL, 1, 1, 1, NULL, 0,
+                                       err), CN_OK);
+    CN_CHECK(w.ri.has_owner && w.ri.flags == 0);
+    CN_CHECK_EQ_INT(sn_store_submit_wait(s, &w), CN_OK);
+    sn_wreq_fini(&w);
+    for (int pass = 0; pass < 2; pass++) {
+        struct sn_read r;
+        CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"b/x", 3, 0, 0, 0, &r, err), CN_OK);
+        CN_CHECK(r.has_owner && r.etag_len == 7 && memcmp(r.etag, "owner-1", 7) == 0 &&
+                 r.flags == 0);
+        sn_read_fini(&r);
+        sn_store_close(s, NULL);
+        char cmd[600];   /* the second pass from the containers alone */
+        snprintf(cmd, sizeof(cmd), "rm -rf %s/index", test_dir);
+        CN_CHECK_EQ_INT(system(cmd), 0);
+        s = test_sn_open(1 << 20, SN_SYNC_WRITETHROUGH);
+    }
+    sn_store_close(s, NULL);
+}
+
 static void test_sn_cleanup(void)
 {
     test_sn_fresh_dir();
@@ -623,6 +802,9 @@ static const struct cn_test_case cases[] = {
     {"mapped_pin", test_sn_store_mapped_pin},
     {"forget", test_sn_store_forget},
     {"uncache", test_sn_store_uncache},
+    {"osize", test_sn_store_osize},
+    {"index_val_osize", test_sn_index_val_osize},
+    {"owner", test_sn_store_owner},
     {"cleanup", test_sn_cleanup},
     {NULL, NULL},
 };

@@ -241,10 +241,10 @@ static void test_tb_recovery(void)
     test_tb_close(s);
 }
 
-/* Checks that the index is in format 2 with every container accounting
- * value in the 40-byte form and, with to_old set, rewrites it as an older
- * node wrote it: format 1, 24-byte values. Returns how many values there
- * are. */
+/* Checks that the index is in the current format (SN_INDEX_FORMAT) with
+ * every container accounting value in the 40-byte form and, with to_old
+ * set, rewrites it as an older node wrote it: format 1, 24-byte values.
+ * Returns how many values there are. */
 static int test_tb_index_values(int to_old)
 {
     char path[300], *lerr = NULL;
@@ -258,7 +258,8 @@ static int test_tb_index_values(int to_old)
     leveldb_writebatch_t *wb = leveldb_writebatch_create();
     size_t fn = 0;
     char *f = leveldb_get(db, ro, "f", 1, &fn, &lerr);
-    CN_CHECK(lerr == NULL && f != NULL && fn == 4 && sn_get32((const uint8_t *)f) == 2);
+    CN_CHECK(lerr == NULL && f != NULL && fn == 4 &&
+             sn_get32((const uint8_t *)f) == SN_INDEX_FORMAT);
     leveldb_free(f);
     if (to_old) {
         uint8_t one[4];

@@ -62,7 +62,8 @@ uint32_t msg_digest_split_index(const struct msg_digest_split *sp, uint32_t from
 
 /* The digest of one record: SHA-256 over its key, ts, ver, the tombstone
  * and corrupt flag bits, size and etag (each length-prefixed), cut to two
- * 64-bit lanes. */
+ * 64-bit lanes. A record with osize (version 3) is digested with its
+ * folded etag (msg_osize_fold), so both forms of one write digest alike. */
 void msg_digest_record(const uint8_t *key, uint32_t klen, uint64_t ts, uint64_t ver,
                        uint32_t flags, uint64_t size, const uint8_t *etag, uint32_t etag_len,
                        uint64_t out[2]);

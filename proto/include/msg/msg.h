@@ -21,7 +21,7 @@
  * A sender writes the lowest version that has every op, field and status
  * its message uses (msg_version_needed), so a message an older peer knows
  * goes out as that older version and keeps working against it. */
-#define MSG_VERSION 2
+#define MSG_VERSION 3
 #define MSG_VERSION_MIN 1
 /* DIGEST (op 12) and its fields were added within version 1: they need
  * no newer version, and a node that predates them answers BAD_REQUEST
@@ -81,6 +81,9 @@ enum msg_field {
     MSG_F_NODE, MSG_F_STATS, MSG_F_APPLIED,
     MSG_F_TOK, MSG_F_IFVER,     /* version 2 */
     MSG_F_UPTO, MSG_F_FANOUT, MSG_F_ARCS, MSG_F_SUMS, MSG_F_LO, MSG_F_HI,
+    MSG_F_OSIZE,                /* version 3 */
+    MSG_F_VMAX,
+    MSG_F_OWNER,                /* version 3 */                 /* in every reply of a version-3 node */
     MSG_F_MAX_
 };
 
@@ -99,6 +102,10 @@ struct msg_entry {
     uint64_t ts;
     uint64_t ver;
     uint32_t flags;
+    uint64_t osize;     /* version 3: the object's logical size, when has_osize */
+    uint32_t has_osize;
+    struct msg_bytes owner;   /* version 3: the record's owner id, when has_owner */
+    uint32_t has_owner;
 };
 
 /* One counter of a STATS/SCRUB/COMPACT reply. */
@@ -134,6 +141,9 @@ struct msg {
     struct msg_bytes upto;      /* DIGEST (1.1): the range is (after, upto] */
     uint32_t fanout;
     struct msg_bytes arcs, sums, lo, hi;
+    uint64_t osize;             /* version 3: a large object's logical size */
+    uint32_t vmax;              /* replies: the newest version the node speaks */
+    struct msg_bytes owner;     /* version 3: the owner id of a record (a bucket's) */
     struct msg_bytes payload;   /* the payload frame (PUT request, GET reply) */
 
     msgpack_unpacked unpacked_; /* owns the decode zone; msg_release() frees */
@@ -165,10 +175,53 @@ void msg_limits_default(struct msg_limits *lim);
  * that connection) before its bytes are allocated. */
 uint64_t msg_limits_max_frame(const struct msg_limits *lim);
 
-/* Initialises an empty message for op (request) with version and id set. */
+/* Initialises an empty message for op (request) with id set and `v` at
+ * MSG_VERSION_MIN: the encoder writes max(v, msg_version_needed()), so a
+ * sender raises m->v only to ask for a newer form of the reply (a request
+ * of version 3 gets `osize` as a field; an older one the folded etag). */
 void msg_init_request(struct msg *m, enum msg_op op, uint64_t id);
-/* Initialises a reply to req: same op and id, status st. */
+/* Initialises a reply to req: same op and id, status st, `vmax` set to
+ * MSG_VERSION (every reply says which versions its sender speaks, so a
+ * client learns from any reply whether it may send version 3). */
 void msg_init_reply(struct msg *m, const struct msg *req, enum msg_status st);
+
+/* ---- version 3: a large object's logical size (`osize`) ----
+ *
+ * A record written with `osize` keeps it as a field of its own; a node
+ * answers a request of version < 3 (which cannot know the field) with the
+ * version-2 form instead: no `osize`, and `etag` + " " + decimal osize,
+ * which is exactly what gateways of version 2 stored in the etag field
+ * themselves. A client that must write to a node of version < 3 folds the
+ * same way (msg_osize_fold), so every copy of a record means the same
+ * whichever form it is in, and record digests (msg/digest.h) are taken over
+ * the folded form. */
+
+/* Longest etag a record with `osize` may have: its folded form (etag, a
+ * space, up to 20 digits) must fit the 128-byte etag field. */
+#define MSG_OSIZE_ETAG_MAX 107u
+/* Bytes of a folded etag at most (MSG_OSIZE_ETAG_MAX + 21). */
+#define MSG_ETAG_FOLD_MAX 128u
+
+/* Writes the version-2 form of (etag, osize) into out (MSG_ETAG_FOLD_MAX
+ * bytes) and returns its length. etag_len must be <= MSG_OSIZE_ETAG_MAX. */
+size_t msg_osize_fold(uint8_t *out, const uint8_t *etag, size_t etag_len, uint64_t osize);
+
+/* Turns the request m (with `osize`) into its version-2 form for a node of
+ * version < 3: `etag` becomes the folded bytes (written into buf,
+ * MSG_ETAG_FOLD_MAX bytes, which must outlive m's encoding) and `osize` is
+ * cleared. A request with `owner` (which has no etag of its own) gets the
+ * owner as its etag instead, the form before version 3. No-op when m has
+ * neither. */
+void msg_osize_downgrade(struct msg *m, uint8_t *buf);
+
+/* ---- version 3: a record's owner (`owner`) ----
+ *
+ * A record may name its owner (a gateway's bucket record: ListBuckets
+ * filters LIST entries on it). Such a record has no etag of its own: the
+ * node keeps the owner in the record's etag bytes, flagged, and answers a
+ * request of version < 3 with it as `etag` (the form before version 3,
+ * when the owner was kept as the etag), one of version 3 with `owner`. */
+#define MSG_OWNER_MAX 128u
 
 /* Encodes the header of m (a request when is_reply is 0) into out, which the
  * caller has initialised with msgpack_sbuffer_init(). Only the fields the
