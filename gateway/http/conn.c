@@ -250,8 +250,11 @@ static void gw_conn_read_head(struct gw_conn *c)
 
 /* Bytes of one direct body read: below glibc's mmap threshold (the gateway
  * fixes it at 1 MiB), so the evbuffer chain each read fills comes from the
- * heap and is reused, not mapped fresh and faulted in page by page. */
-#define GW_CONN_DIRECT_READ (256 * 1024)
+ * heap and is reused, not mapped fresh and faulted in page by page; 512
+ * short of 256 KiB so that a new chain with libevent's header (rounded up
+ * to a power of two) is a 256 KiB allocation, not 512 KiB for 256 KiB of
+ * body. */
+#define GW_CONN_DIRECT_READ (256 * 1024 - 512)
 
 /* Reads up to want bytes of a Content-Length body straight from a plain
  * socket into r->body, in reads of up to GW_CONN_DIRECT_READ. libevent 2.1
