@@ -13,10 +13,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent_ssl.h>
@@ -261,10 +259,10 @@ static void gw_conn_read_head(struct gw_conn *c)
  * reads at most 4 KiB per read callback whatever
  * bufferevent_set_max_single_read says (EVBUFFER_MAX_READ): ~260,000 readv,
  * FIONREAD ioctls and epoll_waits per GB of PUT body. Only once the input
- * buffer is empty (byte order). Stops at the first short read; an error or
- * EOF is left on the socket for the bufferevent's own next read to report,
- * so the connection's error handling stays in one place. Returns the bytes
- * read. */
+ * buffer is empty (byte order). Stops at the first short read; on EOF or
+ * an error it stops too and the bufferevent's own next read reports the
+ * end (a reset consumed here then reads as EOF there), so the connection's
+ * error handling stays in one place. Returns the bytes read. */
 static size_t gw_conn_read_body_direct(struct gw_conn *c, size_t want)
 {
     struct gw_http_req *r = c->req;
