@@ -47,8 +47,8 @@ const struct cn_config_desc gw_config_table[] = {
     {"http.body_buffer", CN_CONF_SIZE, GW_OFF(http_body_buffer), "1M", 16 * GW_KIB, 256 * GW_MIB,
      NULL, "request-body bytes read ahead of the storage side before reading pauses"},
     {"http.read_size", CN_CONF_SIZE, GW_OFF(http_read_size), "1M", 4 * GW_KIB, 64 * GW_MIB, NULL,
-     "most bytes one read() takes from a client socket (PUT bodies: small reads spend the "
-     "time polling; see docs/gateway.md)"},
+     "most bytes read from a client socket per wakeup (plain-HTTP bodies in reads of up to "
+     "256K; PUT bodies: small reads spend the time polling; see docs/large-objects.md)"},
     {"http.max_connections", CN_CONF_INT, GW_OFF(http_max_connections), "0", 0, 100000000, NULL,
      "most client connections open at once, all threads together; at the cap the gateway "
      "stops accepting (new connections wait in the kernel's listen backlog) until one closes. "

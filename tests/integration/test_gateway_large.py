@@ -511,6 +511,45 @@ def test_parent_read_repair(c):
     s3.delete_object(Bucket="rrep", Key="k")
 
 
+def test_put_body_then_pipelined_request(c):
+    """A Content-Length body the gateway reads straight off the socket in
+    large reads (gateway/http/conn.c) must stop at the body's last byte: the
+    request pipelined behind it, already in the same socket buffer, is
+    answered as a request of its own. Sent in one write and in pieces."""
+    s3 = c.boto()
+    s3.create_bucket(Bucket="pipe")
+    health = b"GET /_cairn/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    for how, piece in (("one write", None), ("pieces", 100003)):
+        data = os.urandom(3 * 1024 * K + 17)
+        path = "/pipe/k-%d" % (piece or 0)
+        hdrs = sign_v4("PUT", path, {"x-amz-content-sha256": "UNSIGNED-PAYLOAD"}, c.port)
+        head = "PUT %s HTTP/1.1\r\n" % path
+        head += "".join("%s: %s\r\n" % kv for kv in hdrs.items())
+        head += "Content-Length: %d\r\n\r\n" % len(data)
+        wire = head.encode() + data + health
+        s = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+        if piece is None:
+            s.sendall(wire)
+        else:
+            for i in range(0, len(wire), piece):
+                s.sendall(wire[i:i + piece])
+                time.sleep(0.002)
+        out = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+        s.close()
+        codes = [int(l.split()[1]) for l in out.split(b"\r\n") if l.startswith(b"HTTP/1.1 ")]
+        check(codes == [200, 200], "%s: statuses %r in %r" % (how, codes, out[:400]))
+        etag = '"%s"' % hashlib.md5(data).hexdigest()
+        check(("ETag: " + etag).encode() in out, "%s: ETag %s in %r" % (how, etag, out[:400]))
+        got = s3.get_object(Bucket="pipe", Key=path.split("/")[2])["Body"].read()
+        check(got == data, "%s: read back %d of %d bytes, equal %s" % (how, len(got), len(data),
+                                                                     got == data))
+
+
 def test_node_killed_mid_get(c):
     s3 = c.boto()
     s3.create_bucket(Bucket="kill")
@@ -530,5 +569,6 @@ if __name__ == "__main__":
     run_tests([test_boundaries, test_ranges, test_overwrite_and_reclaim,
                test_failed_put_leaves_nothing, test_content_md5, test_disconnect_mid_get,
                test_bad_chunk_cuts_the_response, test_slice_longer_than_chunk_refused,
-               test_parent_record_forms, test_parent_read_repair, test_node_killed_mid_get],
+               test_parent_record_forms, test_parent_read_repair,
+               test_put_body_then_pipelined_request, test_node_killed_mid_get],
               cluster_kw={"settings": SETTINGS, "node_settings": NODE_SETTINGS})
