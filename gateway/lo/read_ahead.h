@@ -12,13 +12,22 @@
  *    empties its small queue would grow the window for nothing) and the
  *    nodes are idle (this slice came back about as fast as the fastest
  *    one seen, so more requests would not just queue behind each other):
- *    the depth doubles; when it cannot, the slice doubles; neither takes
+ *    the window grows one step, in this order: the depth up to
+ *    GW_READ_AHEAD_START_DEPTH (two slices, one in flight while the other
+ *    is written: below that nothing overlaps); then the slice doubles up
+ *    to GW_READ_AHEAD_MAX_SLICE (per-slice costs — a request, a reply,
+ *    wakeups on both sides — are most of a fast stream's CPU, so a byte
+ *    is cheapest in long slices); then the depth doubles. Nothing takes
  *    depth x slice past GW_READ_AHEAD_MAX_WINDOW (4 MiB: the per-stream
- *    memory bound of an auto stream, a little above the fixed default's
- *    (4 + 1) x 512 KiB);
+ *    memory bound of an auto stream, so a fast stream settles at
+ *    2 x 2 MiB);
  *  - the client is the bottleneck (its output reached the high-water
- *    mark): the depth halves; at the least depth, the slice halves;
- *  - otherwise (the nodes are busy, or the client keeps pace): no change. */
+ *    mark): one step back, in the reverse order: the depth halves down to
+ *    GW_READ_AHEAD_START_DEPTH, then the slice halves (a slow client gets
+ *    short slices), then the depth goes to 1;
+ *  - otherwise (the nodes are busy, or the client keeps pace): no change.
+ * The read-ahead budget (read_budget.h) may still shorten the slices a
+ * stream uses below the window's when many streams share it. */
 #ifndef GW_READ_AHEAD_H
 #define GW_READ_AHEAD_H
 
