@@ -154,10 +154,10 @@ const struct cn_config_desc gw_config_table[] = {
     {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "auto", 1, 256,
      gw_config_auto,
      "slice requests in flight per large-object GET (read-ahead depth). auto: each stream "
-     "starts at 2 and grows (up to 16, at most 4M ahead of the client: depth x slice) while "
+     "starts at 2 and grows (up to 16, depth x slice at most 4M) while "
      "its client waits and the nodes are idle, once its slices can grow no longer (auto "
      "slices reach 2M first: a fast stream settles at 2 x 2M); shrinks while its client is "
-     "the bottleneck"},
+     "the bottleneck. A stream holds at most (depth + 1) x slice (6M)"},
     {"large_object.read_ahead_budget", CN_CONF_SIZE, GW_OFF(lo_read_ahead_budget), "256M",
      1 * GW_MIB, 1024 * GW_GIB, NULL,
      "bytes of slices all large-object GETs of the gateway hold together (in flight, waiting "

@@ -18,9 +18,10 @@
  *    to GW_READ_AHEAD_MAX_SLICE (per-slice costs — a request, a reply,
  *    wakeups on both sides — are most of a fast stream's CPU, so a byte
  *    is cheapest in long slices); then the depth doubles. Nothing takes
- *    depth x slice past GW_READ_AHEAD_MAX_WINDOW (4 MiB: the per-stream
- *    memory bound of an auto stream, so a fast stream settles at
- *    2 x 2 MiB);
+ *    depth x slice past GW_READ_AHEAD_MAX_WINDOW (4 MiB), so a fast
+ *    stream settles at 2 x 2 MiB. The pipeline keeps depth x slice in
+ *    flight, ready and queued toward the client beyond the one slice
+ *    being sent: an auto stream holds at most (depth + 1) x slice, 6 MiB;
  *  - the client is the bottleneck (its output reached the high-water
  *    mark): one step back, in the reverse order: the depth halves down to
  *    GW_READ_AHEAD_START_DEPTH, then the slice halves (a slow client gets
@@ -39,7 +40,8 @@
 #define GW_READ_AHEAD_MIN_SLICE (128u * 1024)
 #define GW_READ_AHEAD_MAX_SLICE (2u * 1024 * 1024)
 #define GW_READ_AHEAD_IDLE_FACTOR 2u          /* latency within 2x the least: idle */
-#define GW_READ_AHEAD_MAX_WINDOW (4u * 1024 * 1024) /* depth x slice, per stream */
+#define GW_READ_AHEAD_MAX_WINDOW (4u * 1024 * 1024) /* depth x slice; a stream holds
+                                                       (depth + 1) x slice, <= 6 MiB */
 
 /* One stream's window. Fixed settings pin a dimension: min == max. */
 struct gw_read_ahead {

@@ -924,6 +924,52 @@ static void test_auto_fast_client(void)
     world_fini(&w);
 }
 
+/* An auto stream at 2 x 2 MiB whose client stops reading: one slice
+ * queued toward the client does not count against the window, so two
+ * slices stay in flight while it is sent (counting it left one in flight
+ * only once the client had taken everything: the client starved for a
+ * slice's latency at each one); a second slice queued does count, so the
+ * stream never holds more than (depth + 1) x slice = 6 MiB. */
+static void test_auto_one_slice_queued(void)
+{
+    const struct gw_lo_seg seg = {0xb3, 40 << 20, 4 << 20};
+    const struct gw_read_pipeline_options opt = {
+        .output_high_water = 8 << 20, .clock_us = fake_clock,
+    };
+    struct world w;
+    world_init_opt(&w, &seg, 1, 0, 0, 40 << 20, &opt);
+    gw_read_pipeline_start(w.c.p);
+    for (int i = 0; i < 6; i++) { /* a fast client: 2 x 2 MiB */
+        fake_answer(&w.fs, 0, FAKE_OK);
+        fake_client_read(&w.c, SIZE_MAX);
+    }
+    CN_CHECK_EQ_INT(w.fs.n_pending, 2);
+    CN_CHECK_EQ_INT(w.fs.pending[0].len, 2 << 20);
+    CN_CHECK_EQ_INT(w.fs.pending[1].len, 2 << 20);
+    fake_answer(&w.fs, 0, FAKE_OK);          /* the client reads nothing now */
+    CN_CHECK_EQ_INT(evbuffer_get_length(w.c.out), 2 << 20);
+    CN_CHECK_EQ_INT(w.fs.n_pending, 2);      /* one queued, two in flight */
+    uint64_t most_ahead = 0;
+    for (int guard = 0; w.fs.n_pending > 0 && guard < 100; guard++) {
+        fake_answer(&w.fs, 0, FAKE_OK);
+        uint64_t ahead = evbuffer_get_length(w.c.out);
+        for (uint32_t i = 0; i < w.fs.n_pending; i++)
+            ahead += w.fs.pending[i].len;
+        most_ahead = ahead > most_ahead ? ahead : most_ahead;
+    }
+    CN_CHECK_EQ_INT(most_ahead, 6 << 20);
+    CN_CHECK_EQ_INT(evbuffer_get_length(w.c.out), 6 << 20); /* and it stopped there */
+    for (int guard = 0; w.c.p != NULL && guard < 100000; guard++) {
+        fake_client_read(&w.c, SIZE_MAX);
+        if (w.fs.n_pending > 0)
+            fake_answer(&w.fs, 0, FAKE_OK);
+    }
+    fake_client_read(&w.c, SIZE_MAX);
+    CN_CHECK_EQ_INT(w.c.ended, 1);
+    world_check_bytes(&w);
+    world_fini(&w);
+}
+
 /* A client slower than the nodes (it reads 64 KiB between two answers,
  * which come 5 ms apart): answers find half the window still queued, so
  * the slice halves down to 128 KiB at depth 2; the window then settles
@@ -984,6 +1030,7 @@ static const struct cn_test_case cases[] = {
     {"retry", test_retry},
     {"auto_fast_client", test_auto_fast_client},
     {"auto_slow_client", test_auto_slow_client},
+    {"auto_one_slice_queued", test_auto_one_slice_queued},
     {NULL, NULL},
 };
 
