@@ -44,10 +44,10 @@ static void gw_read_ahead_set_slice(struct gw_read_ahead *ra, uint64_t slice)
 /* Grows the window one step, within the most window: the depth up to the
  * pipelined depth, then the slice, then the depth. Per-slice costs are
  * most of a fast stream's CPU, so the slice goes before depth. */
-static void gw_read_ahead_grow(struct gw_read_ahead *ra)
+static void gw_read_ahead_grow(struct gw_read_ahead *ra, uint64_t slice_cap)
 {
     uint32_t depth = CN_MIN(ra->depth * 2, ra->max_depth);
-    uint64_t slice = CN_MIN(ra->slice * 2, ra->max_slice);
+    uint64_t slice = CN_MIN(ra->slice * 2, CN_MIN(ra->max_slice, slice_cap));
     int depth_fits = depth > ra->depth && (uint64_t)depth * ra->slice <= ra->max_window;
     int slice_fits = slice > ra->slice && (uint64_t)ra->depth * slice <= ra->max_window;
     if (depth_fits && ra->depth < gw_read_ahead_pipelined(ra))
@@ -73,6 +73,9 @@ static void gw_read_ahead_shrink(struct gw_read_ahead *ra)
 
 void gw_read_ahead_update(struct gw_read_ahead *ra, const struct gw_read_ahead_obs *o)
 {
+    uint64_t cap = o->slice_cap > 0 ? o->slice_cap : UINT64_MAX;
+    if (ra->min_slice < ra->max_slice && ra->slice > cap) /* auto: the budget's share */
+        gw_read_ahead_set_slice(ra, cap);
     if (o->latency_us > 0 &&
         (ra->least_latency_us == 0 || o->latency_us < ra->least_latency_us))
         ra->least_latency_us = o->latency_us;
@@ -83,5 +86,5 @@ void gw_read_ahead_update(struct gw_read_ahead *ra, const struct gw_read_ahead_o
     int idle = ra->least_latency_us == 0 ||
                o->latency_us <= GW_READ_AHEAD_IDLE_FACTOR * ra->least_latency_us;
     if (o->client_waited && o->window_limited && idle)
-        gw_read_ahead_grow(ra);
+        gw_read_ahead_grow(ra, cap);
 }

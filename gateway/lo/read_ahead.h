@@ -27,8 +27,10 @@
  *    GW_READ_AHEAD_START_DEPTH, then the slice halves (a slow client gets
  *    short slices), then the depth goes to 1;
  *  - otherwise (the nodes are busy, or the client keeps pace): no change.
- * The read-ahead budget (read_budget.h) may still shorten the slices a
- * stream uses below the window's when many streams share it. */
+ * When the read-ahead budget (read_budget.h) shortens the slices a stream
+ * may use (many streams share it), an auto slice follows it down and the
+ * window grows in depth instead, as with a pinned slice: crowded streams
+ * keep enough bytes ahead of their clients, within the same window. */
 #ifndef GW_READ_AHEAD_H
 #define GW_READ_AHEAD_H
 
@@ -57,6 +59,8 @@ struct gw_read_ahead_obs {
     int window_limited;     /* the depth, not the high-water mark, stopped requests */
     int client_full;        /* the output reached the high-water mark */
     uint64_t latency_us;    /* the slice's time from request to answer */
+    uint64_t slice_cap;     /* the longest slice the read-ahead budget lets the
+                               stream use now (its share); 0: no cap */
 };
 
 /* Sets up a window: depth 0 = auto (GW_READ_AHEAD_START_DEPTH within

@@ -349,6 +349,8 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
             .client_full = before >= gw_read_pipeline_window(p) / 2 &&
                            now - p->delivered_us >= GW_READ_BURST_US,
             .latency_us = latency_us,
+            .slice_cap = p->opt.budget != NULL ? gw_read_budget_slice(p->opt.budget, UINT64_MAX)
+                                               : 0,
         };
         p->delivered_us = now;
         gw_read_ahead_update(&p->ra, &obs);

@@ -187,6 +187,46 @@ static void test_shrink(void)
     }
 }
 
+/* The read-ahead budget's share caps the slice (many streams): an auto
+ * slice follows it down and the window grows in depth instead (growing
+ * only the slice kept a crowded stream at 2 x 64 KiB ahead of its client);
+ * once the cap is lifted the slice grows again, the window never past
+ * 4 MiB. A pinned slice is left alone (the pipeline shortens what it
+ * uses). */
+static void test_budget_cap(void)
+{
+    struct gw_read_ahead ra;
+    gw_read_ahead_init(&ra, 0, 0, UINT64_MAX);
+    struct gw_read_ahead_obs capped = WAITED;
+    capped.slice_cap = 64 * KIB;
+    gw_read_ahead_update(&ra, &capped);
+    CN_CHECK_EQ_INT(ra.slice, 64 * KIB);
+    CN_CHECK_EQ_INT(ra.depth, 4);
+    for (int i = 0; i < 10; i++)
+        gw_read_ahead_update(&ra, &capped);
+    CN_CHECK_EQ_INT(ra.slice, 64 * KIB);
+    CN_CHECK_EQ_INT(ra.depth, 16);
+    for (int i = 0; i < 10; i++) {
+        gw_read_ahead_update(&ra, &WAITED);
+        CN_CHECK((uint64_t)ra.depth * ra.slice <= GW_READ_AHEAD_MAX_WINDOW);
+    }
+    CN_CHECK_EQ_INT(ra.slice, 256 * KIB);
+    CN_CHECK_EQ_INT(ra.depth, 16);
+    /* a cap of 1M: the slice reaches it, then the depth doubles */
+    gw_read_ahead_init(&ra, 0, 0, UINT64_MAX);
+    capped.slice_cap = 1024 * KIB;
+    static const uint32_t depths[] = {2, 4, 4};
+    for (int i = 0; i < 3; i++) {
+        gw_read_ahead_update(&ra, &capped);
+        CN_CHECK_EQ_INT(ra.slice, 1024 * KIB);
+        CN_CHECK_EQ_INT(ra.depth, depths[i]);
+    }
+    gw_read_ahead_init(&ra, 0, 512 * KIB, UINT64_MAX);
+    capped.slice_cap = 64 * KIB;
+    gw_read_ahead_update(&ra, &capped);
+    CN_CHECK_EQ_INT(ra.slice, 512 * KIB);
+}
+
 /* The slice never exceeds the cap (a chunk length below the most slice),
  * and a cap below the least slice is the slice. */
 static void test_cap(void)
@@ -231,6 +271,7 @@ static const struct cn_test_case cases[] = {
     {"hold", test_hold},
     {"shrink", test_shrink},
     {"cap", test_cap},
+    {"budget_cap", test_budget_cap},
     {"bounds_soak", test_bounds_soak},
     {NULL, NULL},
 };
