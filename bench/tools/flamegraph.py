@@ -47,8 +47,9 @@ def fold(lines):
         m = FRAME.match(line)
         if m and comm is not None:
             sym = m.group(1)
-            if sym == "[unknown]":
-                sym = "[%s]" % m.group(2).rsplit("/", 1)[-1]
+            dso = m.group(2).rsplit("/", 1)[-1]
+            if sym == "[unknown]" and dso != "[unknown]":
+                sym = "[%s]" % dso
             frames.append(sym)
     flush()
     return stacks
