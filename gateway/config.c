@@ -149,12 +149,15 @@ const struct cn_config_desc gw_config_table[] = {
      "GET slice length: a large-object GET asks the nodes for slices of at most this many "
      "bytes, never crossing a chunk (LeoFS used this name for the PUT socket read size; "
      "that is http.read_size here). Must not exceed chunked_obj_len. auto: each stream "
-     "starts at 512K and tunes it within [128K, 2M] (docs/large-objects.md)"},
+     "starts at 512K and tunes it within [128K, 2M], lengthening its slices before it deepens "
+     "its read-ahead (docs/large-objects.md)"},
     {"large_object.read_prefetch", CN_CONF_INT, GW_OFF(lo_read_prefetch), "auto", 1, 256,
      gw_config_auto,
      "slice requests in flight per large-object GET (read-ahead depth). auto: each stream "
-     "starts at 2 and grows (up to 16, at most 4M ahead of the client) while its client "
-     "waits and the nodes are idle, shrinks while its client is the bottleneck"},
+     "starts at 2 and grows (up to 16, depth x slice at most 4M) while "
+     "its client waits and the nodes are idle, once its slices can grow no longer (auto "
+     "slices reach 2M first: a fast stream settles at 2 x 2M); shrinks while its client is "
+     "the bottleneck. A stream holds at most (depth + 1) x slice (6M)"},
     {"large_object.read_ahead_budget", CN_CONF_SIZE, GW_OFF(lo_read_ahead_budget), "256M",
      1 * GW_MIB, 1024 * GW_GIB, NULL,
      "bytes of slices all large-object GETs of the gateway hold together (in flight, waiting "

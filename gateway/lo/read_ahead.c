@@ -1,6 +1,6 @@
 /* The self-tuning read-ahead window (read_ahead.h): multiplicative growth
- * while the client starves and the nodes are idle, multiplicative decrease
- * while the client is the bottleneck. No clock, no I/O: the pipeline
+ * while the client starves and the nodes are idle (the slice first, then
+ * the depth), multiplicative decrease while the client is the bottleneck. No clock, no I/O: the pipeline
  * measures, this decides. */
 #include "read_ahead.h"
 
@@ -27,33 +27,55 @@ void gw_read_ahead_init(struct gw_read_ahead *ra, uint32_t depth, uint64_t slice
     ra->max_window = CN_MAX((uint64_t)GW_READ_AHEAD_MAX_WINDOW, (uint64_t)ra->depth * ra->slice);
 }
 
-/* Grows the window one step: depth first, then the slice, within the
- * most window. */
-static void gw_read_ahead_grow(struct gw_read_ahead *ra)
+/* The depth below which nothing overlaps: the first one grown back to and
+ * the last one given up (a pinned depth never moves anyway). */
+static uint32_t gw_read_ahead_pipelined(const struct gw_read_ahead *ra)
 {
-    uint32_t depth = CN_MIN(ra->depth * 2, ra->max_depth);
-    uint64_t slice = CN_MIN(ra->slice * 2, ra->max_slice);
-    if (depth > ra->depth && (uint64_t)depth * ra->slice <= ra->max_window)
-        ra->depth = depth;
-    else if (slice > ra->slice && (uint64_t)ra->depth * slice <= ra->max_window) {
-        ra->slice = slice;
-        ra->least_latency_us = 0; /* longer slices take longer: learn again */
-    }
+    return CN_MIN(GW_READ_AHEAD_START_DEPTH, ra->max_depth);
 }
 
-/* Shrinks the window one step: depth first, then the slice. */
+/* Sets the slice to `slice`; a new length has new latencies: learn again. */
+static void gw_read_ahead_set_slice(struct gw_read_ahead *ra, uint64_t slice)
+{
+    ra->slice = slice;
+    ra->least_latency_us = 0;
+}
+
+/* Grows the window one step, within the most window: the depth up to the
+ * pipelined depth, then the slice, then the depth. Per-slice costs are
+ * most of a fast stream's CPU, so the slice goes before depth. */
+static void gw_read_ahead_grow(struct gw_read_ahead *ra, uint64_t slice_cap)
+{
+    uint32_t depth = CN_MIN(ra->depth * 2, ra->max_depth);
+    uint64_t slice = CN_MIN(ra->slice * 2, CN_MIN(ra->max_slice, slice_cap));
+    int depth_fits = depth > ra->depth && (uint64_t)depth * ra->slice <= ra->max_window;
+    int slice_fits = slice > ra->slice && (uint64_t)ra->depth * slice <= ra->max_window;
+    if (depth_fits && ra->depth < gw_read_ahead_pipelined(ra))
+        ra->depth = CN_MIN(depth, gw_read_ahead_pipelined(ra));
+    else if (slice_fits)
+        gw_read_ahead_set_slice(ra, slice);
+    else if (depth_fits)
+        ra->depth = depth;
+}
+
+/* Shrinks the window one step, the reverse of growing: the depth down to
+ * the pipelined depth, then the slice, then the depth down to its least. */
 static void gw_read_ahead_shrink(struct gw_read_ahead *ra)
 {
-    if (ra->depth > ra->min_depth)
+    uint32_t pipelined = CN_MAX(gw_read_ahead_pipelined(ra), ra->min_depth);
+    if (ra->depth > pipelined)
+        ra->depth = CN_MAX(ra->depth / 2, pipelined);
+    else if (ra->slice > ra->min_slice)
+        gw_read_ahead_set_slice(ra, CN_MAX(ra->slice / 2, ra->min_slice));
+    else if (ra->depth > ra->min_depth)
         ra->depth = CN_MAX(ra->depth / 2, ra->min_depth);
-    else if (ra->slice > ra->min_slice) {
-        ra->slice = CN_MAX(ra->slice / 2, ra->min_slice);
-        ra->least_latency_us = 0;
-    }
 }
 
 void gw_read_ahead_update(struct gw_read_ahead *ra, const struct gw_read_ahead_obs *o)
 {
+    uint64_t cap = o->slice_cap > 0 ? o->slice_cap : UINT64_MAX;
+    if (ra->min_slice < ra->max_slice && ra->slice > cap) /* auto: the budget's share */
+        gw_read_ahead_set_slice(ra, cap);
     if (o->latency_us > 0 &&
         (ra->least_latency_us == 0 || o->latency_us < ra->least_latency_us))
         ra->least_latency_us = o->latency_us;
@@ -64,5 +86,5 @@ void gw_read_ahead_update(struct gw_read_ahead *ra, const struct gw_read_ahead_o
     int idle = ra->least_latency_us == 0 ||
                o->latency_us <= GW_READ_AHEAD_IDLE_FACTOR * ra->least_latency_us;
     if (o->client_waited && o->window_limited && idle)
-        gw_read_ahead_grow(ra);
+        gw_read_ahead_grow(ra, cap);
 }

@@ -12,13 +12,25 @@
  *    empties its small queue would grow the window for nothing) and the
  *    nodes are idle (this slice came back about as fast as the fastest
  *    one seen, so more requests would not just queue behind each other):
- *    the depth doubles; when it cannot, the slice doubles; neither takes
- *    depth x slice past GW_READ_AHEAD_MAX_WINDOW (4 MiB: the per-stream
- *    memory bound of an auto stream, a little above the fixed default's
- *    (4 + 1) x 512 KiB);
+ *    the window grows one step, in this order: the depth up to
+ *    GW_READ_AHEAD_START_DEPTH (two slices, one in flight while the other
+ *    is written: below that nothing overlaps); then the slice doubles up
+ *    to GW_READ_AHEAD_MAX_SLICE (per-slice costs — a request, a reply,
+ *    wakeups on both sides — are most of a fast stream's CPU, so a byte
+ *    is cheapest in long slices); then the depth doubles. Nothing takes
+ *    depth x slice past GW_READ_AHEAD_MAX_WINDOW (4 MiB), so a fast
+ *    stream settles at 2 x 2 MiB. The pipeline keeps depth x slice in
+ *    flight, ready and queued toward the client beyond the one slice
+ *    being sent: an auto stream holds at most (depth + 1) x slice, 6 MiB;
  *  - the client is the bottleneck (its output reached the high-water
- *    mark): the depth halves; at the least depth, the slice halves;
- *  - otherwise (the nodes are busy, or the client keeps pace): no change. */
+ *    mark): one step back, in the reverse order: the depth halves down to
+ *    GW_READ_AHEAD_START_DEPTH, then the slice halves (a slow client gets
+ *    short slices), then the depth goes to 1;
+ *  - otherwise (the nodes are busy, or the client keeps pace): no change.
+ * When the read-ahead budget (read_budget.h) shortens the slices a stream
+ * may use (many streams share it), an auto slice follows it down and the
+ * window grows in depth instead, as with a pinned slice: crowded streams
+ * keep enough bytes ahead of their clients, within the same window. */
 #ifndef GW_READ_AHEAD_H
 #define GW_READ_AHEAD_H
 
@@ -30,7 +42,8 @@
 #define GW_READ_AHEAD_MIN_SLICE (128u * 1024)
 #define GW_READ_AHEAD_MAX_SLICE (2u * 1024 * 1024)
 #define GW_READ_AHEAD_IDLE_FACTOR 2u          /* latency within 2x the least: idle */
-#define GW_READ_AHEAD_MAX_WINDOW (4u * 1024 * 1024) /* depth x slice, per stream */
+#define GW_READ_AHEAD_MAX_WINDOW (4u * 1024 * 1024) /* depth x slice; a stream holds
+                                                       (depth + 1) x slice, <= 6 MiB */
 
 /* One stream's window. Fixed settings pin a dimension: min == max. */
 struct gw_read_ahead {
@@ -46,6 +59,8 @@ struct gw_read_ahead_obs {
     int window_limited;     /* the depth, not the high-water mark, stopped requests */
     int client_full;        /* the output reached the high-water mark */
     uint64_t latency_us;    /* the slice's time from request to answer */
+    uint64_t slice_cap;     /* the longest slice the read-ahead budget lets the
+                               stream use now (its share); 0: no cap */
 };
 
 /* Sets up a window: depth 0 = auto (GW_READ_AHEAD_START_DEPTH within

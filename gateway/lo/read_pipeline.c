@@ -132,10 +132,23 @@ static uint64_t gw_read_pipeline_now(const struct gw_read_pipeline *p)
 static void gw_read_pipeline_issue(struct gw_read_pipeline *p, struct gw_read_slot *s);
 
 /* The bytes an auto stream keeps ahead of its client (in flight, ready and
- * queued toward it): depth slices. */
+ * queued toward it beyond the one slice being sent): depth slices. */
 static uint64_t gw_read_pipeline_window(const struct gw_read_pipeline *p)
 {
     return (uint64_t)p->ra.depth * p->slice_len;
+}
+
+/* 1 when an auto stream's window has no room for len more bytes. One
+ * slice queued toward the client does not count (as with fixed settings,
+ * where one slice queued pauses requests): with 2 MiB slices at depth 2,
+ * counting it left one slice in flight only after the client had taken
+ * everything, and the client starved for a slice's latency each time. So
+ * an auto stream holds at most (depth + 1) x slice. */
+static int gw_read_pipeline_window_full(const struct gw_read_pipeline *p, uint64_t queued,
+                                        uint64_t len)
+{
+    uint64_t beyond = queued > p->slice_len ? queued - p->slice_len : 0;
+    return p->ring_bytes + beyond + len > gw_read_pipeline_window(p);
 }
 
 /* Cuts the response short: the client sees a truncated body. */
@@ -336,6 +349,8 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
             .client_full = before >= gw_read_pipeline_window(p) / 2 &&
                            now - p->delivered_us >= GW_READ_BURST_US,
             .latency_us = latency_us,
+            .slice_cap = p->opt.budget != NULL ? gw_read_budget_slice(p->opt.budget, UINT64_MAX)
+                                               : 0,
         };
         p->delivered_us = now;
         gw_read_ahead_update(&p->ra, &obs);
@@ -358,7 +373,7 @@ static void gw_read_pipeline_pump(struct gw_read_pipeline *p)
     while (p->count < p->ra.depth && p->next < p->end && !p->failed) {
         struct gw_lo_slice slice;
         gw_lo_map_slice(&p->map, p->next, p->end, p->slice_len, &slice);
-        if (p->autotune && p->ring_bytes + queued + slice.len > gw_read_pipeline_window(p)) {
+        if (p->autotune && gw_read_pipeline_window_full(p, queued, slice.len)) {
             window_full = 1;
             break;
         }

@@ -15,7 +15,8 @@
  * them itself (read_ahead.h) from what it sees at each delivered slice.
  *
  * Memory per GET: read_prefetch slices in flight plus the output high-water
- * mark: about (read_prefetch + 1) x slice length. With a
+ * mark: about (read_prefetch + 1) x slice length; auto: (depth + 1) x
+ * slice, at most 6 MiB (read_ahead.h). With a
  * read-ahead budget (read_budget.h) the stream also waits for room before
  * its headers, holds at most what it reserved (slices in flight and ready,
  * plus bytes queued toward the client), goes shallower and uses shorter

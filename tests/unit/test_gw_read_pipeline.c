@@ -889,8 +889,11 @@ static void test_retry(void)
 
 /* A client that reads everything as soon as it arrives and nodes that
  * answer at once:
- * the stream (depth and slice auto) deepens to 16 slices in flight and
- * lengthens its slices to 2 MiB; every byte arrives. */
+ * the stream (depth and slice auto) lengthens its slices to 2 MiB before
+ * it deepens, and settles at two of them (its 4 MiB window, which counts
+ * the slice queued toward the client): one in flight while the client
+ * takes the other, not 8 x 512 KiB (four times the slice requests per
+ * byte); every byte arrives. */
 static void test_auto_fast_client(void)
 {
     const struct gw_lo_seg seg = {0xb1, 40 << 20, 4 << 20};
@@ -911,20 +914,70 @@ static void test_auto_fast_client(void)
     uint64_t longest = 0;
     for (uint32_t i = 0; i < w.fs.n_gets; i++)
         longest = w.fs.log[i].len > longest ? w.fs.log[i].len : longest;
-    CN_CHECK(w.fs.max_pending >= 7 && w.fs.max_pending <= 8); /* the window counts the slice queued */
-    CN_CHECK_EQ_INT(longest, 512 * 1024);
+    CN_CHECK(w.fs.max_pending >= 1 && w.fs.max_pending <= 2); /* the window counts the slice queued */
+    CN_CHECK_EQ_INT(longest, 2048 * 1024);
+    /* it got there within the first few slices: all but the first few
+     * of the 40 MiB came in 2 MiB slices */
+    CN_CHECK(w.fs.n_gets <= 20 + 4);
+    CN_CHECK_EQ_INT(w.c.ended, 1);
+    world_check_bytes(&w);
+    world_fini(&w);
+}
+
+/* An auto stream at 2 x 2 MiB whose client stops reading: one slice
+ * queued toward the client does not count against the window, so two
+ * slices stay in flight while it is sent (counting it left one in flight
+ * only once the client had taken everything: the client starved for a
+ * slice's latency at each one); a second slice queued does count, so the
+ * stream never holds more than (depth + 1) x slice = 6 MiB. */
+static void test_auto_one_slice_queued(void)
+{
+    const struct gw_lo_seg seg = {0xb3, 40 << 20, 4 << 20};
+    const struct gw_read_pipeline_options opt = {
+        .output_high_water = 8 << 20, .clock_us = fake_clock,
+    };
+    struct world w;
+    world_init_opt(&w, &seg, 1, 0, 0, 40 << 20, &opt);
+    gw_read_pipeline_start(w.c.p);
+    for (int i = 0; i < 6; i++) { /* a fast client: 2 x 2 MiB */
+        fake_answer(&w.fs, 0, FAKE_OK);
+        fake_client_read(&w.c, SIZE_MAX);
+    }
+    CN_CHECK_EQ_INT(w.fs.n_pending, 2);
+    CN_CHECK_EQ_INT(w.fs.pending[0].len, 2 << 20);
+    CN_CHECK_EQ_INT(w.fs.pending[1].len, 2 << 20);
+    fake_answer(&w.fs, 0, FAKE_OK);          /* the client reads nothing now */
+    CN_CHECK_EQ_INT(evbuffer_get_length(w.c.out), 2 << 20);
+    CN_CHECK_EQ_INT(w.fs.n_pending, 2);      /* one queued, two in flight */
+    uint64_t most_ahead = 0;
+    for (int guard = 0; w.fs.n_pending > 0 && guard < 100; guard++) {
+        fake_answer(&w.fs, 0, FAKE_OK);
+        uint64_t ahead = evbuffer_get_length(w.c.out);
+        for (uint32_t i = 0; i < w.fs.n_pending; i++)
+            ahead += w.fs.pending[i].len;
+        most_ahead = ahead > most_ahead ? ahead : most_ahead;
+    }
+    CN_CHECK_EQ_INT(most_ahead, 6 << 20);
+    CN_CHECK_EQ_INT(evbuffer_get_length(w.c.out), 6 << 20); /* and it stopped there */
+    for (int guard = 0; w.c.p != NULL && guard < 100000; guard++) {
+        fake_client_read(&w.c, SIZE_MAX);
+        if (w.fs.n_pending > 0)
+            fake_answer(&w.fs, 0, FAKE_OK);
+    }
+    fake_client_read(&w.c, SIZE_MAX);
     CN_CHECK_EQ_INT(w.c.ended, 1);
     world_check_bytes(&w);
     world_fini(&w);
 }
 
 /* A client slower than the nodes (it reads 64 KiB between two answers,
- * which come 5 ms apart): the window settles where the client neither
- * waits long nor has much queued — between one and two 512 KiB slices
- * ahead (at one, the client empties its output before the next slice
- * comes, so it grows; at two, answers find half the window still queued,
- * so it shrinks) — far below the 16 x 2 MiB an auto window may reach;
- * every byte arrives. */
+ * which come 5 ms apart): answers find half the window still queued, so
+ * the slice halves down to 128 KiB at depth 2; the window then settles
+ * where the client neither waits long nor has much queued — between one
+ * and two 128 KiB slices ahead (at one, the client empties its output
+ * before the next slice comes, so it grows; at two, it shrinks) — far
+ * below the 2 x 2 MiB a fast client's window reaches (growing the depth
+ * first kept 512 KiB slices and up to 1 MiB ahead); every byte arrives. */
 static void test_auto_slow_client(void)
 {
     const struct gw_lo_seg seg = {0xb2, 24 << 20, 4 << 20};
@@ -956,8 +1009,8 @@ static void test_auto_slow_client(void)
         }
     }
     fake_client_read(&w.c, SIZE_MAX);
-    CN_CHECK(longest > 0 && longest <= 512 * 1024);
-    CN_CHECK(most_ahead <= 1024 * 1024);
+    CN_CHECK(longest > 0 && longest <= 256 * 1024);
+    CN_CHECK(most_ahead <= 512 * 1024);
     CN_CHECK_EQ_INT(w.c.ended, 1);
     world_check_bytes(&w);
     world_fini(&w);
@@ -977,6 +1030,7 @@ static const struct cn_test_case cases[] = {
     {"retry", test_retry},
     {"auto_fast_client", test_auto_fast_client},
     {"auto_slow_client", test_auto_slow_client},
+    {"auto_one_slice_queued", test_auto_one_slice_queued},
     {NULL, NULL},
 };
 
