@@ -68,7 +68,7 @@ one() { # label build up_args launcher -> appends "label small_ops large_MBps er
     "$bench" --endpoint $ep/bas "${a[@]}" --out "$out/$label-warm" --concurrent 1 --duration_s 1 \
       --operations '[{put,1}]' --key_generator '{uniform_int,1}' \
       --value_generator '{fixed_bin,16}' >/dev/null 2>&1 || true
-    [ "$(wc -l <"$out/$label-warm/errors.csv")" -le 1 ] && break
+    [ "$(wc -l <"$out/$label-warm/errors.csv" 2>/dev/null || echo 9)" -le 1 ] && break
     sleep 0.5
   done
   "$bench" --endpoint $ep/bas "${a[@]}" --out "$out/$label-p4k" --concurrent 32 --duration_s 60 \
