@@ -20,6 +20,9 @@
 #   The loads go to the endpoint `cairn-local env` prints, so the cost of
 #   TLS on one build is UP_AFTER="--auth none --tls" before_after.sh B B
 #   (https with cairn-local's CA on the after side).
+#   ENV_BEFORE, ENV_AFTER: "CAIRN_KEY=value ..." settings of each side's
+#   daemons (one build, metrics off against on:
+#   ENV_BEFORE="CAIRN_METRICS_PORT=0" before_after.sh B B)
 #   Also reported: the PUT of the 256 MiB object, MB/s (one request; noisy),
 #   and the CPU seconds (utime+stime from /proc/PID/stat, as cpu_per_gb.sh)
 #   the gateway and the node spent per GB served by the large GET and per
@@ -42,16 +45,17 @@ uptime >"$out/uptime-start.txt"
 # ticks (utime+stime) of the pids given, summed
 ticks() { local f; for f in "$@"; do cat "/proc/$f/stat"; done | awk '{t += $14 + $15} END {print t}'; }
 
-one() { # label build up_args launcher -> appends "label small_ops large_MBps errors put_MBps
+one() { # label build up_args launcher envs -> appends "label small_ops large_MBps errors put_MBps
         # gw_cpu_s_per_gb node_cpu_s_per_gb gw_cpu_us_per_small_get node_cpu_us_per_small_get"
-  local label=$1 build=$2 up_args=$3 local_sh=$4 dir=${BA_DIR:-/tmp/ba-cairn} port=${BA_PORT:-18700}
+  local label=$1 build=$2 up_args=$3 local_sh=$4 envs=$5 dir=${BA_DIR:-/tmp/ba-cairn} port=${BA_PORT:-18700}
   "$local_sh" down --dir $dir >/dev/null 2>&1 || true
   rm -rf $dir
   # on a loaded machine `up` can find a daemon not yet started (a build
   # without cairn-admin skips the nodes' PING wait): try three times
   local try
   for try in 1 2 3; do
-    "$local_sh" up -d --no-build --build "$build" --dir $dir \
+    # shellcheck disable=SC2086
+    env $envs "$local_sh" up -d --no-build --build "$build" --dir $dir \
       --gateway-port $port --base-port "${BA_BASE_PORT:-19700}" --nodes 1 $up_args \
       >"$out/$label.up.log" 2>&1 && break
     [ "$try" -eq 3 ] && { cat "$out/$label.up.log" >&2; return 1; }
@@ -110,8 +114,10 @@ PY
 }
 
 for i in $(seq 1 "$rounds"); do
-  one before-$i "$before" "${UP_BEFORE-"--auth none"}" "${LOCAL_BEFORE:-$src/deploy/local/cairn-local}"
-  one after-$i "$after" "${UP_AFTER-"--auth none"}" "${LOCAL_AFTER:-$src/deploy/local/cairn-local}"
+  one before-$i "$before" "${UP_BEFORE-"--auth none"}" "${LOCAL_BEFORE:-$src/deploy/local/cairn-local}" \
+    "${ENV_BEFORE:-}"
+  one after-$i "$after" "${UP_AFTER-"--auth none"}" "${LOCAL_AFTER:-$src/deploy/local/cairn-local}" \
+    "${ENV_AFTER:-}"
 done
 uptime >"$out/uptime-end.txt"
 python3 - "$out/runs.txt" <<'PY'
