@@ -62,7 +62,7 @@ one() { # label build up_args launcher envs -> appends "label small_ops large_MB
     "$local_sh" down --dir $dir >/dev/null 2>&1 || true
     rm -rf $dir; sleep 1
   done
-  local envout ep ca a=(--access_key $ck --secret_key $cs --progress false --plot false)
+  local envout ep ca a=(--access_key "$ck" --secret_key "$cs" --progress false --plot false)
   envout=$("$local_sh" env --dir $dir)
   ep=$(sed -n 's/^export AWS_ENDPOINT_URL=//p' <<<"$envout")
   ca=$(sed -n 's/^export AWS_CA_BUNDLE=//p' <<<"$envout")
