@@ -3,8 +3,9 @@
  * new map, and for decommission --wait waits until the gateways' rebalance
  * worker has walked the new map (s/rebalance's done_version; progress on
  * stderr), verifies by a dry run of the full repair pass (every node
- * listed, the leaving one included) that no key is short of its N copies
- * on active nodes, then writes the map without the node. With --repair,
+ * listed, the leaving one included) that no key the leaving node holds is
+ * short of its N copies on active nodes at that version or newer
+ * (adm_node_verify()), then writes the map without the node. With --repair,
  * or when told to after no worker took the map, cairn-admin copies by its
  * own repair passes instead. */
 #include "node.h"
@@ -339,16 +340,19 @@ static int adm_node_edit(const struct adm_node_opts *o, const struct cn_cluster 
 
 /* One repair pass over map (the full pass: it lists every node, the
  * leaving ones too, and writes each key to its replicas in map's ring;
- * the records not placed by the ring are left out: repair.h).
- * Progress goes to stderr. CN_OK with the counts, else CN_IO. */
+ * the records not placed by the ring are left out: repair.h). With
+ * leaving, only the keys a leaving node holds count, against its version
+ * (repair.h's against_leaving). Progress goes to stderr. CN_OK with the
+ * counts, else CN_IO. */
 static int adm_node_repair_pass(const struct adm_node_opts *o, const struct cn_cluster *map,
-                                int dry_run, struct adm_repair_counts *n)
+                                int dry_run, int leaving, struct adm_repair_counts *n)
 {
     uint32_t active = cn_cluster_active_nodes(map);
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? CN_MIN(o->replicas, active) : CN_MIN(3u, active),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = dry_run,
         .verbose = o->verbose, .curve = o->curve, .full = 1, .skip_unplaced = 1,
+        .against_leaving = leaving,
     };
     char err[CN_ERR_LEN];
     fflush(stdout);
@@ -365,21 +369,25 @@ static int adm_node_repair_pass(const struct adm_node_opts *o, const struct cn_c
 }
 
 /* Repairs toward map until a dry run finds every key with its N copies on
- * active nodes (or ADM_NODE_WAIT_PASSES passes went by). CN_OK when done. */
-static int adm_node_wait_copies(const struct adm_node_opts *o, const struct cn_cluster *map)
+ * active nodes (or ADM_NODE_WAIT_PASSES passes went by); with leaving
+ * (decommission), every key a leaving node holds with its N copies at its
+ * version or newer: adm_node_verify(). CN_OK when done. */
+static int adm_node_wait_copies(const struct adm_node_opts *o, const struct cn_cluster *map,
+                                int leaving)
 {
     for (int pass = 1; pass <= ADM_NODE_WAIT_PASSES; pass++) {
         struct adm_repair_counts n;
-        if (adm_node_repair_pass(o, map, 0, &n) != CN_OK)
+        if (adm_node_repair_pass(o, map, 0, 0, &n) != CN_OK)
             return CN_IO;
         fprintf(stderr, "pass %d: %llu keys, %llu copies written, %llu failed\n", pass,
                 (unsigned long long)n.keys, (unsigned long long)n.repaired,
                 (unsigned long long)n.failed);
-        if (adm_node_repair_pass(o, map, 1, &n) != CN_OK)
+        if (adm_node_repair_pass(o, map, 1, leaving, &n) != CN_OK)
             return CN_IO;
         if (n.differences == 0 && n.failed == 0) {
-            fprintf(stderr, "every one of %llu keys has its copies on active nodes\n",
-                    (unsigned long long)n.keys);
+            fprintf(stderr, "every one of %llu keys%s has its copies on active nodes\n",
+                    (unsigned long long)(leaving ? n.leaving_keys : n.keys),
+                    leaving ? " the leaving node holds" : "");
             return CN_OK;
         }
         sleep(1);
@@ -454,25 +462,41 @@ static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_c
 }
 
 /* After the walk: dry runs of the full repair pass until one finds every
- * key with its N copies on active nodes. A key still short (a write the
- * walk raced, a replica that missed one) is copied by one repair pass
- * after the third dry run. CN_OK when verified. */
-static int adm_node_verify(const struct adm_node_opts *o, const struct cn_cluster *map)
+ * key with its N copies on active nodes. With leaving (decommission) the
+ * check is what removing the leaving node needs, and no more: each key a
+ * leaving node holds has, on its N active owners in map's ring, a copy at
+ * the version the leaving node holds or newer. Keys no leaving node holds
+ * are not counted, and a newer write still on its way to a replica is no
+ * difference; a leaving node owns no ring point, so what it holds only
+ * shrinks during the walk, and the check settles under a steady overwrite
+ * load (the full rule would find the writes in flight on every pass).
+ * replace keeps the full rule (its old node is gone from map). A key
+ * still short (a write the walk raced, a replica that missed one) is
+ * copied by one repair pass (the same rule) after the third dry run.
+ * CN_OK when verified. */
+static int adm_node_verify(const struct adm_node_opts *o, const struct cn_cluster *map,
+                           int leaving)
 {
     for (int t = 1; t <= ADM_NODE_VERIFY_TRIES; t++) {
         struct adm_repair_counts n;
-        if (adm_node_repair_pass(o, map, 1, &n) != CN_OK)
+        if (adm_node_repair_pass(o, map, 1, leaving, &n) != CN_OK)
             return CN_IO;
         if (n.differences == 0 && n.failed == 0) {
-            fprintf(stderr, "verified: every one of %llu keys has its copies on active "
-                    "nodes\n", (unsigned long long)n.keys);
+            if (leaving)
+                fprintf(stderr, "verified: every one of %llu keys the leaving node holds "
+                        "has its copies on active nodes, at its version or newer (%llu keys "
+                        "listed)\n", (unsigned long long)n.leaving_keys,
+                        (unsigned long long)n.keys);
+            else
+                fprintf(stderr, "verified: every one of %llu keys has its copies on active "
+                        "nodes\n", (unsigned long long)n.keys);
             return CN_OK;
         }
         fprintf(stderr, "verification %d: %llu copies short of N, %llu failed\n", t,
                 (unsigned long long)n.differences, (unsigned long long)n.failed);
         if (t == 3) {
             fprintf(stderr, "copying what is still short with a repair pass\n");
-            if (adm_node_repair_pass(o, map, 0, &n) != CN_OK)
+            if (adm_node_repair_pass(o, map, 0, leaving, &n) != CN_OK)
                 return CN_IO;
         }
         sleep(1);
@@ -517,10 +541,11 @@ static int adm_node_change(const struct adm_node_opts *o, char *const *a, uint32
     }
     int rc = adm_node_publish(o, v.map, next);
     int wait = o->wait && (strcmp(a[0], "decommission") == 0 || strcmp(a[0], "replace") == 0);
+    int leaving = strcmp(a[0], "decommission") == 0;
     if (rc == CN_OK && wait && o->repair)
-        rc = adm_node_wait_copies(o, next);
+        rc = adm_node_wait_copies(o, next, leaving);
     else if (rc == CN_OK && wait && (rc = adm_node_wait_worker(o, next, a[0], a[1])) == CN_OK)
-        rc = adm_node_verify(o, next);
+        rc = adm_node_verify(o, next, leaving);
     if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0)
         rc = adm_node_unchanged(o, next, a[1]);
     if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0) {

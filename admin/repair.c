@@ -239,18 +239,35 @@ void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *h
             src = i;
         }
     }
+    /* the version replicas are held to: the newest copy overall, or with
+     * against_leaving the leaving nodes' newest (none: nothing at risk) */
+    const struct adm_repair_ent *ref = best;
+    if (rp->o->against_leaving) {
+        ref = NULL;
+        for (uint32_t i = 0; i < rp->n; i++) {
+            const struct adm_repair_ent *e = have[i];
+            if (e != NULL && !(e->flags & MSG_FLAG_CORRUPT) &&
+                cn_cluster_node(rp->cl, i)->leaving &&
+                (ref == NULL || cn_version_newer(e->ts, e->ver, ref->ts, ref->ver)))
+                ref = e;
+        }
+        if (ref == NULL)
+            return;
+    }
     if (best == NULL) {   /* every copy listed is marked corrupt: none to copy */
         rp->counts->failed++;
         return;
     }
     if (rp->o->skip_unplaced && adm_repair_unplaced((const char *)best->key, best->key_len))
         return;
+    if (rp->o->against_leaving)
+        rp->counts->leaving_keys++;
     uint32_t replicas[CN_CLUSTER_MAX_NODES], stale[CN_CLUSTER_MAX_NODES], n_stale = 0;
     uint32_t nr = cn_ring_lookup(rp->ring, best->key, best->key_len, rp->o->replicas, replicas);
     for (uint32_t k = 0; k < nr; k++) {
         const struct adm_repair_ent *e = have[replicas[k]];
         if (e != NULL && !(e->flags & MSG_FLAG_CORRUPT) &&
-            !cn_version_newer(best->ts, best->ver, e->ts, e->ver))
+            !cn_version_newer(ref->ts, ref->ver, e->ts, e->ver))
             continue;
         stale[n_stale++] = replicas[k];
         if (rp->o->verbose)
@@ -314,7 +331,7 @@ int adm_repair_run(const struct cn_cluster *cl, const struct adm_repair_opts *o,
         else
             msg_client_set_limits(rp.cur[i].c, &lim);
     }
-    int full = o->full;
+    int full = o->full || o->against_leaving;   /* digests compare replica sets only */
     if (rc == CN_OK && !full) {
         out->digest = 1;
         rc = adm_repair_digest_run(&rp, err);

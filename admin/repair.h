@@ -36,11 +36,17 @@ struct adm_repair_opts {
                          * (s/rebalance, s/collector, s/lifecycle): node --wait's
                          * passes (a newer but malformed map on a few nodes is not
                          * spread, a lease record being rewritten is no difference) */
+    int against_leaving; /* decommission's check (implies full): only the keys a leaving
+                          * node holds count, and a replica differs when it lacks the
+                          * leaving nodes' newest copy (ts, ver; a tombstone is a
+                          * version) or holds an older one; a newer version in flight
+                          * is no difference. A repair copies the overall newest. */
 };
 
 struct adm_repair_counts {
     uint64_t keys;         /* distinct keys seen */
     uint64_t differences;  /* (key, replica) pairs older or missing */
+    uint64_t leaving_keys; /* against_leaving: distinct keys a leaving node holds */
     uint64_t repaired;     /* of those, written */
     uint64_t failed;       /* writes or reads that failed */
     uint64_t bytes;        /* data bytes copied */

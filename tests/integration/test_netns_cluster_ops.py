@@ -8,9 +8,11 @@ and reads back its own keys run against A, it
 1. kills s0 (SIGKILL), writes 60 keys through C (the writes s0 missed are
    hinted on its peers), kills C with SIGKILL while the hints are held,
    restarts s0, then C; the nodes' hints drain to 0 (no repair);
-2. `cairn-admin node decommission s4`; once the rebalance walk of that
-   map has moved its keys (s4 holds none: purged), `node remove s4`; its
-   disk bytes go down (compaction), then it is stopped;
+2. `cairn-admin node decommission s4 --wait`: it waits for the rebalance
+   walk of that map (s4 holds none after it: purged), verifies the keys s4
+   held against its versions (writes in flight are no difference, issue
+   17) and writes the map without s4; its disk bytes go down
+   (compaction), then it is stopped;
 3. throttles the rebalance, `node replace s3 s5 ADDR` (a new id on a new
    host, the case of a failed disk), kills the lease holder (B or C) with
    SIGKILL mid-walk, lifts the throttle; the other one resumes from the
@@ -41,6 +43,7 @@ import atexit
 import csv
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -314,37 +317,42 @@ def run(tmp):
                    "%d hints held when C was killed, drained %.1fs after C restarted"
                    % (hinted, t_drain)))
 
-    # 2. drain and remove s4: decommission marks it leaving; the rebalance
-    # walk of that map copies its keys to their new owners and purges its
-    # copies; then remove drops it from the map. (`decommission --wait`
-    # is the one-command form, but on main its repair passes never end
-    # under a steady overwrite load: each pass finds the writes in flight.)
+    # 2. drain and remove s4: `decommission --wait` marks it leaving, waits
+    # for the rebalance walk of that map (its keys copied to their new
+    # owners, its copies purged), verifies that every key s4 still holds is
+    # on its active owners at its version or newer (writes in flight are no
+    # difference: issue 17), then writes the map without s4.
     st0 = stats([nodes["s4"]])[nodes["s4"].addr]
     t0 = now()
-    rc, out = admin(tmp, "node", "decommission", "s4")
-    assert rc == 0, "decommission failed: " + out
-    v_dec = admin_json(tmp, "node", "status")["version"]
-    wait_for("the walk of map version %d" % v_dec,
-             lambda: rebalance(tmp).get("done_version", 0) >= v_dec, timeout=120)
+    rc, out = admin(tmp, "node", "decommission", "s4", "--wait")
+    assert rc == 0, "decommission --wait failed: " + out
     t_walk = now() - t0
-    rb = rebalance(tmp)
+    walked = re.search(r"rebalance toward map version (\d+): done, holder [^,]*, (\d+) keys "
+                       r"scanned, (\d+) copies written \((\d+) bytes\), (\d+) purged, "
+                       r"(\d+) failed", out)
+    assert walked and "verified: every one of" in out, "decommission --wait: " + out
+    v_dec = int(walked.group(1))
+    rb = dict(zip(("scanned", "copied", "bytes", "purged", "failed"),
+                  (int(walked.group(i)) for i in range(2, 7))))
+    verified = [ln for ln in out.splitlines() if ln.startswith("verifi")]
     left = nodes_py("count", nodes["s4"].addr)[nodes["s4"].addr]
     assert left == 0, "s4 still holds %d keys after the walk of its leaving map" % left
-    rc, out = admin(tmp, "node", "remove", "s4")
-    assert rc == 0, "remove failed: " + out
     v_rem = admin_json(tmp, "node", "status")["version"]
+    assert v_rem == v_dec + 1 and all(n["id"] != "s4" for n in admin_json(
+        tmp, "node", "status")["nodes"]), "s4 still in the map after decommission --wait"
     wait_for("the walk of map version %d" % v_rem,
              lambda: rebalance(tmp).get("done_version", 0) >= v_rem, timeout=120)
     t_space4 = wait_for("s4's disk bytes to go down", lambda: stats([nodes["s4"]])[
         nodes["s4"].addr]["bytes_total"] < 0.5 * st0["bytes_total"], timeout=60)
     st1 = stats([nodes["s4"]])[nodes["s4"].addr]
     nodes["s4"].stop()
-    phases.append(("decommission + remove s4", t0, now(),
-                   "walk of the leaving map done %.1fs after decommission: %d keys, %d copies, "
+    phases.append(("decommission --wait s4", t0, now(),
+                   "%s; walk of the leaving map + verification done %.1fs after decommission: "
+                   "%d keys, %d copies, "
                    "%d bytes, %d purged, %d failed; s4: %d records, %d bytes on disk before, "
                    "%d bytes %.1fs after the removal (compaction)" % (
-                       t_walk, rb["scanned"], rb["copied"], rb["bytes"], rb["purged"],
-                       rb["failed"], st0["records"], st0["bytes_total"], st1["bytes_total"],
+                       " / ".join(verified), t_walk, rb["scanned"], rb["copied"], rb["bytes"],
+                       rb["purged"], rb["failed"], st0["records"], st0["bytes_total"], st1["bytes_total"],
                        t_space4)))
 
     # 3. replace s3 by s5; the lease holder is killed mid-walk
