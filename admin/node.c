@@ -345,14 +345,15 @@ static int adm_node_edit(const struct adm_node_opts *o, const struct cn_cluster 
  * (repair.h's against_leaving). Progress goes to stderr. CN_OK with the
  * counts, else CN_IO. */
 static int adm_node_repair_pass(const struct adm_node_opts *o, const struct cn_cluster *map,
-                                int dry_run, int leaving, struct adm_repair_counts *n)
+                                int dry_run, int leaving, uint64_t before_us,
+                                struct adm_repair_counts *n)
 {
     uint32_t active = cn_cluster_active_nodes(map);
     struct adm_repair_opts ro = {
         .replicas = o->replicas > 0 ? CN_MIN(o->replicas, active) : CN_MIN(3u, active),
         .vnodes = o->vnodes, .timeout_ms = o->timeout_ms, .dry_run = dry_run,
         .verbose = o->verbose, .curve = o->curve, .full = 1, .skip_unplaced = 1,
-        .against_leaving = leaving,
+        .against_leaving = leaving, .written_before_us = dry_run ? before_us : 0,
     };
     char err[CN_ERR_LEN];
     fflush(stdout);
@@ -377,12 +378,12 @@ static int adm_node_wait_copies(const struct adm_node_opts *o, const struct cn_c
 {
     for (int pass = 1; pass <= ADM_NODE_WAIT_PASSES; pass++) {
         struct adm_repair_counts n;
-        if (adm_node_repair_pass(o, map, 0, 0, &n) != CN_OK)
+        if (adm_node_repair_pass(o, map, 0, 0, 0, &n) != CN_OK)
             return CN_IO;
         fprintf(stderr, "pass %d: %llu keys, %llu copies written, %llu failed\n", pass,
                 (unsigned long long)n.keys, (unsigned long long)n.repaired,
                 (unsigned long long)n.failed);
-        if (adm_node_repair_pass(o, map, 1, leaving, &n) != CN_OK)
+        if (adm_node_repair_pass(o, map, 1, leaving, 0, &n) != CN_OK)
             return CN_IO;
         if (n.differences == 0 && n.failed == 0) {
             fprintf(stderr, "every one of %llu keys%s has its copies on active nodes\n",
@@ -418,7 +419,7 @@ static void adm_node_print_walk(const struct adm_rebalance_fields *f, uint64_t t
  * lease (a holder may first finish an older walk, or wait until every
  * gateway uses the map: that is a live worker). */
 static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_cluster *map,
-                                const char *what, const char *id)
+                                const char *what, const char *id, uint64_t *walk_started_us)
 {
     struct adm_rebalance_opts ro = {
         .map = map, .replicas = o->replicas, .timeout_ms = o->timeout_ms, .curve = o->curve,
@@ -435,6 +436,7 @@ static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_c
         uint64_t now = cn_time_mono_us();
         if (f.has && f.done >= target) {
             adm_node_print_walk(&f, target);
+            *walk_started_us = f.started;
             return CN_OK;
         }
         if (f.has && f.lease_until > cn_time_now_us())   /* a live worker */
@@ -470,16 +472,20 @@ static int adm_node_wait_worker(const struct adm_node_opts *o, const struct cn_c
  * difference; a leaving node owns no ring point, so what it holds only
  * shrinks during the walk, and the check settles under a steady overwrite
  * load (the full rule would find the writes in flight on every pass).
- * replace keeps the full rule (its old node is gone from map). A key
+ * replace keeps the full rule (its old node is gone from map), over the
+ * keys stamped before before_us, the start of the worker's walk (every
+ * gateway used the new map by then, so a later write's own quorum and
+ * hints place it; 0: every key), so it settles under a steady overwrite
+ * load too. A key
  * still short (a write the walk raced, a replica that missed one) is
  * copied by one repair pass (the same rule) after the third dry run.
  * CN_OK when verified. */
 static int adm_node_verify(const struct adm_node_opts *o, const struct cn_cluster *map,
-                           int leaving)
+                           int leaving, uint64_t before_us)
 {
     for (int t = 1; t <= ADM_NODE_VERIFY_TRIES; t++) {
         struct adm_repair_counts n;
-        if (adm_node_repair_pass(o, map, 1, leaving, &n) != CN_OK)
+        if (adm_node_repair_pass(o, map, 1, leaving, leaving ? 0 : before_us, &n) != CN_OK)
             return CN_IO;
         if (n.differences == 0 && n.failed == 0) {
             if (leaving)
@@ -489,14 +495,15 @@ static int adm_node_verify(const struct adm_node_opts *o, const struct cn_cluste
                         (unsigned long long)n.keys);
             else
                 fprintf(stderr, "verified: every one of %llu keys has its copies on active "
-                        "nodes\n", (unsigned long long)n.keys);
+                        "nodes (%llu written during the walk left to their own quorum)\n",
+                        (unsigned long long)(n.keys - n.recent), (unsigned long long)n.recent);
             return CN_OK;
         }
         fprintf(stderr, "verification %d: %llu copies short of N, %llu failed\n", t,
                 (unsigned long long)n.differences, (unsigned long long)n.failed);
         if (t == 3) {
             fprintf(stderr, "copying what is still short with a repair pass\n");
-            if (adm_node_repair_pass(o, map, 0, leaving, &n) != CN_OK)
+            if (adm_node_repair_pass(o, map, 0, leaving, 0, &n) != CN_OK)
                 return CN_IO;
         }
         sleep(1);
@@ -542,10 +549,12 @@ static int adm_node_change(const struct adm_node_opts *o, char *const *a, uint32
     int rc = adm_node_publish(o, v.map, next);
     int wait = o->wait && (strcmp(a[0], "decommission") == 0 || strcmp(a[0], "replace") == 0);
     int leaving = strcmp(a[0], "decommission") == 0;
+    uint64_t walk_started_us = 0;
     if (rc == CN_OK && wait && o->repair)
         rc = adm_node_wait_copies(o, next, leaving);
-    else if (rc == CN_OK && wait && (rc = adm_node_wait_worker(o, next, a[0], a[1])) == CN_OK)
-        rc = adm_node_verify(o, next, leaving);
+    else if (rc == CN_OK && wait &&
+             (rc = adm_node_wait_worker(o, next, a[0], a[1], &walk_started_us)) == CN_OK)
+        rc = adm_node_verify(o, next, leaving, walk_started_us);
     if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0)
         rc = adm_node_unchanged(o, next, a[1]);
     if (rc == CN_OK && wait && strcmp(a[0], "decommission") == 0) {

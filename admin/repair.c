@@ -260,6 +260,10 @@ void adm_repair_key(struct adm_repair *rp, const struct adm_repair_ent *const *h
     }
     if (rp->o->skip_unplaced && adm_repair_unplaced((const char *)best->key, best->key_len))
         return;
+    if (rp->o->written_before_us != 0 && best->ts >= rp->o->written_before_us) {
+        rp->counts->recent++;
+        return;
+    }
     if (rp->o->against_leaving)
         rp->counts->leaving_keys++;
     uint32_t replicas[CN_CLUSTER_MAX_NODES], stale[CN_CLUSTER_MAX_NODES], n_stale = 0;

@@ -41,12 +41,17 @@ struct adm_repair_opts {
                           * leaving nodes' newest copy (ts, ver; a tombstone is a
                           * version) or holds an older one; a newer version in flight
                           * is no difference. A repair copies the overall newest. */
+    uint64_t written_before_us; /* replace's check: a key whose newest copy is stamped at or
+                                 * after this (ts, µs; written while every gateway already
+                                 * used the new map, so its own quorum and hints place it)
+                                 * is not counted; 0: every key counts */
 };
 
 struct adm_repair_counts {
     uint64_t keys;         /* distinct keys seen */
     uint64_t differences;  /* (key, replica) pairs older or missing */
     uint64_t leaving_keys; /* against_leaving: distinct keys a leaving node holds */
+    uint64_t recent;       /* written_before_us: keys left out as written after it */
     uint64_t repaired;     /* of those, written */
     uint64_t failed;       /* writes or reads that failed */
     uint64_t bytes;        /* data bytes copied */

@@ -368,8 +368,21 @@ def test_decommission_under_load():
     # its version or newer on their active owners) settles and the node is
     # removed. (The full repair rule found the writes in flight on every
     # dry run and gave up.)
+    ops_under_load("decommission")
+
+
+def test_replace_under_load():
+    # the same load while s3's host has failed (stopped, writes hinted) and
+    # `replace s3 s3 NEW --wait` refills a fresh host: the verification
+    # counts the keys stamped before the worker's walk began (later writes
+    # went to the new ring with their own quorum and hints), so it settles
+    # too. (The full rule over every key found the writes in flight.)
+    ops_under_load("replace")
+
+
+def ops_under_load(op):
     import threading
-    cl, cf, gb = start(4, 4)
+    cl, cf, gb = start(5 if op == "replace" else 4, 4)
     stop_ev = threading.Event()
     acked = [0]
     failed = []
@@ -416,8 +429,16 @@ def test_decommission_under_load():
              "false"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         threads.append(bench)
         wait_for("the writers' first acks", lambda: acked[0] >= 20)
+        if op == "replace":
+            cl.nodes[3].stop()   # the failed host
+            at_stop = acked[0]
+            wait_for("acks with s3 down", lambda: acked[0] > at_stop + 20)
         before = acked[0]
-        rc, out, err = admin(cf, "node", "decommission", "s3", "--wait", timeout=600)
+        if op == "replace":
+            rc, out, err = admin(cf, "node", "replace", "s3", "s3", cl.nodes[4].endpoint,
+                                 "--wait", timeout=600)
+        else:
+            rc, out, err = admin(cf, "node", "decommission", "s3", "--wait", timeout=600)
         during = acked[0] - before
         # the writers were still writing when the command returned
         at_end = acked[0]
@@ -433,20 +454,30 @@ def test_decommission_under_load():
               "cairn-bench errors: %r" % errs)
         print("  cairn-bench: %s" % ", ".join("%s %d ok" % (k, v["ok"]) for k, v in
                                               sorted(bjs.get("ops", {}).items())))
-        check(rc == 0, "decommission under load failed %d: %s %s" % (rc, out, err))
-        check("verified: every one of" in err and "the leaving node holds" in err,
-              "no verification against the leaving node: " + err)
-        check("cluster map version 2" in out, "decommission did not end at version 2: " + out)
-        check(not failed, "%d PUTs failed during the decommission: %s"
-              % (len(failed), failed[:3]))
-        print("  decommission --wait under %d overwrites (during the command): %s"
-              % (during, [l for l in err.splitlines() if "verif" in l]))
+        check(rc == 0, "%s under load failed %d: %s %s" % (op, rc, out, err))
+        if op == "replace":
+            check("verified: every one of" in err and "left to their own quorum" in err,
+                  "no verification of the keys written before the walk: " + err)
+        else:
+            check("verified: every one of" in err and "the leaving node holds" in err,
+                  "no verification against the leaving node: " + err)
+        version = 1 if op == "replace" else 2
+        check("cluster map version %d" % version in out,
+              "%s did not end at version %d: %s" % (op, version, out))
+        check(not failed, "%d PUTs failed during the %s: %s" % (len(failed), op, failed[:3]))
+        print("  %s --wait under %d overwrites (during the command): %s"
+              % (op, during, [l for l in err.splitlines() if "verif" in l]))
         for name, g in (("a", cl), ("b", gb)):
-            wait_for("gateway %s takes map version 2" % name,
-                     lambda g=g: "cluster map version 2 in use" in g.log_text())
-        cl.nodes[3].stop()
+            wait_for("gateway %s takes map version %d" % (name, version),
+                     lambda g=g: "cluster map version %d in use" % version in g.log_text())
+        if op != "replace":
+            cl.nodes[3].stop()
         expect.update(last)
         read_all((("a", a), ("b", gb.boto())), expect)
+        if op == "replace":
+            print("  %d objects (%d overwritten) read back at their last acknowledged version"
+                  % (len(expect), len(last)))
+            return
         for k in expect:
             for o in (0, 1, 2):   # 3 nodes left, N = 3: every key on each of them
                 wait_for("%s on s%d" % (k, o),
@@ -801,7 +832,8 @@ def test_admin_follows_map():
 
 if __name__ == "__main__":
     for t in (test_admin_follows_map, test_hint_for_added_node, test_dual_ring_read, test_replace_and_remove,
-              test_add_malformed_decommission, test_decommission_under_load):
+              test_add_malformed_decommission, test_decommission_under_load,
+              test_replace_under_load):
         print(t.__name__)
         t()
     print("ok")
