@@ -46,6 +46,11 @@
 #include "cn/metrics_http.h"
 #include "cn/time.h"
 
+/* How long start-up waits for the workers' node sockets to connect
+ * (gw_storage_client_await_connect): a CURVE handshake over loopback takes
+ * milliseconds; a node down at start costs this once. */
+#define GW_SERVER_CONNECT_WAIT_US (1000u * 1000u)
+
 /* A worker's credentials table (key_sync.h): the sync puts a new one in
  * `pending` and wakes the worker, which swaps it in on its own thread. */
 struct gw_server_keys {
@@ -571,6 +576,15 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
             goto fail;
+    /* the workers' first requests must not race their sockets' connects */
+    uint64_t connect_by = cn_time_mono_us() + GW_SERVER_CONNECT_WAIT_US;
+    uint32_t unconnected = 0;
+    for (uint32_t i = 0; i < s->n_workers; i++)
+        unconnected += gw_storage_client_await_connect(s->workers[i].client, connect_by);
+    if (unconnected > 0)
+        cn_warn("%u storage node connections not up after %d ms (a node down?): their first "
+                "requests will mark them down", unconnected,
+                (int)(GW_SERVER_CONNECT_WAIT_US / 1000));
     if (cfg->lifecycle_enabled)
         gw_server_lifecycle_init(s);
     if (cfg->collector_interval_ms > 0)

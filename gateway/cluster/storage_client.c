@@ -29,13 +29,6 @@ struct gw_sc_pending {
     int send_failed;   /* the timer reports a send failure, not a timeout */
     uint64_t sent_us;  /* monotonic: the request's latency (cluster_metrics.h) */
     char why[128];
-    /* waiting for its node's first connection (gw_sc_node.wait): the
-     * encoded header and the payload, sent once the node is connected */
-    int waiting;
-    msgpack_sbuffer hdr;
-    struct gw_storage_payload pl;
-    int has_pl;
-    struct gw_sc_pending *wait_next;
 };
 
 struct gw_sc_node {
@@ -51,18 +44,7 @@ struct gw_sc_node {
      * node below 3 gets `osize` folded into the etag (msg_osize_downgrade).
      * With shared node states, theirs (learnt by any thread) is used. */
     uint32_t vmax;
-    /* A socket not yet connected (ZMQ_IMMEDIATE refuses sends until its
-     * first connection is up) holds the requests sent to it in its first
-     * GW_SC_CONNECT_GRACE_MS instead of failing them and marking a live
-     * node down: a gateway's first requests race its connects. */
-    uint64_t opened_us;
-    int connected;                 /* it has taken a send once */
-    struct gw_sc_pending *wait;    /* in send order */
-    struct event *connect_timer;   /* polls for the connection while wait != NULL */
 };
-
-#define GW_SC_CONNECT_GRACE_MS 1000
-#define GW_SC_CONNECT_POLL_MS 2
 
 struct gw_storage_client {
     struct event_base *base;
@@ -82,7 +64,6 @@ struct gw_storage_client {
 
 static void gw_storage_client_node_failed(struct gw_storage_client *c, uint32_t node, int rc,
                                           const char *why);
-static void gw_storage_client_connect_poll(evutil_socket_t fd, short what, void *arg);
 
 static struct gw_sc_pending **gw_storage_client_slot(struct gw_storage_client *c, uint64_t id)
 {
@@ -102,27 +83,8 @@ static struct gw_sc_pending *gw_storage_client_take(struct gw_storage_client *c,
     return p;
 }
 
-/* Drops p's held header and payload (a request that waited for its node's
- * connection and is given up). */
-static void gw_storage_client_unwait(struct gw_sc_pending *p)
-{
-    if (!p->waiting)
-        return;
-    struct gw_sc_node *n = &p->client->nodes[p->node];
-    struct gw_sc_pending **pp = &n->wait;
-    while (*pp != NULL && *pp != p)
-        pp = &(*pp)->wait_next;
-    if (*pp == p)
-        *pp = p->wait_next;
-    msgpack_sbuffer_destroy(&p->hdr);
-    if (p->has_pl && p->pl.free_fn != NULL)
-        p->pl.free_fn((void *)p->pl.data, p->pl.hint);
-    p->waiting = 0;
-}
-
 static void gw_storage_client_pending_free(struct gw_sc_pending *p)
 {
-    gw_storage_client_unwait(p);
     event_free(p->timer);
     cn_free(p);
 }
@@ -287,8 +249,6 @@ static int gw_storage_client_node_open(struct gw_storage_client *c, void *zmq_ct
     }
     n->ev = event_new(c->base, fd, EV_READ | EV_PERSIST, gw_storage_client_on_readable, n);
     event_add(n->ev, NULL);
-    n->connect_timer = evtimer_new(c->base, gw_storage_client_connect_poll, n);
-    n->opened_us = cn_time_mono_us();
     return CN_OK;
 }
 
@@ -344,8 +304,6 @@ void gw_storage_client_free(struct gw_storage_client *c)
             gw_node_health_release_probe(c->health, i);
         if (c->nodes[i].ev != NULL)
             event_free(c->nodes[i].ev);
-        if (c->nodes[i].connect_timer != NULL)
-            event_free(c->nodes[i].connect_timer);
         if (c->nodes[i].sock != NULL)
             zmq_close(c->nodes[i].sock);
     }
@@ -367,8 +325,6 @@ int gw_storage_client_add_node(struct gw_storage_client *c, const char *endpoint
         struct gw_sc_node *n = &c->nodes[i];
         if (n->ev != NULL)
             event_free(n->ev);
-        if (n->connect_timer != NULL)
-            event_free(n->connect_timer);
         if (n->sock != NULL)
             zmq_close(n->sock);
         memset(n, 0, sizeof(*n));
@@ -385,6 +341,32 @@ uint32_t gw_storage_client_nodes(const struct gw_storage_client *c)
     return c->n_nodes;
 }
 
+uint32_t gw_storage_client_await_connect(struct gw_storage_client *c, uint64_t deadline_us)
+{
+    zmq_pollitem_t items[GW_STORAGE_CLIENT_MAX_NODES];
+    for (;;) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < c->n_nodes; i++) {
+            int events = 0;
+            size_t len = sizeof(events);
+            if (zmq_getsockopt(c->nodes[i].sock, ZMQ_EVENTS, &events, &len) == 0 &&
+                (events & ZMQ_POLLOUT))
+                continue;   /* a pipe to a connected peer exists */
+            items[n].socket = c->nodes[i].sock;
+            items[n].fd = 0;
+            items[n].events = ZMQ_POLLOUT;
+            items[n].revents = 0;
+            n++;
+        }
+        uint64_t now = cn_time_mono_us();
+        if (n == 0 || now >= deadline_us)
+            return n;
+        long ms = (long)((deadline_us - now + 999) / 1000);
+        if (zmq_poll(items, (int)n, CN_MIN(ms, 10L)) < 0 && errno != EINTR)
+            return n;
+    }
+}
+
 /* zmq free function for payloads without an owner. */
 static void gw_storage_client_no_free(void *data, void *hint)
 {
@@ -392,16 +374,17 @@ static void gw_storage_client_no_free(void *data, void *hint)
     (void)hint;
 }
 
-/* Encodes req in the form node n reads: to a node of version 3 (as its
- * last reply said) reads ask for the version-3 reply form (`osize` as a
- * field); to any other node (older, or not heard from yet) a PUT with
+/* Encodes and sends the frames; returns CN_OK or CN_IO/CN_INVAL with err.
+ * The request goes out in the form the node reads: to a node of version 3
+ * (as its last reply said) reads ask for the version-3 reply form (`osize`
+ * as a field); to any other node (older, or not heard from yet) a PUT with
  * `osize` is folded into the version-2 form, which every node stores and
- * every reader reads (docs/large-objects.md). req itself is not changed
- * (the caller's may go to other nodes). */
-static int gw_storage_client_encode(const struct gw_sc_node *n, const struct msg *req_in,
-                                    msgpack_sbuffer *sb, char err[CN_ERR_LEN])
+ * every reader reads (docs/large-objects.md). */
+static int gw_storage_client_send_frames(struct gw_sc_node *n, const struct msg *req_in,
+                                         const struct gw_storage_payload *payload,
+                                         char err[CN_ERR_LEN])
 {
-    struct msg req_copy = *req_in, *req = &req_copy;
+    struct msg req_copy = *req_in, *req = &req_copy;   /* the caller's may go to other nodes */
     uint8_t folded[MSG_ETAG_FOLD_MAX];
     const struct gw_node_health *h = n->client->health;
     uint32_t vmax = h != NULL ? gw_node_health_vmax(h, n->index) : n->vmax;
@@ -411,23 +394,17 @@ static int gw_storage_client_encode(const struct gw_sc_node *n, const struct msg
     } else {
         msg_osize_downgrade(req, folded);
     }
-    return msg_encode(req, 0, sb, err);
-}
-
-/* Sends an encoded header and the payload; returns CN_OK or CN_IO with err.
- * The payload is the socket's (or freed) either way. */
-static int gw_storage_client_send_encoded(struct gw_sc_node *n, const msgpack_sbuffer *sb,
-                                          const struct gw_storage_payload *payload,
-                                          char err[CN_ERR_LEN])
-{
-    int rc = CN_OK;
-    int flags = ZMQ_DONTWAIT | (payload != NULL ? ZMQ_SNDMORE : 0);
-    if (zmq_send(n->sock, sb->data, sb->size, flags) < 0) {
-        snprintf(err, CN_ERR_LEN, "send to node %u: %s", n->index, zmq_strerror(errno));
-        rc = CN_IO;
-    } else {
-        n->connected = 1;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    int rc = msg_encode(req, 0, &sb, err);
+    if (rc == CN_OK) {
+        int flags = ZMQ_DONTWAIT | (payload != NULL ? ZMQ_SNDMORE : 0);
+        if (zmq_send(n->sock, sb.data, sb.size, flags) < 0) {
+            snprintf(err, CN_ERR_LEN, "send to node %u: %s", n->index, zmq_strerror(errno));
+            rc = CN_IO;
+        }
     }
+    msgpack_sbuffer_destroy(&sb);
     if (rc != CN_OK || payload == NULL) {
         if (payload != NULL && payload->free_fn != NULL)
             payload->free_fn((void *)payload->data, payload->hint);
@@ -444,57 +421,6 @@ static int gw_storage_client_send_encoded(struct gw_sc_node *n, const msgpack_sb
         return CN_IO;
     }
     return CN_OK;
-}
-
-/* Is n's socket still within its first connection's grace, without a
- * connection? (ZMQ_EVENTS' POLLOUT: a pipe to a connected peer exists.) */
-static int gw_storage_client_connecting(struct gw_sc_node *n)
-{
-    if (n->connected)
-        return 0;
-    int events = 0;
-    size_t len = sizeof(events);
-    if (zmq_getsockopt(n->sock, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLOUT)) {
-        n->connected = 1;
-        return 0;
-    }
-    return cn_time_mono_us() - n->opened_us < (uint64_t)GW_SC_CONNECT_GRACE_MS * 1000;
-}
-
-/* Fails p from the loop as a send failure (its timer at zero). */
-static void gw_storage_client_fail_soon(struct gw_sc_pending *p, const char *why)
-{
-    p->send_failed = 1;
-    snprintf(p->why, sizeof(p->why), "%s", why);
-    evtimer_del(p->timer);
-    struct timeval now = {0, 0};
-    evtimer_add(p->timer, &now);
-}
-
-/* The connect poll of a node holding requests: send them once connected,
- * fail them (and so mark the node down) once the grace is over. */
-static void gw_storage_client_connect_poll(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    struct gw_sc_node *n = arg;
-    int connecting = gw_storage_client_connecting(n);
-    if (connecting) {
-        struct timeval tv = {0, GW_SC_CONNECT_POLL_MS * 1000};
-        evtimer_add(n->connect_timer, &tv);
-        return;
-    }
-    while (n->wait != NULL) {
-        struct gw_sc_pending *p = n->wait;
-        n->wait = p->wait_next;
-        p->waiting = 0;
-        char err[CN_ERR_LEN];
-        int rc = gw_storage_client_send_encoded(n, &p->hdr, p->has_pl ? &p->pl : NULL, err);
-        msgpack_sbuffer_destroy(&p->hdr);
-        if (rc != CN_OK)
-            gw_storage_client_fail_soon(p, n->connected ? err : "storage node not connected");
-    }
-    event_active(n->ev, EV_READ, 0);
 }
 
 uint64_t gw_storage_client_send(struct gw_storage_client *c, uint32_t node, struct msg *req,
@@ -527,37 +453,7 @@ uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t no
     struct gw_sc_pending **slot = gw_storage_client_slot(c, p->id);
     p->next = NULL;
     *slot = p;
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    int rc = gw_storage_client_encode(n, req, &sb, err);
-    if (rc == CN_OK && (n->wait != NULL || gw_storage_client_connecting(n))) {
-        /* held until the node's first connection is up (or the grace ends),
-         * behind the requests held before it */
-        p->waiting = 1;
-        p->hdr = sb;
-        if (payload != NULL) {
-            p->pl = *payload;
-            p->has_pl = 1;
-        }
-        struct gw_sc_pending **w = &n->wait;
-        while (*w != NULL)
-            w = &(*w)->wait_next;
-        *w = p;
-        if (!evtimer_pending(n->connect_timer, NULL)) {
-            struct timeval poll = {0, GW_SC_CONNECT_POLL_MS * 1000};
-            evtimer_add(n->connect_timer, &poll);
-        }
-        evtimer_add(p->timer, &tv);
-        return p->id;
-    }
-    if (rc == CN_OK) {
-        rc = gw_storage_client_send_encoded(n, &sb, payload, err);
-    } else if (payload != NULL && payload->free_fn != NULL) {
-        payload->free_fn((void *)payload->data, payload->hint);
-    }
-    msgpack_sbuffer_destroy(&sb);
-    if (rc != CN_OK) {
+    if (gw_storage_client_send_frames(n, req, payload, err) != CN_OK) {
         CN_LOG(CN_LOG_DEBUG, "%s", err);
         /* fail from the loop, not from inside send: a zero timeout */
         p->send_failed = 1;
@@ -565,6 +461,7 @@ uint64_t gw_storage_client_send_timeout(struct gw_storage_client *c, uint32_t no
         struct timeval now = {0, 0};
         evtimer_add(p->timer, &now);
     } else {
+        struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
         evtimer_add(p->timer, &tv);
     }
     event_active(n->ev, EV_READ, 0); /* the send may have eaten a ZMQ_FD edge */

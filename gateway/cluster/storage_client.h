@@ -64,6 +64,16 @@ struct gw_storage_client *gw_storage_client_new(struct event_base *base, void *z
 void gw_storage_client_free(struct gw_storage_client *c);
 
 uint32_t gw_storage_client_nodes(const struct gw_storage_client *c);
+
+/* Waits (blocking, before c's loop runs) until each node's socket is
+ * connected or the monotonic clock passes deadline_us. The sockets use
+ * ZMQ_IMMEDIATE, so a request sent before a socket's first connection
+ * (a CURVE handshake takes milliseconds) fails and marks a live node down:
+ * the gateway's start-up waits here for its workers' clients, with one
+ * deadline for all (they connect in parallel). Returns how many sockets
+ * are still unconnected (a node down at start: marked down by its first
+ * request, as any down node). */
+uint32_t gw_storage_client_await_connect(struct gw_storage_client *c, uint64_t deadline_us);
 /* Connects one more node (a cluster map named it): it gets the next index.
  * On the client's thread. CN_ERR with err (the client unchanged) when it
  * cannot be connected or the client is full. */
