@@ -576,15 +576,6 @@ struct gw_server *gw_server_new(const struct gw_config *cfg, char err[CN_ERR_LEN
     for (uint32_t i = 0; i < s->n_workers; i++)
         if (gw_server_worker_init(s, i, err) != CN_OK)
             goto fail;
-    /* the workers' first requests must not race their sockets' connects */
-    uint64_t connect_by = cn_time_mono_us() + GW_SERVER_CONNECT_WAIT_US;
-    uint32_t unconnected = 0;
-    for (uint32_t i = 0; i < s->n_workers; i++)
-        unconnected += gw_storage_client_await_connect(s->workers[i].client, connect_by);
-    if (unconnected > 0)
-        cn_warn("%u storage node connections not up after %d ms (a node down?): their first "
-                "requests will mark them down", unconnected,
-                (int)(GW_SERVER_CONNECT_WAIT_US / 1000));
     if (cfg->lifecycle_enabled)
         gw_server_lifecycle_init(s);
     if (cfg->collector_interval_ms > 0)
@@ -717,6 +708,16 @@ int gw_server_run(struct gw_server *s)
     event_add(sigterm, NULL);
     struct event *sighup = evsignal_new(s->ctl, SIGHUP, gw_server_on_reload, s);
     event_add(sighup, NULL);
+    /* the workers' first requests must not race their sockets' connects;
+     * a signal meanwhile is caught above and handled once the loop runs */
+    uint64_t connect_by = cn_time_mono_us() + GW_SERVER_CONNECT_WAIT_US;
+    uint32_t unconnected = 0;
+    for (uint32_t i = 0; i < s->n_workers; i++)
+        unconnected += gw_storage_client_await_connect(s->workers[i].client, connect_by);
+    if (unconnected > 0)
+        cn_warn("%u storage node connections not up after %d ms (a node down?): their first "
+                "requests will mark them down", unconnected,
+                (int)(GW_SERVER_CONNECT_WAIT_US / 1000));
     for (uint32_t i = 0; i < s->n_workers; i++)
         pthread_create(&s->workers[i].thread, NULL, gw_server_thread, &s->workers[i]);
     event_base_dispatch(s->ctl);
