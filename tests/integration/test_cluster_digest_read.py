@@ -222,7 +222,12 @@ def test_hung_second_replica(cl, s3):
 
 
 def main():
-    with cluster(settings={"storage.request_timeout": "%ds" % TIMEOUT_S}) as cl:
+    # the background readers off (the map and key followers, the lease
+    # workers): the tests count the nodes' GETs and HEADs, and a map round
+    # alone reads s/cluster on every node (it tipped a slow ASan run)
+    quiet = {"cluster.map_refresh": "0", "s3.keys_refresh": "1h", "lifecycle.enabled": "false",
+             "rebalance.enabled": "false", "collector.interval": "0"}
+    with cluster(settings=dict(quiet, **{"storage.request_timeout": "%ds" % TIMEOUT_S})) as cl:
         s3 = cl.boto()
         s3.create_bucket(Bucket=BUCKET)
         for t in (test_one_round_trip, test_large_record_read_once, test_stale_replica, test_stale_live_replica_after_delete,
