@@ -7,7 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 
 #include <event2/bufferevent.h>
 
@@ -157,6 +159,15 @@ int gw_http_req_output_full(const struct gw_http_req *x)
     if (c->dead)
         return 0;
     return evbuffer_get_length(bufferevent_get_output(c->bev)) > c->loop->opts.output_high_water;
+}
+
+uint64_t gw_http_req_kernel_unsent(const struct gw_http_req *x)
+{
+    struct gw_conn *c = x->conn;
+    int n = 0;
+    if (c->dead || ioctl(bufferevent_getfd(c->bev), SIOCOUTQNSD, &n) != 0 || n < 0)
+        return 0;
+    return (uint64_t)n;
 }
 
 void gw_http_req_on_drain(struct gw_http_req *x, gw_http_req_cb cb)

@@ -96,6 +96,10 @@ struct evbuffer *gw_http_req_reply_body(struct gw_http_req *x);
 /* 1 when the client's output buffer is above the loop's output_high_water:
  * stop producing and set on_drain (called once it drains below half). */
 int gw_http_req_output_full(const struct gw_http_req *x);
+/* Bytes the kernel holds for the client and has not sent yet (the socket's
+ * unsent queue, SIOCOUTQNSD): output the client is slow to take that the
+ * connection's own buffer no longer shows. 0 when unknown or gone. */
+uint64_t gw_http_req_kernel_unsent(const struct gw_http_req *x);
 void gw_http_req_on_drain(struct gw_http_req *x, gw_http_req_cb cb);
 /* Ends the response: the application's done callback runs (the access
  * line), then the connection moves to the next request (or closes). */

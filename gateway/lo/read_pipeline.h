@@ -80,6 +80,9 @@ struct gw_read_pipeline_store {
  * the implementation's own.
  *  - body: the buffer body bytes are appended to (moved, never copied); its
  *    length is what is queued toward the client (0 once it is gone).
+ *  - unsent: bytes already taken from body that the client has not been
+ *    sent yet further down (the kernel's socket queue): with body's length,
+ *    how far the client is behind. NULL: nothing beyond body.
  *  - wait_drain: call gw_read_pipeline_drained() once, when the client's
  *    output drained (the pipeline stopped asking for slices).
  *  - end: the last byte is queued; the response is complete.
@@ -97,6 +100,7 @@ struct gw_read_pipeline_store {
  *    pipeline, possibly inside the call. Required with a budget. */
 struct gw_read_pipeline_sink {
     struct evbuffer *(*body)(void *ctx);
+    uint64_t (*unsent)(void *ctx);
     void (*wait_drain)(void *ctx);
     void (*end)(void *ctx);
     void (*abort)(void *ctx, const char *why);

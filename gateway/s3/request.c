@@ -182,6 +182,11 @@ int gw_req_output_full(const struct gw_req *r)
     return gw_http_req_output_full(&r->hr);
 }
 
+uint64_t gw_req_kernel_unsent(const struct gw_req *r)
+{
+    return gw_http_req_kernel_unsent(&r->hr);
+}
+
 static void gw_req_on_drain_http(struct gw_http_req *x)
 {
     struct gw_req *r = gw_req_of(x);

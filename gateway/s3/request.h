@@ -207,6 +207,8 @@ struct evbuffer *gw_req_reply_body(struct gw_req *r);
 /* 1 when the client's output buffer is above http.output_high_water: stop
  * producing and set on_drain (called once it drains below half). */
 int gw_req_output_full(const struct gw_req *r);
+/* Bytes the kernel still holds unsent for the client (gw_http_req_kernel_unsent). */
+uint64_t gw_req_kernel_unsent(const struct gw_req *r);
 void gw_req_on_drain(struct gw_req *r, gw_req_cb cb);
 /* Ends the response; the connection moves to the next request (or closes). */
 void gw_req_reply_end(struct gw_req *r);

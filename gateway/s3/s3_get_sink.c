@@ -11,6 +11,12 @@ static struct evbuffer *gw_s3_get_sink_body(void *ctx)
     return gw_req_reply_body(s->r);
 }
 
+static uint64_t gw_s3_get_sink_unsent(void *ctx)
+{
+    struct gw_s3_get_sink *s = ctx;
+    return gw_req_kernel_unsent(s->r);
+}
+
 static void gw_s3_get_sink_wait_drain(void *ctx)
 {
     struct gw_s3_get_sink *s = ctx;
@@ -69,6 +75,7 @@ void gw_s3_get_sink_init(struct gw_s3_get_sink *s, struct gw_req *r, uint64_t le
     s->len = len;
     *out = (struct gw_read_pipeline_sink){
         .body = gw_s3_get_sink_body,
+        .unsent = gw_s3_get_sink_unsent,
         .wait_drain = gw_s3_get_sink_wait_drain,
         .end = gw_s3_get_sink_end,
         .abort = gw_s3_get_sink_abort,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from snclient import StorageNode, free_port, gateway_settings  # noqa: E402
@@ -163,6 +164,10 @@ class Cluster:
 
     def __exit__(self, *exc):
         if exc[0] is not None and self.proc is not None:
+            # the failure first: a CI summary that keeps only the head and
+            # tail of a test's output still shows why it failed
+            sys.stderr.write("---- failed: %s ----\n" % "".join(
+                traceback.format_exception_only(exc[0], exc[1])).strip()[:3000])
             sys.stderr.write("---- gateway log ----\n" + self.log_text()[-20000:] + "\n")
         self.close()
         # under the sanitizers a leak or an error at exit shows only in the

@@ -291,8 +291,14 @@ def run_read_repair():
 
 def main():
     random.seed(1)
-    # a 3 s request timeout: anything that waited for the frozen node shows
-    with cluster(settings={"storage.request_timeout": "3s"}) as cl:
+    # a 3 s request timeout: anything that waited for the frozen node shows.
+    # Probes every 1 s (a PING unanswered for 1 s marks a node down), not
+    # cluster()'s 200 ms: on a loaded CI machine a live node that answered
+    # a PING late was marked down while the frozen one was not yet, and a
+    # PUT then went to the live node and the frozen one only, waiting the
+    # request timeout for the frozen one
+    with cluster(settings={"storage.request_timeout": "3s",
+                           "storage.probe_interval": "1s"}) as cl:
         for t in (test_kill_node, test_frozen_node, test_listing_ignores_missed_delete,
                   test_many_tombstones_then_live, test_versioned_writes_node_down):
             t0 = time.monotonic()
