@@ -18,6 +18,7 @@ const char *cn_rc_str(int rc)
     case CN_TIMEOUT: return "CN_TIMEOUT";
     case CN_DONE: return "CN_DONE";
     case CN_CONFLICT: return "CN_CONFLICT";
+    case CN_WOULDBLOCK: return "CN_WOULDBLOCK";
     default: return "CN_UNKNOWN";
     }
 }

@@ -61,6 +61,8 @@ const struct cn_config_desc sn_config_table[] = {
      "most entries of a LIST reply"},
     {"max_digest_scan", CN_CONF_INT, SN_OFF(max_digest_scan), "100000", 16, 10000000, NULL,
      "most index entries one DIGEST request reads (about 0.1 s of one I/O thread per 100000)"},
+    {"inline_read_max", CN_CONF_SIZE, SN_OFF(inline_read_max), "64K", 0, 256 * 1024, NULL,
+     "GET/HEAD of records with at most this many bytes of data in the page cache are answered by the socket thread itself, not an I/O thread (0: never)"},
     {"max_inflight", CN_CONF_INT, SN_OFF(max_inflight), "1024", 1, 1000000, NULL,
      "requests accepted but not yet answered; past it the node answers BUSY"},
     {"group_commit.max_batch", CN_CONF_INT, SN_OFF(max_batch), "512", 1, 65536, NULL,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cn/alloc.h"
@@ -217,6 +218,47 @@ int sn_container_pread(struct sn_container *c, void *buf, size_t len, uint64_t o
         off += (uint64_t)n;
     }
     return CN_OK;
+}
+
+int sn_container_pread_nowait(struct sn_container *c, void *buf, size_t len, uint64_t off)
+{
+    for (;;) {
+        struct iovec v = {buf, len};
+        ssize_t n = preadv2(c->fd, &v, 1, (off_t)off, RWF_NOWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EOPNOTSUPP || errno == EINVAL))
+            return CN_WOULDBLOCK;
+        if (n < 0)
+            return CN_IO;
+        if (n == 0 && len > 0)
+            return CN_CORRUPT;
+        /* part of it cached: the rest would wait (a waiting reader redoes it) */
+        return (size_t)n == len ? CN_OK : CN_WOULDBLOCK;
+    }
+}
+
+/* Most pages sn_container_resident() looks at: the socket thread only reads
+ * small records itself (inline_read_max), larger ones go to the I/O pool. */
+#define SN_CONTAINER_RESIDENT_MAX_PAGES 64
+
+int sn_container_resident(struct sn_container *c, uint64_t off, uint64_t len)
+{
+    if (len == 0 || off > c->map_len || len > c->map_len - off)
+        return 0;
+    uint8_t *map = sn_container_map(c);
+    if (map == NULL)
+        return 0;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), start = off & ~(page - 1);
+    uint64_t pages = (off + len - start + page - 1) / page;
+    unsigned char vec[SN_CONTAINER_RESIDENT_MAX_PAGES];
+    if (pages > SN_CONTAINER_RESIDENT_MAX_PAGES ||
+        mincore(map + start, (size_t)(off + len - start), vec) != 0)
+        return 0;
+    for (uint64_t i = 0; i < pages; i++)
+        if (!(vec[i] & 1))
+            return 0;
+    return 1;
 }
 
 int sn_container_append(struct sn_container *c, struct iovec *iov, int n_iov,

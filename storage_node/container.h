@@ -86,6 +86,16 @@ const uint8_t *sn_container_mapped(struct sn_container *c, uint64_t off, uint64_
  * file ends first. */
 int sn_container_pread(struct sn_container *c, void *buf, size_t len, uint64_t off);
 
+/* sn_container_pread() that does not wait for the disk: CN_WOULDBLOCK when
+ * some of the bytes are not in the page cache (preadv2 RWF_NOWAIT; also on a
+ * kernel or file system without it). */
+int sn_container_pread_nowait(struct sn_container *c, void *buf, size_t len, uint64_t off);
+
+/* Whether [off, off+len) of the container's mapping is in the page cache
+ * (mincore), so that touching it will not wait for the disk. 0 when the
+ * container is not mapped or the range is outside the mapping. */
+int sn_container_resident(struct sn_container *c, uint64_t off, uint64_t len);
+
 /* Appends the iovecs (total bytes) at c->len with pwritev and advances len.
  * Only the writer (or recovery) calls it. On error len is unchanged and the
  * file is truncated back to it. */

@@ -230,19 +230,32 @@ static void sn_handler_unpin(void *container)
     sn_container_unref(container);
 }
 
-static void sn_handler_read(struct sn_job *j)
+/* Reads the record a GET or HEAD asks for: sn_store_read(), or with
+ * max_data > 0 sn_store_read_nowait() (the socket thread). */
+static int sn_handler_do_read(struct sn_job *j, uint64_t max_data, struct sn_read *r,
+                              char err[CN_ERR_LEN])
 {
     const struct msg *q = &j->req;
     int get = q->op == MSG_OP_GET;
     int slice = get && (MSG_HAS(q, MSG_F_OFF) || MSG_HAS(q, MSG_F_LEN));
     uint64_t off = MSG_HAS(q, MSG_F_OFF) ? q->off : 0;
     uint64_t len = MSG_HAS(q, MSG_F_LEN) ? q->len : UINT64_MAX;
-    struct sn_read r;
+    int flags = (get ? SN_READ_DATA : 0) | (slice ? SN_READ_SLICE : 0);
+    if (max_data > 0)
+        return sn_store_read_nowait(sn_server_store(j->srv), q->key.ptr, q->key.len, flags, off,
+                                    len, max_data, r, err);
+    return sn_store_read(sn_server_store(j->srv), q->key.ptr, q->key.len, flags, off, len, r, err);
+}
+
+/* Answers a GET or HEAD with the outcome rc of its read r (taken over). */
+static void sn_handler_read_reply(struct sn_job *j, int rc, struct sn_read *rd, const char *err)
+{
+    const struct msg *q = &j->req;
+    int get = q->op == MSG_OP_GET;
+    int slice = get && (MSG_HAS(q, MSG_F_OFF) || MSG_HAS(q, MSG_F_LEN));
+    uint64_t off = MSG_HAS(q, MSG_F_OFF) ? q->off : 0;
+    struct sn_read r = *rd;
     struct msg rep;
-    char err[CN_ERR_LEN] = "";
-    int rc = sn_store_read(sn_server_store(j->srv), q->key.ptr, q->key.len,
-                           (get ? SN_READ_DATA : 0) | (slice ? SN_READ_SLICE : 0), off, len, &r,
-                           err);
     if (rc == CN_NOTFOUND && (r.flags & SN_RECORD_FLAG_TOMBSTONE)) {
         msg_init_reply(&rep, q, MSG_ST_NOT_FOUND);
         sn_handler_record_fields(&rep, &r);
@@ -300,6 +313,26 @@ static void sn_handler_read(struct sn_job *j)
         sn_server_reply(j, &rep, owner, data, r.len);
     }
     sn_read_fini(&r);
+}
+
+static void sn_handler_read(struct sn_job *j)
+{
+    struct sn_read r;
+    char err[CN_ERR_LEN] = "";
+    int rc = sn_handler_do_read(j, 0, &r, err);
+    sn_handler_read_reply(j, rc, &r, err);
+}
+
+int sn_handler_read_inline(struct sn_job *j, uint64_t max_data)
+{
+    struct sn_read r;
+    char err[CN_ERR_LEN] = "";
+    CN_ASSERT(max_data > 0 && (j->req.op == MSG_OP_GET || j->req.op == MSG_OP_HEAD));
+    int rc = sn_handler_do_read(j, max_data, &r, err);
+    if (rc == CN_WOULDBLOCK)
+        return rc;
+    sn_handler_read_reply(j, rc, &r, err);
+    return CN_OK;
 }
 
 /* ---- LIST ---- */
@@ -393,6 +426,8 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "inflight", f.inflight);
     sn_handler_stat(&st, "busy", f.busy);
     sn_handler_stat(&st, "bad_requests", f.bad_requests);
+    sn_handler_stat(&st, "inline_reads", f.inline_reads);
+    sn_handler_stat(&st, "inline_pauses", f.inline_pauses);
     static const char *const op_names[MSG_OP_MAX_] = {
         NULL, "ops_ping", "ops_stats", "ops_put", "ops_get", "ops_head",
         "ops_delete", "ops_list", "ops_scrub", "ops_compact", "ops_lock", "ops_unlock",

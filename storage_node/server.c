@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +53,8 @@ struct sn_server {
     pthread_mutex_t out_m;
     struct sn_server_out *out_head, *out_tail;
     atomic_uint_fast64_t inflight, busy, bad_requests, ops[MSG_OP_MAX_];
+    atomic_uint_fast64_t inline_reads, inline_pauses;
+    uint64_t inline_off_until_us;     /* socket thread: no inline reads before this */
     uint64_t next_compact_us;
     struct sn_lease_table *leases;    /* conditional-write leases (lease.h) */
 };
@@ -234,7 +237,13 @@ void sn_server_reply_pinned(struct sn_job *job, struct msg *rep, const void *pay
     }
     if (owner != NULL)
         release(owner);
+    int direct = job->on_socket_thread;
     sn_server_job_free(job);
+    if (direct) {   /* the socket thread itself: no queue, no wake-up */
+        sn_server_send_out(srv, o);
+        atomic_fetch_sub(&srv->inflight, 1);
+        return;
+    }
     pthread_mutex_lock(&srv->out_m);
     if (srv->out_tail)
         srv->out_tail->next = o;
@@ -357,6 +366,55 @@ static int sn_server_peer_allowed(struct sn_server *srv, struct sn_job *j)
     return 0;
 }
 
+/* A read the socket thread did itself that went to the disk after all
+ * (the index lookup: LevelDB cannot be asked not to wait) and took longer
+ * than SN_SERVER_INLINE_WAITED_US turns inline reads off for
+ * SN_SERVER_INLINE_PAUSE_US: while the index is cold, every read goes to
+ * the I/O threads, which wait in parallel. (A read that finds its record
+ * not cached starts the kernel's readahead without waiting for it: disk
+ * reads counted, but quick; it is not a reason to stop.) */
+#define SN_SERVER_INLINE_WAITED_US 200
+#define SN_SERVER_INLINE_PAUSE_US 1000000
+
+/* Block reads and major page faults of the calling thread so far. */
+static uint64_t sn_server_thread_disk_reads(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_inblock + (uint64_t)ru.ru_majflt;
+}
+
+/* A small GET or HEAD whose record is in the page cache is answered here,
+ * on the socket thread, with its reply sent at once: two thread hand-offs
+ * and a wake-up less than through the I/O pool (the node's CPU per 4 KiB
+ * GET halved, bench/results/node-inline-reads-2vcpu.md). Returns 1 when j
+ * was answered. */
+static int sn_server_try_inline(struct sn_server *srv, struct sn_job *j)
+{
+    if (srv->o.inline_read_max == 0 || (j->req.op != MSG_OP_GET && j->req.op != MSG_OP_HEAD))
+        return 0;
+    if (srv->inline_off_until_us != 0 && cn_time_mono_us() < srv->inline_off_until_us)
+        return 0;
+    srv->inline_off_until_us = 0;
+    uint64_t io0 = sn_server_thread_disk_reads(), t0 = cn_time_mono_us();
+    j->on_socket_thread = 1;
+    int rc = sn_handler_read_inline(j, srv->o.inline_read_max);   /* may free j */
+    if (cn_time_mono_us() - t0 > SN_SERVER_INLINE_WAITED_US &&
+        sn_server_thread_disk_reads() != io0) {
+        srv->inline_off_until_us = cn_time_mono_us() + SN_SERVER_INLINE_PAUSE_US;
+        atomic_fetch_add(&srv->inline_pauses, 1);
+        CN_LOG(CN_LOG_DEBUG, "an inline read went to the disk: reads go to the I/O threads "
+                             "for 1 s");
+    }
+    if (rc == CN_OK) {
+        atomic_fetch_add(&srv->inline_reads, 1);
+        return 1;
+    }
+    j->on_socket_thread = 0;
+    return 0;
+}
+
 /* Takes one request off the socket and dispatches it. CN_AGAIN when there
  * was none. */
 static int sn_server_accept_one(struct sn_server *srv)
@@ -395,6 +453,8 @@ static int sn_server_accept_one(struct sn_server *srv)
         return CN_OK;
     }
     atomic_fetch_add(&srv->ops[j->req.op], 1);
+    if (sn_server_try_inline(srv, j))
+        return CN_OK;
     sn_server_queue_push(sn_server_is_admin(j->req.op) ? &srv->admin : &srv->io, j);
     return CN_OK;
 }
@@ -423,6 +483,8 @@ void sn_server_stats(struct sn_server *srv, struct sn_server_stats *st)
     st->bad_requests = atomic_load(&srv->bad_requests);
     for (int i = 0; i < MSG_OP_MAX_; i++)
         st->ops[i] = atomic_load(&srv->ops[i]);
+    st->inline_reads = atomic_load(&srv->inline_reads);
+    st->inline_pauses = atomic_load(&srv->inline_pauses);
     st->queued = atomic_load_explicit(&srv->io.len, memory_order_relaxed) +
                  atomic_load_explicit(&srv->admin.len, memory_order_relaxed);
 }

@@ -21,6 +21,8 @@ struct sn_server_opts {
     uint32_t io_threads;
     uint32_t scrub_threads;
     uint32_t max_inflight;
+    uint64_t inline_read_max;          /* GET/HEAD of up to this many bytes of cached
+                                        * data are answered by the socket thread; 0: never */
     uint64_t compaction_interval_ms;   /* how often to look for containers worth an
                                         * automatic compaction; 0: never */
     struct msg_limits limits;
@@ -47,6 +49,7 @@ struct sn_job {
     struct sn_wreq w;         /* PUT and DELETE */
     uint64_t t0_us;
     int auto_compact;         /* internal: an automatic compaction (no reply) */
+    int on_socket_thread;     /* answered by the socket thread: the reply goes out at once */
     struct sn_job *next;
 };
 
@@ -92,11 +95,18 @@ void sn_server_reply_error(struct sn_job *job, enum msg_status st, const char *e
 struct sn_server_stats {
     uint64_t inflight, busy, bad_requests, ops[MSG_OP_MAX_];
     uint64_t queued;          /* jobs waiting for an I/O or the admin thread */
+    uint64_t inline_reads;    /* GET/HEAD answered by the socket thread itself */
+    uint64_t inline_pauses;   /* times a slow one turned that off for a while */
 };
 void sn_server_stats(struct sn_server *srv, struct sn_server_stats *st);
 
 /* handler.c: runs a request on an I/O thread (or the admin thread for SCRUB
  * and COMPACT). Must end, now or later, in sn_server_reply*(). */
 void sn_handler_run(struct sn_job *job);
+
+/* handler.c: answers a GET or HEAD on the socket thread if that needs no
+ * wait for the disk and at most max_data bytes of data
+ * (sn_store_read_nowait); CN_WOULDBLOCK, with job untouched, otherwise. */
+int sn_handler_read_inline(struct sn_job *job, uint64_t max_data);
 
 #endif

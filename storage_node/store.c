@@ -231,11 +231,14 @@ static void sn_store_read_fill(struct sn_read *r, const struct sn_ival *v)
 /* Reads and checks the header that v points at: it must verify and be the
  * record the index describes. */
 static int sn_store_read_header(struct sn_container *c, const struct sn_ival *v,
-                                const uint8_t *key, uint32_t klen, struct sn_buf *b,
+                                const uint8_t *key, uint32_t klen, int nowait, struct sn_buf *b,
                                 struct sn_record_info *ri, char why[CN_ERR_LEN])
 {
     sn_buf_reserve(b, v->hdr_len);
-    int rc = sn_container_pread(c, b->p, v->hdr_len, v->off);
+    int rc = nowait ? sn_container_pread_nowait(c, b->p, v->hdr_len, v->off)
+                    : sn_container_pread(c, b->p, v->hdr_len, v->off);
+    if (rc == CN_WOULDBLOCK)
+        return rc;
     if (rc == CN_IO) {
         snprintf(why, CN_ERR_LEN, "read error: %s", strerror(errno));
         return CN_IO;
@@ -261,7 +264,7 @@ static int sn_store_read_header(struct sn_container *c, const struct sn_ival *v,
  * that is not possible, into r->buf. */
 static int sn_store_read_data(struct sn_container *c, const struct sn_ival *v,
                               const struct sn_record_info *ri, uint64_t off, uint64_t len,
-                              struct sn_read *r, char why[CN_ERR_LEN])
+                              int nowait, struct sn_read *r, char why[CN_ERR_LEN])
 {
     uint32_t first = (uint32_t)(off >> SN_RECORD_BLOCK_LOG2), bad = 0;
     uint64_t start = (uint64_t)first << SN_RECORD_BLOCK_LOG2;
@@ -274,7 +277,12 @@ static int sn_store_read_data(struct sn_container *c, const struct sn_ival *v,
         r->crc = 0;
         return CN_OK;
     }
+    /* not waiting: only blocks already in the page cache, through the mapping */
+    if (nowait && !sn_container_resident(c, v->off + v->hdr_len + start, end - start))
+        return CN_WOULDBLOCK;
     const uint8_t *blocks = sn_container_mapped(c, v->off + v->hdr_len + start, end - start);
+    if (blocks == NULL && nowait)
+        return CN_WOULDBLOCK;
     if (blocks != NULL) {
         sn_container_ref(c);
         r->pin = c;
@@ -299,10 +307,12 @@ static int sn_store_read_data(struct sn_container *c, const struct sn_ival *v,
 }
 
 /* One attempt at a read; CN_AGAIN when the container went away under it
- * (compaction moved the record): the caller looks the key up again. */
+ * (compaction moved the record): the caller looks the key up again. With
+ * nowait, CN_WOULDBLOCK when it would wait for the disk or would read more
+ * than max_data bytes of data. */
 static int sn_store_read_once(struct sn_store *s, const uint8_t *key, uint32_t klen,
-                              int flags, uint64_t off, uint64_t len, struct sn_read *r,
-                              char why[CN_ERR_LEN])
+                              int flags, uint64_t off, uint64_t len, int nowait,
+                              uint64_t max_data, struct sn_read *r, char why[CN_ERR_LEN])
 {
     struct sn_ival v;
     struct sn_record_info ri;
@@ -322,7 +332,7 @@ static int sn_store_read_once(struct sn_store *s, const uint8_t *key, uint32_t k
     struct sn_container *c = sn_store_container_get(s, v.cid);
     if (c == NULL)
         return CN_AGAIN;
-    rc = sn_store_read_header(c, &v, key, klen, &hb, &ri, why);
+    rc = sn_store_read_header(c, &v, key, klen, nowait, &hb, &ri, why);
     if (rc == CN_OK && ri.meta_len > 0) {
         r->meta = cn_memdup(ri.meta, ri.meta_len);
         r->meta_len = ri.meta_len;
@@ -338,7 +348,8 @@ static int sn_store_read_once(struct sn_store *s, const uint8_t *key, uint32_t k
             rc = CN_INVAL;
         } else {
             len = CN_MIN(len, v.data_len - off);
-            rc = sn_store_read_data(c, &v, &ri, off, len, r, why);
+            rc = nowait && len > max_data ? CN_WOULDBLOCK
+                                          : sn_store_read_data(c, &v, &ri, off, len, nowait, r, why);
         }
     }
     sn_buf_fini(&hb);
@@ -356,7 +367,7 @@ int sn_store_read(struct sn_store *s, const uint8_t *key, uint32_t klen, int fla
     for (int attempt = 0; attempt < 8 && rc == CN_AGAIN; attempt++) {
         sn_read_fini(r);
         memset(r, 0, sizeof(*r));
-        rc = sn_store_read_once(s, key, klen, flags, off, len, r, why);
+        rc = sn_store_read_once(s, key, klen, flags, off, len, 0, 0, r, why);
     }
     if (rc == CN_AGAIN) {
         rc = CN_IO;
@@ -375,6 +386,31 @@ int sn_store_read(struct sn_store *s, const uint8_t *key, uint32_t klen, int fla
     } else if (rc != CN_OK && rc != CN_NOTFOUND) {
         snprintf(err, CN_ERR_LEN, "%s", why);
     }
+    return rc;
+}
+
+int sn_store_read_nowait(struct sn_store *s, const uint8_t *key, uint32_t klen, int flags,
+                         uint64_t off, uint64_t len, uint64_t max_data, struct sn_read *r,
+                         char err[CN_ERR_LEN])
+{
+    char why[CN_ERR_LEN] = "";
+    int rc = CN_AGAIN;
+    memset(r, 0, sizeof(*r));
+    for (int attempt = 0; attempt < 8 && rc == CN_AGAIN; attempt++) {
+        sn_read_fini(r);
+        memset(r, 0, sizeof(*r));
+        rc = sn_store_read_once(s, key, klen, flags, off, len, 1, max_data, r, why);
+    }
+    /* damage, errors and records that keep moving are sn_store_read()'s
+     * (it logs, counts and marks); so is everything that would wait */
+    if (rc != CN_OK && rc != CN_NOTFOUND && rc != CN_INVAL) {
+        sn_read_fini(r);
+        memset(r, 0, sizeof(*r));
+        return CN_WOULDBLOCK;
+    }
+    if (rc == CN_INVAL)
+        snprintf(err, CN_ERR_LEN, "%s", why);
+    atomic_fetch_add(&s->reads, 1);
     return rc;
 }
 

@@ -174,6 +174,16 @@ int sn_store_read(struct sn_store *s, const uint8_t *key, uint32_t klen, int fla
                   uint64_t off, uint64_t len, struct sn_read *r, char err[CN_ERR_LEN]);
 void sn_read_fini(struct sn_read *r);
 
+/* sn_store_read() for a thread that must not wait for the disk (the node's
+ * socket thread): CN_WOULDBLOCK, with nothing held in r, when the record's
+ * header or data is not in the page cache, when it would read more than
+ * max_data bytes of data, or when anything but CN_OK / CN_NOTFOUND /
+ * CN_INVAL would be answered (damage is left to sn_store_read(), which logs
+ * and marks it). The index lookup itself (LevelDB) may still read the disk. */
+int sn_store_read_nowait(struct sn_store *s, const uint8_t *key, uint32_t klen, int flags,
+                         uint64_t off, uint64_t len, uint64_t max_data, struct sn_read *r,
+                         char err[CN_ERR_LEN]);
+
 /* Called for each LIST entry; a non-zero return stops the listing. */
 typedef int (*sn_list_cb)(void *arg, const uint8_t *key, uint32_t klen,
                           const struct sn_ival *v);

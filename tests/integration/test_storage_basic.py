@@ -1,6 +1,7 @@
 """cairn-storage through its protocol: put/get/slice/head/delete/list/
 overwrite, (ts, ver) ordering, tombstones, a REQ client, settings (file,
-environment, bad values, --dump-config) and a clean SIGTERM."""
+environment, bad values, --dump-config), reads answered by the socket
+thread (inline_read_max) and a clean SIGTERM."""
 import os
 import subprocess
 import sys
@@ -130,12 +131,40 @@ def test_settings():
     check(out.returncode != 0 and "scrub_threads" in out.stderr, "bad env: " + out.stderr)
 
 
+def test_inline_reads(node, inline_max):
+    """GET/HEAD of cached records of up to inline_read_max bytes are answered
+    by the socket thread (STATS inline_reads); larger reads by the I/O
+    threads; the answers are the same either way."""
+    c = node.client()
+    small, big = os.urandom(4096), os.urandom(300000)
+    check(c.put(b"in/small", small).st == 0 and c.put(b"in/big", big).st == 0, "puts")
+    n0 = c.stats()["inline_reads"]
+    for _ in range(20):
+        r = c.get(b"in/small")
+        check(r.st == 0 and r.payload == small and r["crc"] == crc32c(small), "small get")
+        check(c.head(b"in/small")["size"] == 4096, "small head")
+    check(c.get(b"in/none").status == "NOT_FOUND", "absent key")
+    n1 = c.stats()["inline_reads"]
+    check(n1 - n0 == (41 if inline_max else 0), "inline reads %d -> %d" % (n0, n1))
+    r = c.get(b"in/big")
+    check(r.st == 0 and r.payload == big, "big get")
+    n2 = c.stats()["inline_reads"]
+    check(n2 == n1, "a read of more than inline_read_max went to the I/O threads")
+    r = c.get(b"in/big", off=1000, length=5000)
+    check(r.st == 0 and r.payload == big[1000:6000], "slice")
+    check(c.stats()["inline_reads"] == n2 + (1 if inline_max else 0), "a small slice")
+    c.close()
+
+
 def main():
     test_settings()
+    with StorageNode({"inline_read_max": "0"}) as node:
+        test_inline_reads(node, 0)
     with StorageNode({"obj_containers.max_container_len": "1M", "max_record_len": "1M", "obj_containers.sync_mode": "writethrough"}) as node:
         test_crud(node)
         test_list(node)
         test_req_socket(node)
+        test_inline_reads(node, 65536)
         rc = node.stop()
         check(rc == 0, "clean exit on SIGTERM: %r" % rc)
         check("stopped" in node.log_text(), "shutdown logged")

@@ -608,6 +608,90 @@ static void test_sn_store_uncache(void)
     cn_free(d);
 }
 
+/* Drops container 1's clean pages from the page cache (as the kernel would
+ * under memory pressure); the store must not have mapped them yet. */
+static void test_sn_evict(void)
+{
+    int fd = open(test_sn_container_file(1), O_RDONLY);
+    CN_CHECK(fd >= 0);
+    CN_CHECK_EQ_INT(fdatasync(fd), 0);
+    CN_CHECK_EQ_INT(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    close(fd);
+}
+
+/* sn_store_read_nowait (the socket thread's read): answers from the page
+ * cache only, never more than max_data bytes of data, and leaves what it
+ * cannot answer that way (CN_WOULDBLOCK, nothing held) to sn_store_read. */
+static void test_sn_store_nowait(void)
+{
+    test_sn_fresh_dir();
+    struct sn_store *s = test_sn_open(64 << 20, SN_SYNC_WRITETHROUGH);
+    static uint8_t d[200000];
+    int applied;
+    struct sn_read r;
+    char err[CN_ERR_LEN];
+    test_sn_fill(d, sizeof(d), 31);
+    CN_CHECK_EQ_INT(test_sn_put(s, "small", d, 4096, 1, 1, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_put(s, "mid", d, sizeof(d), 1, 1, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_put(s, "gone", d, 10, 1, 1, &applied), CN_OK);
+    CN_CHECK_EQ_INT(test_sn_del(s, "gone", 2, 2, &applied), CN_OK);
+    /* cold: neither the header nor the data is read from the disk (each
+     * such try starts the kernel's readahead: evicted again before the next) */
+    test_sn_evict();
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"small", 5, SN_READ_DATA, 0, 0,
+                                         65536, &r, err), CN_WOULDBLOCK);
+    CN_CHECK(r.pin == NULL && r.buf == NULL && r.meta == NULL);
+    sn_read_fini(&r);
+    test_sn_evict();
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"small", 5, 0, 0, 0, 65536, &r,
+                                         err), CN_WOULDBLOCK);
+    sn_read_fini(&r);
+    /* a waiting read brings it in; then it is answered without waiting */
+    test_sn_expect(s, "small", d, 4096);
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"small", 5, SN_READ_DATA, 0, 0,
+                                         65536, &r, err), CN_OK);
+    CN_CHECK(r.len == 4096 && memcmp(r.data, d, 4096) == 0 && r.ver == 1);
+    sn_read_fini(&r);
+    /* more data than max_data: left to a waiting read, cached or not; a
+     * slice within the bound and a HEAD (no data) are answered */
+    test_sn_expect(s, "mid", d, sizeof(d));
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"mid", 3, SN_READ_DATA, 0, 0,
+                                         65536, &r, err), CN_WOULDBLOCK);
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"mid", 3,
+                                         SN_READ_DATA | SN_READ_SLICE, 70000, 1000, 65536, &r,
+                                         err), CN_OK);
+    CN_CHECK(r.len == 1000 && memcmp(r.data, d + 70000, 1000) == 0);
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"mid", 3, 0, 0, 0, 65536, &r, err),
+                    CN_OK);
+    CN_CHECK_EQ_INT(r.size, sizeof(d));
+    sn_read_fini(&r);
+    /* not found and deleted are answered from the index alone */
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"none", 4, SN_READ_DATA, 0, 0,
+                                         65536, &r, err), CN_NOTFOUND);
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"gone", 4, SN_READ_DATA, 0, 0,
+                                         65536, &r, err), CN_NOTFOUND);
+    CN_CHECK((r.flags & SN_RECORD_FLAG_TOMBSTONE) && r.ver == 2);
+    sn_read_fini(&r);
+    /* damage is not answered here: the waiting read reports and marks it */
+    uint64_t at = SN_CONTAINER_HDR + sn_record_hdr_len(5, 0, 4, 4096) + 100;
+    int fd = open(test_sn_container_file(1), O_RDWR);
+    uint8_t b;
+    CN_CHECK(pread(fd, &b, 1, (off_t)at) == 1);
+    b ^= 0x10;
+    CN_CHECK(pwrite(fd, &b, 1, (off_t)at) == 1);
+    close(fd);
+    CN_CHECK_EQ_INT(sn_store_read_nowait(s, (const uint8_t *)"small", 5, SN_READ_DATA, 0, 0,
+                                         65536, &r, err), CN_WOULDBLOCK);
+    sn_read_fini(&r);
+    CN_CHECK_EQ_INT(sn_store_read(s, (const uint8_t *)"small", 5, SN_READ_DATA, 0, 0, &r, err),
+                    CN_CORRUPT);
+    sn_read_fini(&r);
+    sn_store_close(s, NULL);
+}
+
 struct test_sn_osize_acc {
     int n;
     uint32_t has[8];
@@ -805,6 +889,7 @@ static const struct cn_test_case cases[] = {
     {"osize", test_sn_store_osize},
     {"index_val_osize", test_sn_index_val_osize},
     {"owner", test_sn_store_owner},
+    {"nowait", test_sn_store_nowait},
     {"cleanup", test_sn_cleanup},
     {NULL, NULL},
 };

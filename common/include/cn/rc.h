@@ -15,6 +15,7 @@
 #define CN_TIMEOUT  -8
 #define CN_DONE     -9   /* a stream or iteration has ended */
 #define CN_CONFLICT -10  /* a concurrent writer holds (or took over) what this write needed */
+#define CN_WOULDBLOCK -11 /* a call asked not to wait would have waited (on the disk) */
 
 #define CN_ERR_LEN 256
 
