@@ -1,7 +1,9 @@
 /* Log lines to a file through a bounded double buffer (cn/log_file.h). The
  * callers append to the filling buffer under the mutex (a memcpy); the
  * writer thread swaps it with the empty one and writes the batch outside
- * the lock, so a slow disk holds up the writer only. */
+ * the lock, so a slow disk holds up the writer only. Woken by a batch's
+ * first line, the writer lets the batch gather for 1 ms before it writes
+ * (at most 1 ms later on disk; a full eighth of the buffer goes at once). */
 #include "cn/log_file.h"
 
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cn/alloc.h"
@@ -32,6 +35,9 @@ struct cn_log_file {
     int fd;                  /* the writer thread's */
     pthread_t thread;
 };
+
+/* How long the writer lets lines gather after the first of a batch. */
+#define CN_LOG_FILE_LINGER_US 1000
 
 static int cn_log_file_open(const char *path, char err[CN_ERR_LEN])
 {
@@ -112,6 +118,17 @@ static void *cn_log_file_thread(void *arg)
         }
         if (f->len == 0 && f->pending_fd < 0)
             break; /* stop, and nothing left */
+        if (f->len < f->cap / 8 && f->pending_fd < 0 && !f->stop) {
+            /* woken by the first line of a batch: let more join it (appenders
+             * do not signal while the writer is not waiting), so a busy
+             * gateway's access log costs a wake-up and a write() per
+             * CN_LOG_FILE_LINGER_US, not per request (gateway CPU per 4 KiB
+             * GET 0.85x, bench/results/node-inline-reads-2vcpu.md) */
+            pthread_mutex_unlock(&f->m);
+            struct timespec ts = {0, CN_LOG_FILE_LINGER_US * 1000L};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&f->m);
+        }
         char *batch = f->buf;
         size_t n = f->len;
         f->buf = f->spare;
