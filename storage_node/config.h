@@ -30,7 +30,7 @@ struct sn_config {
     int64_t max_list;
     int64_t max_digest_scan;
     int64_t max_inflight;
-    int64_t inline_read_max;
+    int64_t inline_max;
     int64_t max_batch;
     int64_t index_cache;
     int64_t handoff_max_hints;

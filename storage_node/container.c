@@ -239,7 +239,7 @@ int sn_container_pread_nowait(struct sn_container *c, void *buf, size_t len, uin
 }
 
 /* Most pages sn_container_resident() looks at: the socket thread only reads
- * small records itself (inline_read_max), larger ones go to the I/O pool. */
+ * small records itself (inline_max), larger ones go to the I/O pool. */
 #define SN_CONTAINER_RESIDENT_MAX_PAGES 64
 
 int sn_container_resident(struct sn_container *c, uint64_t off, uint64_t len)

@@ -428,6 +428,7 @@ static void sn_handler_stats(struct sn_job *j)
     sn_handler_stat(&st, "bad_requests", f.bad_requests);
     sn_handler_stat(&st, "inline_reads", f.inline_reads);
     sn_handler_stat(&st, "inline_pauses", f.inline_pauses);
+    sn_handler_stat(&st, "inline_writes", f.inline_writes);
     static const char *const op_names[MSG_OP_MAX_] = {
         NULL, "ops_ping", "ops_stats", "ops_put", "ops_get", "ops_head",
         "ops_delete", "ops_list", "ops_scrub", "ops_compact", "ops_lock", "ops_unlock",

@@ -86,7 +86,7 @@ static void sn_main_server_opts(const struct sn_config *c, const struct cn_curve
     o->io_threads = (uint32_t)c->io_threads;
     o->scrub_threads = (uint32_t)c->scrub_threads;
     o->max_inflight = (uint32_t)c->max_inflight;
-    o->inline_read_max = (uint64_t)c->inline_read_max;
+    o->inline_max = (uint64_t)c->inline_max;
     /* compaction.interval, the older key, wins when set */
     o->compaction_interval_ms = (uint64_t)(c->compaction_interval_ms > 0
                                                ? c->compaction_interval_ms

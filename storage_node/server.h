@@ -21,8 +21,10 @@ struct sn_server_opts {
     uint32_t io_threads;
     uint32_t scrub_threads;
     uint32_t max_inflight;
-    uint64_t inline_read_max;          /* GET/HEAD of up to this many bytes of cached
-                                        * data are answered by the socket thread; 0: never */
+    uint64_t inline_max;               /* GET/HEAD of up to this many bytes of cached
+                                        * data are answered by the socket thread, PUTs
+                                        * of up to this many bytes and DELETEs go from
+                                        * it to the writer; 0: never */
     uint64_t compaction_interval_ms;   /* how often to look for containers worth an
                                         * automatic compaction; 0: never */
     struct msg_limits limits;
@@ -97,6 +99,7 @@ struct sn_server_stats {
     uint64_t queued;          /* jobs waiting for an I/O or the admin thread */
     uint64_t inline_reads;    /* GET/HEAD answered by the socket thread itself */
     uint64_t inline_pauses;   /* times a slow one turned that off for a while */
+    uint64_t inline_writes;   /* PUT/DELETE handed to the writer by the socket thread */
 };
 void sn_server_stats(struct sn_server *srv, struct sn_server_stats *st);
 

@@ -7,7 +7,7 @@
 # the 4 KiB rows, CPU-s per GB for the 1 GiB rows), from /proc/PID/stat.
 #
 #   bench/tools/ab_env.sh OUT ROUNDS "ENV_A" "ENV_B"
-#   e.g. bench/tools/ab_env.sh /tmp/ab 3 "CAIRN_INLINE_READ_MAX=0" "CAIRN_UNUSED=1"
+#   e.g. bench/tools/ab_env.sh /tmp/ab 3 "CAIRN_INLINE_MAX=0" "CAIRN_UNUSED=1"
 #   ROWS="put4k get4k" (sidebyside.sh's rows), DUR=10 (seconds per GET row),
 #   BUILD=build (its bin/ has the binaries)
 set -uo pipefail
@@ -35,7 +35,7 @@ for line in open(sys.argv[1]):
         continue
     side, row = f[0].split("-")[0], f[2]
     moved, ft, bt, tck = int(f[6]), int(f[7]), int(f[8]), int(f[9])
-    if row.endswith("4k"):
+    if "4k" in row:
         ops = moved / 4096
         rows[(row, side)].append((float(f[3]), ft / tck / ops * 1e6, bt / tck / ops * 1e6))
     else:
@@ -43,7 +43,7 @@ for line in open(sys.argv[1]):
         rows[(row, side)].append((float(f[4]), ft / tck / gb, bt / tck / gb))
 print("A = %s, B = %s" % (sys.argv[2], sys.argv[3]))
 for (row, side), v in sorted(rows.items()):
-    unit = ("ops/s", "CPU-us/op") if row.endswith("4k") else ("MB/s", "CPU-s/GB")
+    unit = ("ops/s", "CPU-us/op") if "4k" in row else ("MB/s", "CPU-s/GB")
     print("%-7s %s  %s %8.1f  gateway %s %6.3f  nodes %s %6.3f  (runs: %s)" % (
         row, side, unit[0], st.median(x[0] for x in v), unit[1], st.median(x[1] for x in v),
         unit[1], st.median(x[2] for x in v), " ".join("%.0f" % x[0] for x in v)))

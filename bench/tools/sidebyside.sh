@@ -17,7 +17,8 @@
 #   FIRST_PASS=1: the first pass's number (a second invocation into the same
 #   OUT continues the numbering and the rotation of the order)
 #   ROWS="put1g get1g get1g16"   (also put4k get4k; get4k reads what put4k
-#                                 wrote in the same pass; leofs = LeoFS #766's
+#                                 wrote in the same pass; put4kdur: 4 KiB
+#                                 PUTs over those keys for DUR seconds; leofs = LeoFS #766's
 #                                 load + 95/5 mix via peers/sidebyside/leofs766.sh,
 #                                 LEOFS_DUR seconds, not for nginx)
 #   SBS_DIR, SBS_PORT, SBS_BASE_PORT: the cairn cluster's folder and ports
@@ -111,6 +112,9 @@ rows_for() { # pass system endpoint auth... : the loads of run.sh, in ROWS order
     put4k) local pep=$ep/sbs; [ "$sys" = nginx ] && pep=$ep/dav/sbs
       run_load "$pass" "$sys" put4k "$pep" "${a[@]}" --concurrent 32 --duration_s 60 --operations '[{put,1}]' \
         --key_generator '{partitioned_sequential_int,1,5000}' --value_generator '{fixed_bin,4096}' ;;
+    put4kdur) local pep=$ep/sbs; [ "$sys" = nginx ] && pep=$ep/dav/sbs
+      run_load "$pass" "$sys" put4kdur "$pep" "${a[@]}" --concurrent 32 --duration_s "$dur" --operations '[{put,1}]' \
+        --key_generator '{uniform_int,5000}' --value_generator '{fixed_bin,4096}' ;;
     get4k)
       run_load "$pass" "$sys" get4k "$ep/sbs" "${a[@]}" --concurrent 32 --duration_s "$dur" --operations '[{get,1}]' \
         --key_generator '{uniform_int,5000}' --not_found_ok false ;;

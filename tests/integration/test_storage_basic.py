@@ -1,7 +1,7 @@
 """cairn-storage through its protocol: put/get/slice/head/delete/list/
 overwrite, (ts, ver) ordering, tombstones, a REQ client, settings (file,
 environment, bad values, --dump-config), reads answered by the socket
-thread (inline_read_max) and a clean SIGTERM."""
+thread (inline_max) and a clean SIGTERM."""
 import os
 import subprocess
 import sys
@@ -132,12 +132,18 @@ def test_settings():
 
 
 def test_inline_reads(node, inline_max):
-    """GET/HEAD of cached records of up to inline_read_max bytes are answered
-    by the socket thread (STATS inline_reads); larger reads by the I/O
+    """GET/HEAD of cached records of up to inline_max bytes are answered
+    by the socket thread (STATS inline_reads), small PUTs and DELETEs handed
+    by it to the writer (inline_writes); larger ones go through the I/O
     threads; the answers are the same either way."""
     c = node.client()
     small, big = os.urandom(4096), os.urandom(300000)
+    w0 = c.stats()["inline_writes"]
     check(c.put(b"in/small", small).st == 0 and c.put(b"in/big", big).st == 0, "puts")
+    check(c.delete(b"in/gone", 1, 1).st == 0, "delete")
+    # the small PUT and the DELETE went from the socket thread to the writer
+    check(c.stats()["inline_writes"] - w0 == (2 if inline_max else 0), "inline writes")
+    check(c.put(b"in/bad", b"x" * 10, crc=1).status == "BAD_CHECKSUM", "a bad crc, inline too")
     n0 = c.stats()["inline_reads"]
     for _ in range(20):
         r = c.get(b"in/small")
@@ -149,7 +155,7 @@ def test_inline_reads(node, inline_max):
     r = c.get(b"in/big")
     check(r.st == 0 and r.payload == big, "big get")
     n2 = c.stats()["inline_reads"]
-    check(n2 == n1, "a read of more than inline_read_max went to the I/O threads")
+    check(n2 == n1, "a read of more than inline_max went to the I/O threads")
     r = c.get(b"in/big", off=1000, length=5000)
     check(r.st == 0 and r.payload == big[1000:6000], "slice")
     check(c.stats()["inline_reads"] == n2 + (1 if inline_max else 0), "a small slice")
@@ -158,7 +164,7 @@ def test_inline_reads(node, inline_max):
 
 def main():
     test_settings()
-    with StorageNode({"inline_read_max": "0"}) as node:
+    with StorageNode({"inline_max": "0"}) as node:
         test_inline_reads(node, 0)
     with StorageNode({"obj_containers.max_container_len": "1M", "max_record_len": "1M", "obj_containers.sync_mode": "writethrough"}) as node:
         test_crud(node)
