@@ -529,7 +529,14 @@ void gw_conn_body_start(struct gw_conn *c)
         return;
     if (!c->reading_body) {
         c->reading_body = 1;
-        if (c->parser.expect_continue && !r->body_done && !c->continue_sent) {
+        /* also for an empty body: a client that sent Expect: 100-continue
+         * and gets a final response instead of a 100 takes it as the
+         * refusal of its body, and botocore (boto3, the aws cli: they send
+         * Expect with every PutObject, empty ones too) then misreads the
+         * next response on that connection, the status line of which it
+         * believes it has already read: a hang until its read timeout.
+         * After a 100 the final response is read the ordinary way. */
+        if (c->parser.expect_continue && !c->continue_sent) {
             evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n", 25);
             c->continue_sent = 1;
         }

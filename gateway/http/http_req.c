@@ -130,8 +130,14 @@ void gw_http_req_reply_send_headers(struct gw_http_req *x, uint64_t length)
     CN_ASSERT(!x->headers_sent);
     x->headers_sent = 1;
     x->first_byte_us = cn_time_mono_us();
-    /* an unread request body makes the connection unusable afterwards */
-    if (!x->body_done || x->body_failed || c->loop->draining)
+    /* an unread request body makes the connection unusable afterwards; so
+     * does a final answer to Expect: 100-continue without a 100 first
+     * (refused before the body was asked for, even an empty one):
+     * botocore keeps the status line of such an answer and reads the next
+     * response on the connection without its own (conn.c,
+     * gw_conn_body_start), so that client must reconnect */
+    if (!x->body_done || x->body_failed || c->loop->draining ||
+        (c->parser.expect_continue && !c->continue_sent))
         x->close_after = 1;
     if (x->status != 304 && x->status != 204)
         evbuffer_add_printf(x->hdrs, "Content-Length: %llu\r\n", (unsigned long long)length);

@@ -1,6 +1,7 @@
 """Behaviours S3 SDKs and tools rely on, each checked with boto3 (and the
 aws cli where it matters) against real cairn-storage nodes and gateways:
-conditional writes atomic across two gateways, CompleteMultipartUpload
+Expect: 100-continue on reused connections, conditional writes atomic
+across two gateways, CompleteMultipartUpload
 retried after success, racing UploadParts, CreateBucket of an owned bucket,
 listing parameters, Content-Encoding with aws-chunked, copy sources. Each
 test names the S3 behaviour and cites the AWS page it follows."""
@@ -801,8 +802,56 @@ def test_list_encoding_url(c, gws):
     check(unquote_plus(r["Uploads"][0]["Key"]) == "p+q/a b+c", "uploads key: %r" % r["Uploads"])
 
 
+# HTTP behaviour botocore relies on: boto3 and the aws cli send "Expect:
+# 100-continue" with every PutObject and UploadPart, empty bodies included,
+# and keep the connection for the next request. botocore takes a final
+# response that came without a 100 first as the refusal of its body and keeps
+# that response's status line: it then reads the next response on the
+# connection without its own status line and hangs until its read timeout
+# (60 s by default; CI once saw a PUT "lost" that way). So an empty body gets
+# a 100 before its final response, and a request answered before its body was
+# asked for gets Connection: close.
+# https://www.rfc-editor.org/rfc/rfc9110#name-expect
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html (Expect)
+def test_expect_continue_reuse(c, gws):
+    import json
+    from botocore.exceptions import ClientError
+    s3 = c.boto()
+    s3.create_bucket(Bucket="expect")
+    s3.put_bucket_policy(Bucket="expect", Policy=json.dumps({"Statement": [{
+        "Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
+        "Resource": "arn:aws:s3:::expect/deny/*"}]}))
+    # no retries and a short read timeout: a misread response is an error here
+    quick = c.boto(retries={"total_max_attempts": 1}, read_timeout=5)
+    for i in range(3):
+        quick.put_object(Bucket="expect", Key="empty/%d" % i, Body=b"")
+        quick.put_object(Bucket="expect", Key="one/%d" % i, Body=b"x")
+    check(s3.get_object(Bucket="expect", Key="one/2")["Body"].read() == b"x", "stored")
+    for body in (b"", b"y"):   # refused before the body: then the next request
+        try:
+            quick.put_object(Bucket="expect", Key="deny/k", Body=body)
+            check(False, "a denied PUT succeeded")
+        except ClientError as e:
+            check(e.response["Error"]["Code"] == "AccessDenied", "denied: %r" % e.response)
+        quick.put_object(Bucket="expect", Key="after-deny", Body=b"z")
+    # on the wire: an empty presigned PUT with Expect gets 100, then 200, kept
+    url = s3.generate_presigned_url("put_object", Params={"Bucket": "expect", "Key": "raw"})
+    from urllib.parse import urlsplit
+    u = urlsplit(url)
+    out = c.raw(("PUT %s?%s HTTP/1.1\r\nHost: %s\r\nExpect: 100-continue\r\n"
+                 "Content-Length: 0\r\n\r\n" % (u.path, u.query, u.netloc)).encode(),
+                timeout=2)
+    check(out.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 "), "100 first: %r" % out)
+    check(b"Connection: keep-alive" in out, "kept: %r" % out)
+    # refused before the body (anonymous, a private bucket): no 100, closed
+    out = c.raw(b"PUT /expect/anon HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                b"Content-Length: 0\r\n\r\n", timeout=10)
+    check(out.startswith(b"HTTP/1.1 403 ") and b"Connection: close" in out and
+          b"100 Continue" not in out, "refused and closed: %r" % out)
+
+
 def main():
-    tests = [test_conditional_put_race_two_gateways, test_conditional_put_if_match_race,
+    tests = [test_expect_continue_reuse, test_conditional_put_race_two_gateways, test_conditional_put_if_match_race,
              test_conditional_complete, test_conditional_large_put, test_conditional_copy,
              test_conditional_lease_lost, test_create_bucket_owned, test_list_empty_delimiter,
              test_list_encoding_url, test_complete_retried, test_upload_part_race,
