@@ -71,7 +71,10 @@ static void test_codec(void)
     gw_lo_map_encode(&m, &bytes, &len);
     CN_CHECK_EQ_INT(gw_lo_map_decode(&d, bytes, len), CN_OK);
     CN_CHECK(d.n_segs == 2 && d.multipart == 1 && d.size == m.size);
-    CN_CHECK(memcmp(d.segs, segs, sizeof(segs)) == 0);
+    /* field by field: the struct's tail padding is not initialized in segs[] */
+    for (size_t i = 0; i < 2; i++)
+        CN_CHECK(d.segs[i].ver == segs[i].ver && d.segs[i].size == segs[i].size &&
+                 d.segs[i].chunk_len == segs[i].chunk_len);
     gw_lo_map_fini(&d);
     /* every truncation and a flipped size byte are refused */
     for (size_t i = 0; i < len; i++)
