@@ -58,7 +58,12 @@ def main():
         hdr_victim = b"obj/12"
         with open(node.container_files()[0], "r+b") as f:
             blob = f.read()
-            at = blob.find(hdr_victim + data[hdr_victim][:0])
+            # the key right after a fixed header (magic "CNR1" 56 bytes before
+            # it): "obj/1" followed by a block CRC starting with "2" also
+            # reads "obj/12" (1 run in 256 damaged obj/1 instead)
+            at = blob.find(hdr_victim)
+            while at >= 0 and blob[at - 56:at - 52] != b"CNR1":
+                at = blob.find(hdr_victim, at + 1)
             check(at > 0, "key bytes in header")
             f.seek(at - 20)   # inside the fixed header (data_len)
             f.write(b"\xff")
