@@ -63,6 +63,11 @@ const struct cn_config_desc sn_config_table[] = {
      "most index entries one DIGEST request reads (about 0.1 s of one I/O thread per 100000)"},
     {"inline_max", CN_CONF_SIZE, SN_OFF(inline_max), "64K", 0, 256 * 1024, NULL,
      "GET/HEAD of cached records with at most this many bytes of data are answered by the socket thread itself, and PUTs of at most this many bytes (and DELETEs) handed by it to the writer, not through an I/O thread (0: never)"},
+    {"cpu_affinity", CN_CONF_STRING, SN_OFF(cpu_affinity), "", 0, 0, NULL,
+     "CPUs the node's threads run on, as a CPU list (0-3,8: what taskset -c takes); empty: "
+     "any CPU. For several daemons on few cores: a node's threads hand each request to "
+     "each other, and waking a thread on the same CPU costs less than on another "
+     "(cairn-local pins its nodes; docs/storage.md \"CPU affinity\")"},
     {"max_inflight", CN_CONF_INT, SN_OFF(max_inflight), "1024", 1, 1000000, NULL,
      "requests accepted but not yet answered; past it the node answers BUSY"},
     {"group_commit.max_batch", CN_CONF_INT, SN_OFF(max_batch), "512", 1, 65536, NULL,

@@ -31,6 +31,7 @@ struct sn_config {
     int64_t max_digest_scan;
     int64_t max_inflight;
     int64_t inline_max;
+    char *cpu_affinity;            /* CPU list, "" = any (cn/affinity.h) */
     int64_t max_batch;
     int64_t index_cache;
     int64_t handoff_max_hints;

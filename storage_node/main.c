@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cn/affinity.h"
 #include "cn/curve_key.h"
 #include "cn/log.h"
 #include "config.h"
@@ -240,6 +241,10 @@ int main(int argc, char **argv)
     }
     if (rc == CN_OK)
         rc = sn_config_check(&cfg, err);
+    /* before any thread starts (ZeroMQ's, the I/O pool, the writer): they
+     * inherit it */
+    if (rc == CN_OK)
+        rc = cn_cpu_affinity_apply(cfg.cpu_affinity, err);
     if (rc != CN_OK) {
         fprintf(stderr, "cairn-storage: %s\n", err);
         cn_config_fini(sn_config_table, &cfg);

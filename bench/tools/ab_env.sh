@@ -9,7 +9,9 @@
 #   bench/tools/ab_env.sh OUT ROUNDS "ENV_A" "ENV_B"
 #   e.g. bench/tools/ab_env.sh /tmp/ab 3 "CAIRN_INLINE_MAX=0" "CAIRN_UNUSED=1"
 #   ROWS="put4k get4k" (sidebyside.sh's rows), DUR=10 (seconds per GET row),
-#   BUILD=build (its bin/ has the binaries)
+#   BUILD=build (its bin/ has the binaries); BUILD_A and BUILD_B (default
+#   BUILD) give each side its own binaries: an A/B of two builds (then pass
+#   the same environment, e.g. "CAIRN_UNUSED=1", as ENV_A and ENV_B)
 set -uo pipefail
 out=$1; rounds=$2; env_a=$3; env_b=$4
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,10 +19,11 @@ build=${BUILD:-$src/build}
 rm -rf "$out"; mkdir -p "$out"
 for i in $(seq 1 "$rounds"); do
   for side in A B; do
-    e=$env_a; [ "$side" = B ] && e=$env_b
+    e=$env_a b=${BUILD_A:-$build}
+    [ "$side" = B ] && e=$env_b b=${BUILD_B:-$build}
     # shellcheck disable=SC2086 # ENV_A/ENV_B are NAME=VALUE words, split on purpose
     env $e PASSES=1 DUR="${DUR:-10}" SYSTEMS=cairn3 ROWS="${ROWS:-put4k get4k}" \
-      "$src/bench/tools/sidebyside.sh" "$build" "$out/$side-$i" >/dev/null 2>&1
+      "$src/bench/tools/sidebyside.sh" "$b" "$out/$side-$i" >/dev/null 2>&1
     sed "s/^1 /$side-$i /" "$out/$side-$i/runs.txt" >>"$out/all.txt"
     cat "$out/$side-$i/uptime.txt" >>"$out/uptime.txt"
   done

@@ -1,7 +1,10 @@
-/* Fuzz target: the `key = value` settings parser over arbitrary bytes. */
+/* Fuzz target: the `key = value` settings parser over arbitrary bytes, and
+ * the CPU-list value of the daemons' cpu_affinity setting (cn/affinity.h). */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "cn/affinity.h"
 #include "cn/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -31,5 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cn_config_init(fuzz_tab, &c, err);
     cn_config_load_buf(fuzz_tab, &c, (const char *)data, size, "fuzz", err);
     cn_config_fini(fuzz_tab, &c);
+    if (size < 256) {
+        char list[256];
+        cpu_set_t set;
+        memcpy(list, data, size);
+        list[size] = '\0';
+        cn_cpu_list_parse(list, &set, err);
+    }
     return 0;
 }

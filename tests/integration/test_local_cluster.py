@@ -51,6 +51,24 @@ def free_block():
     raise AssertionError("no free block of 5 loopback ports")
 
 
+def check_pinning(d):
+    """--pin-nodes on (the default): each node runs on its own share of the
+    CPUs this test may use (one each, round robin, with fewer CPUs than
+    nodes; unpinned when a node's share would be all of them); the gateway
+    is not pinned."""
+    cpus = sorted(os.sched_getaffinity(0))
+    share = max(1, len(cpus) // 3)
+    for i in (1, 2, 3):
+        with open(os.path.join(d, "run", "node%d.pid" % i)) as f:
+            pid = int(f.read())
+        got = os.sched_getaffinity(pid)
+        want = set(cpus) if share >= len(cpus) else \
+            {cpus[((i - 1) * share + j) % len(cpus)] for j in range(share)}
+        assert got == want, "node%d runs on %r, want %r" % (i, got, want)
+    with open(os.path.join(d, "run", "gateway.pid")) as f:
+        assert os.sched_getaffinity(int(f.read())) == set(cpus), "the gateway is pinned"
+
+
 def main():
     d = tempfile.mkdtemp(prefix="cairn-local-")
     base = free_block()
@@ -62,6 +80,7 @@ def main():
         assert "node3" in up.stdout and "gateway" in up.stdout, up.stdout
         st = run(LOCAL, "status", *common)
         assert st.stdout.count(" up (pid") == 4, st.stdout
+        check_pinning(d)
         murl = "http://127.0.0.1:%d/metrics" % (base + 101)
         assert murl in st.stdout, st.stdout
         with urllib.request.urlopen(murl, timeout=10) as r:

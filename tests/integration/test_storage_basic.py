@@ -131,6 +131,30 @@ def test_settings():
     check(out.returncode != 0 and "scrub_threads" in out.stderr, "bad env: " + out.stderr)
 
 
+def test_cpu_affinity():
+    """cpu_affinity pins every thread of the node (ZeroMQ's I/O thread and
+    the I/O pool too: they start after it is applied); a bad list or CPUs
+    the node may not use stop it at start, naming the setting's value."""
+    allowed = sorted(os.sched_getaffinity(0))
+    with StorageNode({"cpu_affinity": str(allowed[-1])}) as node:
+        c = node.client()
+        check(c.put(b"pin", b"x").st == 0 and c.get(b"pin").payload == b"x", "pinned node serves")
+        c.close()
+        tasks = os.listdir("/proc/%d/task" % node.proc.pid)
+        check(len(tasks) >= 4, "threads: %r" % tasks)  # main, ZeroMQ, the pool, the writer
+        for t in tasks:
+            cpus = os.sched_getaffinity(int(t))
+            check(cpus == {allowed[-1]}, "thread %s runs on %r" % (t, cpus))
+    binary = os.path.join(os.environ.get("CAIRN_BIN", "build/bin"), "cairn-storage")
+    for bad, why in (("0-", "bad CPU list"), ("1,,2", "bad CPU list"), ("4096", "bad CPU list"),
+                     ("1023", "cannot run on CPUs")):
+        if bad == "1023" and 1023 in allowed:
+            continue
+        out = subprocess.run([binary, "--set", "cpu_affinity=" + bad, "--set", "data_dir=/nonexistent"],
+                             capture_output=True, text=True, timeout=60)
+        check(out.returncode == 2 and why in out.stderr, "cpu_affinity=%s: %s" % (bad, out.stderr))
+
+
 def test_inline_reads(node, inline_max):
     """GET/HEAD of cached records of up to inline_max bytes are answered
     by the socket thread (STATS inline_reads), small PUTs and DELETEs handed
@@ -164,6 +188,7 @@ def test_inline_reads(node, inline_max):
 
 def main():
     test_settings()
+    test_cpu_affinity()
     with StorageNode({"inline_max": "0"}) as node:
         test_inline_reads(node, 0)
     with StorageNode({"obj_containers.max_container_len": "1M", "max_record_len": "1M", "obj_containers.sync_mode": "writethrough"}) as node:
