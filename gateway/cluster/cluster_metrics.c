@@ -32,7 +32,7 @@ static struct {
     uint32_t n_nodes;         /* every slot (registered) */
     _Atomic uint32_t n_named; /* slots named so far: the collect callback reads these */
     struct gw_cluster_metrics_node *nodes;
-    uint32_t read_repairs, slice_retries;
+    uint32_t read_repairs, slice_retries, reads_widened;
 } gw_cluster_metrics;
 
 /* Storage request latencies: 50 us to 10 s (in us). */
@@ -177,6 +177,10 @@ void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c)
         reg, "cairn_gateway_lo_slice_retries_total",
         "Slice reads of large-object GETs that failed on one replica (error, timeout, bad "
         "checksum, missing chunk) and were asked of the next", 0, NULL);
+    gw_cluster_metrics.reads_widened = cn_metrics_counter(
+        reg, "cairn_gateway_reads_widened_total",
+        "Quorum reads whose R answers were late (twice the usual read time, 2 ms at least) "
+        "and that asked the replicas not asked yet", 0, NULL);
     cn_metrics_on_collect(reg, gw_cluster_metrics_collect, NULL);
 }
 
@@ -212,4 +216,10 @@ void gw_cluster_metrics_slice_retry(void)
 {
     if (gw_cluster_metrics.reg != NULL)
         cn_metrics_add(gw_cluster_metrics.reg, gw_cluster_metrics.slice_retries, 1);
+}
+
+void gw_cluster_metrics_read_widened(void)
+{
+    if (gw_cluster_metrics.reg != NULL)
+        cn_metrics_add(gw_cluster_metrics.reg, gw_cluster_metrics.reads_widened, 1);
 }

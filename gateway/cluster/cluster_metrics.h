@@ -45,5 +45,7 @@ void gw_cluster_metrics_read_repair(void);
 /* A slice read (large-object GET) failed on one replica and went on to the
  * next (an error, a timeout, a bad checksum or a missing chunk). */
 void gw_cluster_metrics_slice_retry(void);
+/* A quorum read's answers were late and it asked the other replicas too. */
+void gw_cluster_metrics_read_widened(void);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/bufferevent_struct.h>   /* ev_write: gw_conn_flush_now() */
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -480,9 +481,28 @@ static void gw_conn_on_event(struct bufferevent *bev, short what, void *arg)
     gw_conn_close(c);
 }
 
+/* A finished response is written at once when the kernel takes it all, as
+ * usual for a small one, instead of after a round of epoll: the output
+ * buffer's callback (bufferevent) added the write event when the response
+ * went in, and it is taken back here; with the loop's epoll changelist
+ * (server.c) that add and delete within one loop iteration cost no
+ * epoll_ctl at all (per 4 KiB GET: two fewer epoll_ctl and one wake-up
+ * fewer). What the kernel does not take, and any error, is left to the
+ * bufferevent's own write, as before. TLS output goes through its
+ * bufferevent. */
+static void gw_conn_flush_now(struct gw_conn *c)
+{
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    if (c->tls || c->dead || evbuffer_get_length(out) == 0)
+        return;
+    if (evbuffer_write(out, bufferevent_getfd(c->bev)) > 0 && evbuffer_get_length(out) == 0)
+        event_del(&c->bev->ev_write);
+}
+
 void gw_conn_request_done(struct gw_conn *c)
 {
     struct gw_http_req *r = c->req;
+    gw_conn_flush_now(c);
     CN_LOGR(CN_LOG_DEBUG, r->id, "done %d in %llu us", r->status,
             (unsigned long long)(cn_time_mono_us() - r->start_us));
     int must_close = r->close_after || !r->body_done || r->body_failed || c->loop->draining;
