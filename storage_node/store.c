@@ -357,18 +357,29 @@ static int sn_store_read_once(struct sn_store *s, const uint8_t *key, uint32_t k
     return rc;
 }
 
+/* sn_store_read_once() until the record stops moving under it (a
+ * compaction or an overwrite between the index lookup and the container
+ * read: CN_AGAIN), at most 8 times; r holds the last attempt's result. */
+static int sn_store_read_retry(struct sn_store *s, const uint8_t *key, uint32_t klen, int flags,
+                               uint64_t off, uint64_t len, int nowait, uint64_t max_data,
+                               struct sn_read *r, char why[CN_ERR_LEN])
+{
+    int rc = CN_AGAIN;
+    memset(r, 0, sizeof(*r));
+    for (int attempt = 0; attempt < 8 && rc == CN_AGAIN; attempt++) {
+        sn_read_fini(r);
+        memset(r, 0, sizeof(*r));
+        rc = sn_store_read_once(s, key, klen, flags, off, len, nowait, max_data, r, why);
+    }
+    return rc;
+}
+
 int sn_store_read(struct sn_store *s, const uint8_t *key, uint32_t klen, int flags,
                   uint64_t off, uint64_t len, struct sn_read *r, char err[CN_ERR_LEN])
 {
     char why[CN_ERR_LEN] = "";
-    int rc = CN_AGAIN;
-    memset(r, 0, sizeof(*r));
     atomic_fetch_add(&s->reads, 1);
-    for (int attempt = 0; attempt < 8 && rc == CN_AGAIN; attempt++) {
-        sn_read_fini(r);
-        memset(r, 0, sizeof(*r));
-        rc = sn_store_read_once(s, key, klen, flags, off, len, 0, 0, r, why);
-    }
+    int rc = sn_store_read_retry(s, key, klen, flags, off, len, 0, 0, r, why);
     if (rc == CN_AGAIN) {
         rc = CN_IO;
         snprintf(why, sizeof(why), "record kept moving");
@@ -394,13 +405,7 @@ int sn_store_read_nowait(struct sn_store *s, const uint8_t *key, uint32_t klen, 
                          char err[CN_ERR_LEN])
 {
     char why[CN_ERR_LEN] = "";
-    int rc = CN_AGAIN;
-    memset(r, 0, sizeof(*r));
-    for (int attempt = 0; attempt < 8 && rc == CN_AGAIN; attempt++) {
-        sn_read_fini(r);
-        memset(r, 0, sizeof(*r));
-        rc = sn_store_read_once(s, key, klen, flags, off, len, 1, max_data, r, why);
-    }
+    int rc = sn_store_read_retry(s, key, klen, flags, off, len, 1, max_data, r, why);
     /* damage, errors and records that keep moving are sn_store_read()'s
      * (it logs, counts and marks); so is everything that would wait */
     if (rc != CN_OK && rc != CN_NOTFOUND && rc != CN_INVAL) {
