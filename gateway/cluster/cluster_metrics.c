@@ -179,7 +179,7 @@ void gw_cluster_metrics_register(struct cn_metrics *reg, struct gw_cluster *c)
         "checksum, missing chunk) and were asked of the next", 0, NULL);
     gw_cluster_metrics.reads_widened = cn_metrics_counter(
         reg, "cairn_gateway_reads_widened_total",
-        "Quorum reads whose R answers were late (twice the usual read time, 2 ms at least) "
+        "Quorum reads whose R answers were late (four times the average read time, 2 ms at least) "
         "and that asked the replicas not asked yet", 0, NULL);
     cn_metrics_on_collect(reg, gw_cluster_metrics_collect, NULL);
 }
